@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	register(command{
+		name:    "simulate",
+		summary: "plays the scoreboard on a pseudo-terminal: sends units, prints answers",
+		run:     runSimulate,
+	})
+}
+
+func runSimulate(ctx context.Context, args []string, io stdio) error {
+	about := "Opens a pseudo-terminal pair and plays the scoreboard on it: prints the device\n" +
+		"path (on stderr) to give to 'scoreboard run --port', waits until the daemon opens\n" +
+		"it, sends FILE (or stdin) line by line at the given baud rate, and copies what\n" +
+		"comes back to stdout. It exits once everything is sent and no answer has come\n" +
+		"for --idle."
+	fs := newFlagSet("simulate", "[FILE]", about, io)
+	baud := fs.Int("baud", 9600, "line speed to pace the sending at (10 bits a byte); 0 sends at once")
+	link := fs.String("link", "", "also make `PATH` a symbolic link to the device, for a stable --port")
+	idle := fs.Duration("idle", 3*time.Second, "exit when everything is sent and nothing came back for this long")
+	wait := fs.Duration("wait", 0, "give up if no daemon opens the device within this long (0: wait forever)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 || *baud < 0 {
+		fs.Usage()
+		return errUsage
+	}
+	input := io.in
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		input = f
+	}
+
+	master, path, err := openRawPTY()
+	if err != nil {
+		return err
+	}
+	defer master.Close()
+	if *link != "" {
+		_ = os.Remove(*link)
+		if err := os.Symlink(path, *link); err != nil {
+			return fmt.Errorf("link %s: %w", *link, err)
+		}
+		defer os.Remove(*link)
+		fmt.Fprintf(io.err, "scoreboard simulate: device %s (linked from %s)\n", path, *link)
+	} else {
+		fmt.Fprintf(io.err, "scoreboard simulate: device %s\n", path)
+	}
+
+	waitCtx := ctx
+	if *wait > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, *wait)
+		defer cancel()
+	}
+	if err := waitForReader(waitCtx, master); err != nil {
+		return fmt.Errorf("device %s: waiting for a reader: %w", path, err)
+	}
+	fmt.Fprintln(io.err, "scoreboard simulate: the device is open; sending")
+
+	// The copier stops when the deferred Close of master ends its Read.
+	answers := make(chan struct{}, 1)
+	go copyAnswers(io.out, master, answers)
+
+	if err := sendPaced(ctx, master, input, *baud); err != nil {
+		return err
+	}
+	timer := time.NewTimer(*idle)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-answers:
+			timer.Reset(*idle)
+		case <-timer.C:
+			return nil
+		}
+	}
+}
+
+// openRawPTY opens a pseudo-terminal pair and returns its master and the device path
+// of its slave. The slave is put in raw mode, so that nothing is echoed back or
+// rewritten before a daemon sets its own line settings, and then closed: the master
+// then sees a hang-up until a daemon opens the device, which is how we know to start.
+func openRawPTY() (*os.File, string, error) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return nil, "", fmt.Errorf("open a pseudo-terminal: %w", err)
+	}
+	defer slave.Close()
+	t, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+	if err == nil {
+		// cfmakeraw: no echo, no line editing, no CR/LF rewriting, 8 bits.
+		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+		t.Oflag &^= unix.OPOST
+		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+		t.Cflag &^= unix.CSIZE | unix.PARENB
+		t.Cflag |= unix.CS8
+		t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+		err = unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, t)
+	}
+	if err != nil {
+		master.Close()
+		return nil, "", fmt.Errorf("pseudo-terminal %s: raw mode: %w", slave.Name(), err)
+	}
+	return master, slave.Name(), nil
+}
+
+// waitForReader polls the master until no hang-up is reported: some process has
+// opened the slave.
+func waitForReader(ctx context.Context, master *os.File) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		fds := []unix.PollFd{{Fd: int32(master.Fd()), Events: unix.POLLOUT}}
+		if _, err := unix.Poll(fds, 0); err != nil && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+		if fds[0].Revents&unix.POLLHUP == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// sendPaced writes r line by line, never faster than baud allows. Pacing against the
+// start time rather than sleeping per line keeps the rate right over long files.
+func sendPaced(ctx context.Context, w io.Writer, r io.Reader, baud int) error {
+	br := bufio.NewReader(r)
+	start := time.Now()
+	var sent int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if baud > 0 {
+				due := start.Add(time.Duration(sent+int64(len(line))) * 10 * time.Second / time.Duration(baud))
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Until(due)):
+				}
+			}
+			if _, werr := w.Write(line); werr != nil {
+				return fmt.Errorf("send: %w", werr)
+			}
+			sent += int64(len(line))
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read input: %w", err)
+		}
+	}
+}
+
+// copyAnswers copies what the daemon writes to out, signalling each read on seen.
+func copyAnswers(out io.Writer, master *os.File, seen chan<- struct{}) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := master.Read(buf)
+		if n > 0 {
+			out.Write(buf[:n])
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			// EIO: the daemon closed the device. Keep waiting for it to come back
+			// until the caller is done with us.
+			if errors.Is(err, unix.EIO) {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			return
+		}
+	}
+}
