@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const samplesDir = "../../../shared/samples"
+
+// runCmd runs the command line args in-process with in on stdin.
+func runCmd(t *testing.T, in string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code = runMain(context.Background(), args, stdio{strings.NewReader(in), &out, &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestSolveSamples(t *testing.T) {
+	for _, c := range []struct{ problem, file string }{
+		{"goscore", "goscore"},
+		{"replay", "replay"},
+		{"territory", "territory"},
+		{"territory", "territory-one-line"},
+		{"othello", "othello"},
+		{"capture", "capture"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join(samplesDir, c.file+".in"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(samplesDir, c.file+".out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := runCmd(t, string(in), "solve", c.problem)
+			if code != 0 || errs != "" {
+				t.Fatalf("exit %d, stderr %q", code, errs)
+			}
+			if out != string(want) {
+				t.Errorf("stdout %q, want %q", out, want)
+			}
+		})
+	}
+}
+
+// TestSolveBadUnit: a bad board is reported with its problem and line, the boards
+// around it are still answered, and the exit status says something failed.
+func TestSolveBadUnit(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join(samplesDir, "goscore.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(in), "\n")
+	bad := append([]string{}, lines[:20]...)
+	bad = append(bad, "\n", strings.Replace(lines[1], "+", "x", 1))
+	bad = append(bad, lines[2:20]...)
+	bad = append(bad, lines[20:]...)
+	code, out, errs := runCmd(t, strings.Join(bad, ""), "solve", "goscore")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if out != "5 3\n177 175\n" {
+		t.Errorf("stdout %q, want both good boards answered", out)
+	}
+	if !strings.Contains(errs, "goscore: line 22:") {
+		t.Errorf("stderr %q does not name the problem and line 22", errs)
+	}
+}
+
+func TestSolveUsage(t *testing.T) {
+	code, _, errs := runCmd(t, "", "solve", "--help")
+	if code != 0 {
+		t.Errorf("--help: exit %d", code)
+	}
+	for _, p := range []string{"capture", "goscore", "othello", "replay", "territory"} {
+		if !strings.Contains(errs, p) {
+			t.Errorf("--help does not list %s:\n%s", p, errs)
+		}
+	}
+	if code, _, errs := runCmd(t, "", "solve", "chess"); code != 1 || !strings.Contains(errs, `unknown problem "chess"`) {
+		t.Errorf("unknown problem: exit %d, stderr %q", code, errs)
+	}
+	if code, _, _ := runCmd(t, "", "solve"); code != 2 {
+		t.Errorf("no problem: exit %d, want 2", code)
+	}
+}
