@@ -1,0 +1,172 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+)
+
+// ConnOptions says how to reach NATS: the embedded server in-process, or a URL with
+// credentials. Empty fields are unused.
+type ConnOptions struct {
+	// Server, when set, connects in-process to this embedded server; URL and the
+	// credentials are then ignored.
+	Server *Server
+	// URL lists one or more servers of a cluster, comma-separated.
+	URL string
+
+	User, Password string
+	Token          string
+	NKeySeedFile   string // a file holding an nkey seed ("SU...")
+	CredsFile      string // a .creds file (user JWT and nkey seed)
+	TLSCA          string // a PEM file of CAs to trust, beside the system's
+	TLSCert        string // a client certificate, PEM; with TLSKey
+	TLSKey         string
+
+	// Name is the connection's name, as servers show it (monitoring, logs).
+	Name string
+}
+
+// Reconnect tuning: forever, with exponential back-off capped so a server that comes
+// back is found within a couple of seconds.
+const (
+	reconnectMin     = 50 * time.Millisecond
+	reconnectMax     = 2 * time.Second
+	reconnectBufSize = 8 << 20 // what a disconnected client keeps publishing meanwhile
+)
+
+// Connect connects to NATS. A connection to a URL reconnects forever with back-off,
+// keeps up to 8 MB of what is published while it is disconnected (nats.go's reconnect
+// buffer), and logs each disconnect, reconnect and asynchronous error on log with
+// component=bus. The first connection attempt is not retried: a wrong URL or missing
+// credentials fail at once with the server's reason.
+func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
+	log = log.With().Str("component", "bus").Logger()
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.MaxReconnects(-1),
+		nats.CustomReconnectDelay(backoff),
+		nats.ReconnectBufSize(reconnectBufSize),
+		// An auth error while reconnecting (a server restarting with its accounts
+		// not loaded yet) must not end the connection for good.
+		nats.IgnoreAuthErrorAbort(),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			ev := log.Warn()
+			if err == nil {
+				ev = log.Info() // a clean close, or a server going away on purpose
+			}
+			ev.Err(err).Str("server", nc.ConnectedUrlRedacted()).Msg("nats disconnected")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("server", nc.ConnectedUrlRedacted()).Uint64("reconnects", nc.Stats().Reconnects).Msg("nats reconnected")
+		}),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Debug().Err(err).Msg("nats reconnect attempt failed")
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			if err := nc.LastError(); err != nil {
+				log.Error().Err(err).Msg("nats connection closed")
+				return
+			}
+			log.Debug().Msg("nats connection closed")
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			ev := log.Error().Err(err)
+			if sub != nil {
+				ev = ev.Str("subject", sub.Subject)
+			}
+			ev.Msg("nats error")
+		}),
+	}
+	serverURL := o.URL
+	if o.Server != nil {
+		opts = append(opts, nats.InProcessServer(o.Server.NATS()))
+		serverURL = ""
+	} else {
+		if serverURL == "" {
+			return nil, errors.New("nats: no URL and no embedded server")
+		}
+		if o.User != "" || o.Password != "" {
+			opts = append(opts, nats.UserInfo(o.User, o.Password))
+		}
+		if o.Token != "" {
+			opts = append(opts, nats.Token(o.Token))
+		}
+		if o.NKeySeedFile != "" {
+			opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+			if err != nil {
+				return nil, fmt.Errorf("nats nkey seed %s: %w", o.NKeySeedFile, err)
+			}
+			opts = append(opts, opt)
+		}
+		if o.CredsFile != "" {
+			opts = append(opts, nats.UserCredentials(o.CredsFile))
+		}
+		if o.TLSCA != "" {
+			opts = append(opts, nats.RootCAs(o.TLSCA))
+		}
+		if o.TLSCert != "" || o.TLSKey != "" {
+			if o.TLSCert == "" || o.TLSKey == "" {
+				return nil, errors.New("nats TLS: a client certificate needs both its cert and its key file")
+			}
+			opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+		}
+	}
+	nc, err := nats.Connect(serverURL, opts...)
+	if err != nil {
+		if o.Server != nil {
+			return nil, fmt.Errorf("nats in-process: %w", err)
+		}
+		return nil, fmt.Errorf("nats %s: %w%s", redact(serverURL), err, hint(err))
+	}
+	log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("nats connected")
+	return nc, nil
+}
+
+// hint tells the user what to do about the common connection errors.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
+		return " (the server wants credentials: --nats-user and --nats-password, --nats-token, --nats-nkey or --nats-creds)"
+	case errors.Is(err, nats.ErrNoServers):
+		return " (is a nats-server running there?)"
+	}
+	return ""
+}
+
+// redact hides the passwords and tokens in a comma-separated list of URLs before it
+// is printed.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
+		}
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func backoff(attempts int) time.Duration {
+	d := reconnectMax
+	if attempts < 6 {
+		d = reconnectMin << attempts
+		if d > reconnectMax {
+			d = reconnectMax
+		}
+	}
+	// Jitter keeps a fleet of workers from reconnecting in lockstep.
+	return d + rand.N(d/4+1)
+}

@@ -1,0 +1,310 @@
+package bus
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goclub/scoreboard/engine"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/rs/zerolog"
+)
+
+// QueueGroup is the queue group every worker joins, on the solve endpoints and on the
+// dumps, so that each request or dump is served by one worker among all processes.
+const QueueGroup = "scoreboard-workers"
+
+// WorkerOptions configures the workers of one process.
+type WorkerOptions struct {
+	// Prefix is the first token(s) of every subject; DefaultPrefix when empty.
+	Prefix string
+	// Version is the build's version. The micro service wants semantic versioning,
+	// so one that is not ("dev", "v1.2.3") is made into one ("0.0.0-dev", "1.2.3").
+	Version string
+	// Problems lists the problems served; every registered problem when empty.
+	Problems []string
+	// Concurrency is how many dumps are solved at once; GOMAXPROCS when 0.
+	Concurrency int
+}
+
+// Workers are one process's instance of the scoreboard micro service (an endpoint
+// per problem on <prefix>.solve.<problem>) and its consumer of the dumps on
+// <prefix>.dump.<problem>.<port>, both in QueueGroup.
+type Workers struct {
+	nc   *nats.Conn
+	svc  micro.Service
+	subj Subjects
+	log  zerolog.Logger
+	id   string
+
+	dumps   *nats.Subscription
+	jobs    chan *nats.Msg
+	wg      sync.WaitGroup
+	stopped sync.Once
+	stopErr error
+
+	contests sync.Map // problem name -> *sync.Pool of *contest
+}
+
+// StartWorkers adds the workers to nc. Stop them with Stop; closing nc stops them too.
+func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers, error) {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if !ValidPrefix(o.Prefix) {
+		return nil, fmt.Errorf("subject prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", o.Prefix)
+	}
+	if len(o.Problems) == 0 {
+		o.Problems = engine.Names()
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	w := &Workers{
+		nc:   nc,
+		subj: Subjects{Prefix: o.Prefix},
+		log:  log.With().Str("component", "workers").Logger(),
+		jobs: make(chan *nats.Msg, o.Concurrency),
+	}
+	for _, name := range o.Problems {
+		if _, ok := engine.Lookup(name); !ok {
+			return nil, fmt.Errorf("workers: unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
+		}
+	}
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        ServiceName,
+		Version:     SemVer(o.Version),
+		Description: "Go club scoreboard: contest input in, contest output out",
+		QueueGroup:  QueueGroup,
+		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
+			w.log.Error().Err(err).Msg("service error")
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workers: add service: %w", err)
+	}
+	w.svc = svc
+	w.id = svc.Info().ID
+	w.log = w.log.With().Str("worker", w.id).Logger()
+	for _, name := range o.Problems {
+		p, _ := engine.Lookup(name)
+		if err := svc.AddEndpoint(name, w.solveHandler(p), micro.WithEndpointSubject(w.subj.Solve(name))); err != nil {
+			_ = svc.Stop()
+			return nil, fmt.Errorf("workers: endpoint %s: %w", name, err)
+		}
+	}
+	// The subscription's callback only hands each dump on; a bounded pool solves
+	// them, so dumps of all ports are solved in parallel while the subscription's
+	// pending list, not a full channel, absorbs a burst.
+	for range o.Concurrency {
+		w.wg.Go(func() {
+			for msg := range w.jobs {
+				w.handleDump(msg)
+			}
+		})
+	}
+	w.dumps, err = nc.QueueSubscribe(w.subj.AllDumps(), QueueGroup, func(msg *nats.Msg) { w.jobs <- msg })
+	if err != nil {
+		_ = svc.Stop()
+		close(w.jobs)
+		w.wg.Wait()
+		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
+	}
+	w.log.Info().Str("version", SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
+	return w, nil
+}
+
+// ID is the micro service instance id of these workers, as in results' worker field.
+func (w *Workers) ID() string { return w.id }
+
+// Stop stops taking requests and dumps, finishes those already taken, and returns.
+// It is safe to call more than once.
+func (w *Workers) Stop() error {
+	w.stopped.Do(func() {
+		var errs []error
+		if err := w.svc.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop service: %w", err))
+		}
+		if err := w.drainDumps(5 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		close(w.jobs)
+		w.wg.Wait()
+		w.stopErr = errors.Join(errs...)
+		w.log.Info().Msg("workers stopped")
+	})
+	return w.stopErr
+}
+
+// drainDumps lets the dump subscription hand on the dumps it already holds, within a
+// bound, and then unsubscribes.
+func (w *Workers) drainDumps(bound time.Duration) error {
+	done := w.dumps.StatusChanged(nats.SubscriptionClosed)
+	if err := w.dumps.Drain(); err != nil {
+		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
+			return nil
+		}
+		return fmt.Errorf("drain dumps: %w", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(bound):
+		_ = w.dumps.Unsubscribe()
+		return fmt.Errorf("drain dumps: not done after %v", bound)
+	}
+	return nil
+}
+
+// solveHandler answers a whole contest input of p with its whole contest output. Bad
+// units make it an error reply (code 400, the first error as description) whose
+// body is still the output of the good units.
+func (w *Workers) solveHandler(p engine.Problem) micro.HandlerFunc {
+	return func(req micro.Request) {
+		c := w.contest(p)
+		defer w.release(c)
+		if err := c.run(req.Data()); err != nil {
+			w.log.Error().Err(err).Str("problem", p.Name()).Msg("solve request failed")
+			_ = req.Error("500", err.Error(), nil)
+			return
+		}
+		var err error
+		if c.bad > 0 {
+			desc := c.first.Error()
+			if c.bad > 1 {
+				desc += fmt.Sprintf(" (and %d more bad units)", c.bad-1)
+			}
+			err = req.Error("400", desc, c.out)
+		} else {
+			err = req.Respond(c.out)
+		}
+		if err != nil {
+			w.log.Warn().Err(err).Str("problem", p.Name()).Msg("solve reply failed")
+		}
+	}
+}
+
+func (w *Workers) contest(p engine.Problem) *contest {
+	pool, _ := w.contests.LoadOrStore(p.Name(), &sync.Pool{})
+	if c, ok := pool.(*sync.Pool).Get().(*contest); ok {
+		return c
+	}
+	return &contest{p: p, fr: p.NewFramer()}
+}
+
+func (w *Workers) release(c *contest) {
+	if cap(c.out) > 1<<20 {
+		return // let one huge request's buffer go
+	}
+	pool, _ := w.contests.Load(c.p.Name())
+	pool.(*sync.Pool).Put(c)
+}
+
+// handleDump solves one dump, publishes its result, and replies with the same result
+// when the dump was sent as a request. A dump without headers (published by hand)
+// still gets a result, with seq 0.
+func (w *Workers) handleDump(msg *nats.Msg) {
+	start := time.Now()
+	res := w.solveDump(msg)
+	res.SolveMicros = float64(time.Since(start).Nanoseconds()) / 1e3
+	data, err := json.Marshal(res)
+	if err != nil { // only a problem's answer could fail to marshal, and it did not
+		w.log.Error().Err(err).Msg("marshal result")
+		return
+	}
+	log := w.log.With().Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).Logger()
+	if res.Error != "" {
+		log.Warn().Str("error", res.Error).Msg("bad unit")
+	} else {
+		log.Debug().Float64("solve_us", res.SolveMicros).Msg("unit solved")
+	}
+	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
+		log.Error().Err(err).Msg("publish result")
+	}
+	if msg.Reply != "" {
+		if err := msg.Respond(data); err != nil {
+			log.Error().Err(err).Msg("reply to dump")
+		}
+	}
+}
+
+func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
+	problem, port, err := w.subj.ParseDump(msg.Subject)
+	if err != nil { // the subscription's wildcard only lets dump subjects in
+		problem, port = "unknown", "unknown"
+	}
+	res = Result{Problem: problem, Port: port, Worker: w.id}
+	if s := msg.Header.Get(HeaderSeq); s != "" {
+		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
+			w.log.Warn().Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
+		}
+	}
+	if s := msg.Header.Get(HeaderLine); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			res.Line = n
+		}
+	}
+	p, ok := engine.Lookup(problem)
+	if !ok {
+		res.Error = fmt.Sprintf("unknown problem %q (problems: %s)", problem, strings.Join(engine.Names(), ", "))
+		return res
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.Error().Str("problem", problem).Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).Msg("solver panicked")
+			res.Answer, res.Result = "", nil
+			res.Error = fmt.Sprintf("%s: internal error: %v", problem, v)
+		}
+	}()
+	unit := msg.Data
+	if len(unit) == 0 || unit[len(unit)-1] != '\n' {
+		// By hand, a unit often comes without its last newline.
+		unit = append(unit[:len(unit):len(unit)], '\n')
+	}
+	ans, err := p.Solve(unit)
+	if err != nil {
+		res.Error = engine.Rebase(err, res.Line).Error()
+		return res
+	}
+	res.Answer = string(ans.AppendText(nil))
+	if res.Result, err = json.Marshal(ans); err != nil {
+		res.Error = fmt.Sprintf("%s: marshal answer: %v", problem, err)
+		res.Answer, res.Result = "", nil
+	}
+	return res
+}
+
+// ValidPrefix reports whether prefix can start subjects: one or more dot-separated
+// tokens, each a ValidToken.
+func ValidPrefix(prefix string) bool {
+	for tok := range strings.SplitSeq(prefix, ".") {
+		if !ValidToken(tok) {
+			return false
+		}
+	}
+	return true
+}
+
+var semVer = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+
+var notIdent = regexp.MustCompile(`[^0-9A-Za-z-]+`)
+
+// SemVer makes a build version into the semantic version the micro service requires:
+// "v1.2.3" becomes "1.2.3", and anything else ("dev", "") "0.0.0-" and its letters.
+func SemVer(v string) string {
+	if s := strings.TrimPrefix(v, "v"); semVer.MatchString(s) {
+		return s
+	}
+	pre := strings.Trim(notIdent.ReplaceAllString(v, "-"), "-")
+	if pre == "" {
+		pre = "unknown"
+	}
+	return "0.0.0-" + pre
+}
