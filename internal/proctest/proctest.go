@@ -1,0 +1,317 @@
+// Package proctest runs the real processes tests need: the scoreboard binary, and an
+// external nats-server built from the Go module in go.mod.
+//
+// Binaries are built once per test binary into a temporary directory; call Main from
+// TestMain to remove it at the end:
+//
+//	func TestMain(m *testing.M) { proctest.Main(m) }
+package proctest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	dirOnce sync.Once
+	dir     string
+	dirErr  error
+
+	builds sync.Map // binary name -> *build
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Main runs the tests and removes the built binaries.
+func Main(m *testing.M) {
+	code := m.Run()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// moduleRoot finds the directory of go.mod above this package's tests.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside a Go module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// binary builds pkg (a package path or directory, relative to the module root) once
+// per test binary and returns its path.
+func binary(t testing.TB, name, pkg string) string {
+	t.Helper()
+	b, _ := builds.LoadOrStore(name, &build{})
+	bb := b.(*build)
+	bb.once.Do(func() {
+		dirOnce.Do(func() { dir, dirErr = os.MkdirTemp("", "proctest-") })
+		if dirErr != nil {
+			bb.err = dirErr
+			return
+		}
+		root, err := moduleRoot()
+		if err != nil {
+			bb.err = err
+			return
+		}
+		bb.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", bb.path, pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			bb.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if bb.err != nil {
+		t.Fatal(bb.err)
+	}
+	return bb.path
+}
+
+// Scoreboard returns the path of the scoreboard binary, built from ./cmd/scoreboard.
+func Scoreboard(t testing.TB) string {
+	t.Helper()
+	return binary(t, "scoreboard", "./cmd/scoreboard")
+}
+
+// NATSServerBinary returns the path of a nats-server binary built from the module's
+// own github.com/nats-io/nats-server/v2.
+func NATSServerBinary(t testing.TB) string {
+	t.Helper()
+	return binary(t, "nats-server", "github.com/nats-io/nats-server/v2")
+}
+
+// Process is a running child process whose output is kept for the test's log.
+type Process struct {
+	t    testing.TB
+	name string
+	cmd  *exec.Cmd
+	out  syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// Start starts bin with args; the process is stopped when the test ends, and its
+// output is logged if the test failed.
+func Start(t testing.TB, bin string, args ...string) *Process {
+	t.Helper()
+	p := &Process{t: t, name: filepath.Base(bin), done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout = &p.out
+	p.cmd.Stderr = &p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("output of %s %s:\n%s", p.name, strings.Join(args, " "), p.out.String())
+		}
+	})
+	return p
+}
+
+// Stop sends SIGTERM, waits up to 10 s for the process to exit, then kills it, and
+// returns its exit error (nil for exit status 0).
+func (p *Process) Stop() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	return p.err
+}
+
+// Kill kills the process at once and waits for it.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is the process's exit error, once Done is closed.
+func (p *Process) Err() error { <-p.done; return p.err }
+
+// Output is everything the process wrote to stdout and stderr so far.
+func (p *Process) Output() string { return p.out.String() }
+
+// WaitOutput waits until the process's output contains s, failing the test after
+// timeout or if the process exits first.
+func (p *Process) WaitOutput(s string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.out.String(), s) {
+		select {
+		case <-p.done:
+			if strings.Contains(p.out.String(), s) {
+				return
+			}
+			p.t.Fatalf("%s exited (%v) before writing %q; output:\n%s", p.name, p.err, s, p.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s did not write %q within %v; output:\n%s", p.name, s, timeout, p.out.String())
+		}
+	}
+}
+
+// NATSOptions configures an external nats-server. At most one of Token and User is
+// used.
+type NATSOptions struct {
+	Token          string
+	User, Password string
+}
+
+// NATSServer is an external nats-server process on a loopback port.
+type NATSServer struct {
+	t    testing.TB
+	opts NATSOptions
+	Port int
+	proc *Process
+}
+
+// StartNATS starts a nats-server process on a free loopback port and waits until it
+// accepts connections. It is stopped when the test ends.
+func StartNATS(t testing.TB, opts NATSOptions) *NATSServer {
+	t.Helper()
+	s := &NATSServer{t: t, opts: opts, Port: FreePort(t)}
+	s.start()
+	return s
+}
+
+// URL is the server's client URL, without credentials.
+func (s *NATSServer) URL() string { return "nats://" + s.Addr() }
+
+// Addr is the server's HOST:PORT.
+func (s *NATSServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+func (s *NATSServer) start() {
+	s.t.Helper()
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-n", "proctest"}
+	switch {
+	case s.opts.Token != "":
+		args = append(args, "--auth", s.opts.Token)
+	case s.opts.User != "":
+		args = append(args, "--user", s.opts.User, "--pass", s.opts.Password)
+	}
+	s.proc = Start(s.t, NATSServerBinary(s.t), args...)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-s.proc.Done():
+			s.t.Fatalf("nats-server on port %d exited: %v\n%s", s.Port, s.proc.Err(), s.proc.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("nats-server does not accept connections on %s: %v", s.Addr(), err)
+		}
+	}
+}
+
+// Stop stops the server process and waits until it has exited.
+func (s *NATSServer) Stop() {
+	s.t.Helper()
+	_ = s.proc.Stop()
+}
+
+// Restart stops the server and starts it again on the same port.
+func (s *NATSServer) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start()
+}
+
+// Start starts a stopped server again on the same port.
+func (s *NATSServer) Start() {
+	s.t.Helper()
+	s.start()
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// WaitTCP waits until addr accepts TCP connections, failing the test after timeout.
+func WaitTCP(t testing.TB, addr string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s does not accept connections after %v: %v", addr, timeout, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
