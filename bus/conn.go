@@ -125,7 +125,11 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 		}
 		return nil, fmt.Errorf("nats %s: %w%s", redact(serverURL), err, hint(err))
 	}
-	log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("nats connected")
+	if o.Server != nil {
+		log.Info().Str("server", "in-process").Msg("nats connected")
+	} else {
+		log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("nats connected")
+	}
 	return nc, nil
 }
 
