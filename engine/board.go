@@ -1,0 +1,313 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"math/bits"
+	"strconv"
+)
+
+// The Go problems (goscore, territory, replay) share one board core: a board of up to
+// 19x19 points kept as one uint32 bitmask per row, bit c standing for column c. Whole
+// rows are combined at once, so a flood fill moves a whole run of a row per step.
+
+// boardMax is the largest board side any of the Go problems allows.
+const boardMax = 19
+
+// boardRows is a set of points: row r holds bit c for the point (r, c).
+type boardRows [boardMax]uint32
+
+// boardRowMask is the set of columns of an n-wide board.
+func boardRowMask(n int) uint32 { return 1<<uint(n) - 1 }
+
+// boardCount is the number of points in the set.
+func boardCount(s *boardRows) int {
+	c := 0
+	for _, r := range s {
+		c += bits.OnesCount32(r)
+	}
+	return c
+}
+
+// boardRunMasks holds, for one row of a region, the masks of columns from which a
+// fill may move 1, 2, 4, 8 and 16 columns down (towards bit 0) inside the region.
+// They depend on the region only, so a flood computes them once per row and reuses
+// them on every sweep.
+type boardRunMasks [5]uint32
+
+func boardRunMasksOf(m uint32) boardRunMasks {
+	p2 := m & (m >> 1)
+	p4 := p2 & (p2 >> 2)
+	p8 := p4 & (p4 >> 4)
+	return boardRunMasks{m, p2, p4, p8, p8 & (p8 >> 8)}
+}
+
+// boardRowFill returns the runs of m (maximal horizontal stretches) that hold a bit
+// of s. s must be a subset of m. Towards higher columns a carry does it: adding s to
+// m carries from each run's lowest seed to the run's top. Towards lower columns no
+// carry helps, so the seeds spread by doubling shifts (5 steps cover 19 columns).
+func boardRowFill(m, s uint32, p *boardRunMasks) uint32 {
+	up := ((m+s)^m^s)&m | s
+	down := s
+	down |= p[0] & (down >> 1)
+	down |= p[1] & (down >> 2)
+	down |= p[2] & (down >> 4)
+	down |= p[3] & (down >> 8)
+	down |= p[4] & (down >> 16)
+	return up | down
+}
+
+// boardNeighbours is the set of points next to a point of s (s excluded only where
+// it does not neighbour itself), clipped to an n x n board.
+func boardNeighbours(s *boardRows, n int) boardRows {
+	var out boardRows
+	full := boardRowMask(n)
+	for r := 0; r < n; r++ {
+		x := s[r]<<1 | s[r]>>1
+		if r > 0 {
+			x |= s[r-1]
+		}
+		if r+1 < n {
+			x |= s[r+1]
+		}
+		out[r] = x & full
+	}
+	return out
+}
+
+// boardOwned counts the empty points owned by each colour: the points of empty
+// regions that border stones of that colour only. A region bordering no stone at all
+// belongs to nobody.
+//
+// The regions are never labelled. Two floods through the empty points, one from the
+// empty points next to a black stone and one from those next to a white stone, reach
+// exactly the regions bordering black and those bordering white; black owns what only
+// the first reached.
+func boardOwned(black, white *boardRows, n int) (b, w int) {
+	var (
+		empty, fb, fw boardRows
+		masks         [boardMax]boardRunMasks
+	)
+	full := boardRowMask(n)
+	for r := 0; r < n; r++ {
+		e := full &^ (black[r] | white[r])
+		empty[r] = e
+		nb := black[r]<<1 | black[r]>>1
+		nw := white[r]<<1 | white[r]>>1
+		if r > 0 {
+			nb |= black[r-1]
+			nw |= white[r-1]
+		}
+		if r+1 < n {
+			nb |= black[r+1]
+			nw |= white[r+1]
+		}
+		fb[r] = nb & e
+		fw[r] = nw & e
+		masks[r] = boardRunMasksOf(e)
+	}
+	boardFlood2(&empty, &fb, &fw, &masks, n)
+	for r := 0; r < n; r++ {
+		b += bits.OnesCount32(fb[r] &^ fw[r])
+		w += bits.OnesCount32(fw[r] &^ fb[r])
+	}
+	return b, w
+}
+
+// boardFlood2 grows the seed sets a and b, both inside m, to the regions of m they
+// touch. Sweeps run down the rows and back up, each carrying the fill one row on and
+// along whole runs, until a sweep changes nothing; snaking regions take a few more
+// sweeps, typical positions two or three.
+func boardFlood2(m, a, b *boardRows, masks *[boardMax]boardRunMasks, n int) {
+	// The first sweep fills each row's runs from its own seeds and from the row
+	// before; the later ones only redo a row when the row before brings new points.
+	var pa, pb uint32
+	for r := 0; r < n; r++ {
+		e := m[r]
+		a[r] = boardRowFill(e, a[r]|pa&e, &masks[r])
+		b[r] = boardRowFill(e, b[r]|pb&e, &masks[r])
+		pa, pb = a[r], b[r]
+	}
+	for pass := 1; ; pass++ {
+		changed := false
+		pa, pb = 0, 0
+		for i := 0; i < n; i++ {
+			r := i
+			if pass%2 == 1 {
+				r = n - 1 - i // odd passes go back up
+			}
+			e := m[r]
+			if na := pa & e &^ a[r]; na != 0 {
+				a[r] = boardRowFill(e, a[r]|na, &masks[r])
+				changed = true
+			}
+			if nb := pb & e &^ b[r]; nb != 0 {
+				b[r] = boardRowFill(e, b[r]|nb, &masks[r])
+				changed = true
+			}
+			pa, pb = a[r], b[r]
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// boardRowFillOnce is boardRowFill for a region used once, computing its masks.
+func boardRowFillOnce(m, s uint32) uint32 {
+	p := boardRunMasksOf(m)
+	return boardRowFill(m, s, &p)
+}
+
+// boardGroup returns the group of stones of set s connected to the point (r, c),
+// which must be in s, and whether the group has a liberty: a point of the n x n
+// board outside occupied next to it. Only the rows the group reaches are swept, so a
+// small group costs a few row operations whatever the board size.
+func boardGroup(s, occupied *boardRows, n, r, c int) (g boardRows, free bool) {
+	g[r] = boardRowFillOnce(s[r], 1<<uint(c))
+	lo, hi := r, r
+	for changed := true; changed; {
+		changed = false
+		for i := lo + 1; i <= hi+1 && i < n; i++ {
+			if x := g[i-1] & s[i] &^ g[i]; x != 0 {
+				g[i] = boardRowFillOnce(s[i], g[i]|x)
+				changed = true
+				hi = max(hi, i)
+			}
+		}
+		for i := hi - 1; i >= lo-1 && i >= 0; i-- {
+			if x := g[i+1] & s[i] &^ g[i]; x != 0 {
+				g[i] = boardRowFillOnce(s[i], g[i]|x)
+				changed = true
+				lo = min(lo, i)
+			}
+		}
+	}
+	full := boardRowMask(n)
+	for i := max(lo-1, 0); i <= hi+1 && i < n; i++ {
+		x := g[i]<<1 | g[i]>>1
+		if i > 0 {
+			x |= g[i-1]
+		}
+		if i+1 < n {
+			x |= g[i+1]
+		}
+		if x&full&^occupied[i] != 0 {
+			return g, true
+		}
+	}
+	return g, false
+}
+
+// BoardScore is the answer of goscore and replay: the points of each colour.
+type BoardScore struct {
+	Black int `json:"black"`
+	White int `json:"white"`
+}
+
+// AppendText appends the contest output line "B W\n".
+func (s BoardScore) AppendText(dst []byte) []byte {
+	dst = strconv.AppendInt(dst, int64(s.Black), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(s.White), 10)
+	return append(dst, '\n')
+}
+
+// boardSpace reports whether c is white space inside a line.
+func boardSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// boardBlank reports whether a line holds nothing but white space.
+func boardBlank(line []byte) bool {
+	for _, c := range line {
+		if !boardSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// boardTrim cuts white space from both ends of a line.
+func boardTrim(line []byte) []byte {
+	for len(line) > 0 && boardSpace(line[0]) {
+		line = line[1:]
+	}
+	for len(line) > 0 && boardSpace(line[len(line)-1]) {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// boardNextLine splits off the first line of text (without its "\n"). A last line
+// without "\n" counts as a line; ok is false when text is empty.
+func boardNextLine(text []byte) (line, rest []byte, ok bool) {
+	if len(text) == 0 {
+		return nil, nil, false
+	}
+	if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		return text[:i], text[i+1:], true
+	}
+	return text, nil, true
+}
+
+// boardNextToken splits off the first white-space separated token of a line; tok
+// is empty when the line holds no more.
+func boardNextToken(line []byte) (tok, rest []byte) {
+	i := 0
+	for i < len(line) && boardSpace(line[i]) {
+		i++
+	}
+	j := i
+	for j < len(line) && !boardSpace(line[j]) {
+		j++
+	}
+	return line[i:j], line[j:]
+}
+
+// boardBig stands for any integer too large to matter: parsing saturates there, so
+// no input number can overflow or size anything.
+const boardBig = 1 << 30
+
+// boardAtoi parses an optionally signed decimal integer, saturating at ±boardBig.
+func boardAtoi(tok []byte) (int, bool) {
+	neg := false
+	if len(tok) > 0 && (tok[0] == '-' || tok[0] == '+') {
+		neg = tok[0] == '-'
+		tok = tok[1:]
+	}
+	if len(tok) == 0 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v < boardBig {
+			v = v*10 + int(c-'0')
+		}
+	}
+	v = min(v, boardBig)
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// boardQuote quotes input text for an error message, cut to a readable length.
+func boardQuote(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// boardQuoteByte quotes one input byte for an error message.
+func boardQuoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return "'" + string(rune(c)) + "'"
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}

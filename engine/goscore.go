@@ -1,0 +1,223 @@
+package engine
+
+// goscore: area scoring of a 19x19 board dump (seed 000, Go Scoring). A unit is a
+// blank spacer line and 19 rows of 19 " X" pairs; the answer is "B W": each colour's
+// stones plus the empty regions bordered by that colour only.
+
+const (
+	goscoreName = "goscore"
+	goscoreSide = 19
+	// goscoreRowLen is the length of a row: 19 pairs " X".
+	goscoreRowLen = 2 * goscoreSide
+	// goscoreMaxLine leaves room for trailing white space after a row's 38 bytes;
+	// a longer line is dropped by the reader and breaks its board.
+	goscoreMaxLine = 128
+)
+
+func init() { Register(goscoreProblem{}) }
+
+type goscoreProblem struct{}
+
+func (goscoreProblem) Name() string { return goscoreName }
+
+func (goscoreProblem) Limits() Limits {
+	return Limits{MaxLine: goscoreMaxLine, MaxUnit: 1 + goscoreSide*(goscoreMaxLine+1)}
+}
+
+func (goscoreProblem) NewFramer() Framer { return &goscoreFramer{} }
+
+func (goscoreProblem) Append(dst, unit []byte) ([]byte, error) {
+	var b GoscoreBoard
+	if err := b.Parse(unit); err != nil {
+		return dst, err
+	}
+	return b.Score().AppendText(dst), nil
+}
+
+func (goscoreProblem) Solve(unit []byte) (Answer, error) {
+	var b GoscoreBoard
+	if err := b.Parse(unit); err != nil {
+		return nil, err
+	}
+	return b.Score(), nil
+}
+
+// GoscoreBoard is a parsed goscore board.
+type GoscoreBoard struct {
+	Black, White boardRows
+}
+
+// goscoreClass classifies the byte of a point: bit 2 marks a valid point, bit 0 a
+// black stone, bit 1 a white one. A table keeps the row loop free of branches.
+var goscoreClass = [256]uint8{'+': 4, '*': 4, '@': 5, 'O': 6}
+
+// Parse reads one unit: the spacer line and 19 rows. Errors are *InputError with the
+// line counted from the spacer (1) and the column from 1.
+func (b *GoscoreBoard) Parse(unit []byte) error {
+	*b = GoscoreBoard{}
+	spacer, rest, ok := boardNextLine(unit)
+	if !ok {
+		return Errorf(goscoreName, 0, "empty unit: want a blank line and 19 rows")
+	}
+	if !boardBlank(spacer) {
+		return Errorf(goscoreName, 1, "%s: a board starts with a blank line", boardQuote(spacer))
+	}
+	for r := 0; r < goscoreSide; r++ {
+		var line []byte
+		line, rest, ok = boardNextLine(rest)
+		if !ok {
+			return Errorf(goscoreName, r+1, "the board ends after %d of 19 rows", r)
+		}
+		if err := b.parseRow(r, line); err != nil {
+			return err
+		}
+	}
+	if len(rest) > 0 {
+		return Errorf(goscoreName, goscoreSide+2, "unexpected line after the 19th row")
+	}
+	return nil
+}
+
+// parseRow reads row r (line r+2 of the unit).
+func (b *GoscoreBoard) parseRow(r int, line []byte) error {
+	if len(line) < goscoreRowLen || !boardBlank(line[goscoreRowLen:]) {
+		return goscoreRowError(r, line)
+	}
+	// Spaces must sit at even offsets and point bytes at odd ones; any stray byte
+	// shows in sp or in a missing valid bit, and the slow path then names it.
+	var black, white, sp uint32
+	valid := uint8(4)
+	for c := 0; c < goscoreSide; c++ {
+		sp |= uint32(line[2*c] ^ ' ')
+		k := goscoreClass[line[2*c+1]]
+		valid &= k
+		black |= uint32(k&1) << uint(c)
+		white |= uint32(k>>1&1) << uint(c)
+	}
+	if sp != 0 || valid == 0 {
+		return goscoreRowError(r, line)
+	}
+	b.Black[r], b.White[r] = black, white
+	return nil
+}
+
+// goscoreRowError names the first thing wrong with a row the fast path rejected.
+func goscoreRowError(r int, line []byte) error {
+	ln := r + 2
+	for i := 0; i < goscoreRowLen; i++ {
+		if i >= len(line) {
+			return Errorf(goscoreName, ln, "column %d: the row ends after %d of 19 points", i+1, i/2)
+		}
+		c := line[i]
+		if i%2 == 0 {
+			if c != ' ' {
+				return Errorf(goscoreName, ln, "column %d: %s where a space should precede point %d", i+1, boardQuoteByte(c), i/2+1)
+			}
+		} else if goscoreClass[c] == 0 {
+			return Errorf(goscoreName, ln, "column %d: %s is not one of + * @ O", i+1, boardQuoteByte(c))
+		}
+	}
+	for i := goscoreRowLen; i < len(line); i++ {
+		if !boardSpace(line[i]) {
+			return Errorf(goscoreName, ln, "column %d: %s after the 19th point", i+1, boardQuoteByte(line[i]))
+		}
+	}
+	return Errorf(goscoreName, ln, "bad row") // unreachable when the fast path is right
+}
+
+// Score is the area score: stones plus the empty points owned.
+func (b *GoscoreBoard) Score() BoardScore {
+	ob, ow := boardOwned(&b.Black, &b.White, goscoreSide)
+	return BoardScore{Black: boardCount(&b.Black) + ob, White: boardCount(&b.White) + ow}
+}
+
+// goscoreFramer cuts a stream into boards. A blank line always starts a board, so a
+// board cut short never swallows the next one; a non-blank line where a spacer is due
+// is skipped up to the next blank line.
+type goscoreFramer struct {
+	line  int    // stream lines fed so far
+	start int    // stream line of the open board's spacer; 0 when none is open
+	rows  int    // rows of the open board so far
+	lost  int    // stream line of the open board's first dropped row, or 0
+	buf   []byte // the open board's text
+	// skipFrom..skipTo are the garbage lines skipped so far; skipFrom 0 when none.
+	skipFrom, skipTo int
+}
+
+func (f *goscoreFramer) Feed(dst []Frame, line []byte) []Frame {
+	f.line++
+	switch {
+	case line != nil && boardBlank(line):
+		dst = f.endSkip(dst)
+		if f.start != 0 && f.rows > 0 {
+			dst = append(dst, Frame{Line: f.start, Err: Errorf(goscoreName, f.start,
+				"board cut short after %d of 19 rows by the blank line %d", f.rows, f.line)})
+		}
+		// Extra blank lines before a board's rows just move its start.
+		f.start, f.rows, f.lost = f.line, 0, 0
+		f.buf = append(f.buf[:0], '\n')
+	case f.start == 0:
+		if f.skipFrom == 0 {
+			f.skipFrom = f.line
+		}
+		f.skipTo = f.line
+	default:
+		f.rows++
+		if line == nil {
+			if f.lost == 0 {
+				f.lost = f.line
+			}
+		} else {
+			f.buf = append(f.buf, line...)
+			f.buf = append(f.buf, '\n')
+		}
+		if f.rows == goscoreSide {
+			if f.lost != 0 {
+				dst = append(dst, Frame{Line: f.start, Err: Errorf(goscoreName, f.lost,
+					"row %d of the board at line %d was dropped (too long or unreadable)", f.lost-f.start, f.start)})
+			} else {
+				dst = append(dst, Frame{Line: f.start, Unit: f.buf})
+			}
+			f.start, f.rows, f.lost = 0, 0, 0
+		}
+	}
+	return dst
+}
+
+// endSkip reports the garbage lines skipped so far, if any.
+func (f *goscoreFramer) endSkip(dst []Frame) []Frame {
+	if f.skipFrom == 0 {
+		return dst
+	}
+	from := f.skipFrom
+	var err error
+	if f.skipFrom == f.skipTo {
+		err = Errorf(goscoreName, f.skipFrom, "line skipped: a board starts with a blank line")
+	} else {
+		err = Errorf(goscoreName, f.skipFrom, "lines %d-%d skipped: a board starts with a blank line", f.skipFrom, f.skipTo)
+	}
+	f.skipFrom, f.skipTo = 0, 0
+	return append(dst, Frame{Line: from, Err: err})
+}
+
+func (f *goscoreFramer) End(dst []Frame) []Frame {
+	dst = f.endSkip(dst)
+	if f.start != 0 && f.rows > 0 {
+		dst = append(dst, Frame{Line: f.start, Err: Errorf(goscoreName, f.start,
+			"board cut short after %d of 19 rows by the end of input", f.rows)})
+	}
+	f.start, f.rows, f.lost = 0, 0, 0
+	return dst
+}
+
+func (f *goscoreFramer) Reset() int {
+	n := 0
+	if f.start != 0 {
+		n += 1 + f.rows
+	}
+	if f.skipFrom != 0 {
+		n += f.skipTo - f.skipFrom + 1
+	}
+	*f = goscoreFramer{buf: f.buf[:0]}
+	return n
+}

@@ -1,0 +1,290 @@
+package engine
+
+// replay: replays a game and scores it (seed 001, Go by Cormack). A unit is a header
+// "n m" and m placements B(x,y) / W(x,y) in centred coordinates; the answer is "B W":
+// vacant points owned plus opponent stones captured.
+
+const (
+	replayName = "replay"
+	// replayMaxMoves bounds m. A 19x19 game of 10000 placements is far beyond any
+	// real one, and the framer holds one unit of at most that many lines.
+	replayMaxMoves = 10000
+	// replayMaxLine fits any header or placement with generous white space.
+	replayMaxLine = 80
+)
+
+func init() { Register(replayProblem{}) }
+
+type replayProblem struct{}
+
+func (replayProblem) Name() string { return replayName }
+
+func (replayProblem) Limits() Limits {
+	return Limits{MaxLine: replayMaxLine, MaxUnit: (1 + replayMaxMoves) * (replayMaxLine + 1)}
+}
+
+func (replayProblem) NewFramer() Framer { return &replayFramer{} }
+
+func (replayProblem) Append(dst, unit []byte) ([]byte, error) {
+	var g ReplayGame
+	if err := g.Play(unit); err != nil {
+		return dst, err
+	}
+	return g.Score().AppendText(dst), nil
+}
+
+func (replayProblem) Solve(unit []byte) (Answer, error) {
+	var g ReplayGame
+	if err := g.Play(unit); err != nil {
+		return nil, err
+	}
+	return g.Score(), nil
+}
+
+// ReplayGame is the position of a replayed game and the stones each side captured.
+type ReplayGame struct {
+	N            int
+	Black, White boardRows
+	// CapturedByBlack counts white stones black captured; CapturedByWhite black ones.
+	CapturedByBlack, CapturedByWhite int
+}
+
+// replayHeader parses a line "n m": exactly two integers.
+func replayHeader(line []byte) (n, m int, ok bool) {
+	t1, rest := boardNextToken(line)
+	t2, rest := boardNextToken(rest)
+	t3, _ := boardNextToken(rest)
+	if len(t3) != 0 {
+		return 0, 0, false
+	}
+	n, ok1 := boardAtoi(t1)
+	m, ok2 := boardAtoi(t2)
+	return n, m, ok1 && ok2
+}
+
+// Play replays one unit. Errors are *InputError with the line counted from the
+// header (1).
+func (g *ReplayGame) Play(unit []byte) error {
+	*g = ReplayGame{}
+	header, rest, ok := boardNextLine(unit)
+	if !ok {
+		return Errorf(replayName, 0, "empty unit: want a header \"n m\" and m placements")
+	}
+	n, m, ok := replayHeader(header)
+	switch {
+	case !ok:
+		return Errorf(replayName, 1, "%s is not a header \"n m\"", boardQuote(header))
+	case n < 3 || n > boardMax || n%2 == 0:
+		return Errorf(replayName, 1, "board size %d: want an odd number from 3 to 19", n)
+	case m < 0 || m > replayMaxMoves:
+		return Errorf(replayName, 1, "%d placements: want 0 to %d", m, replayMaxMoves)
+	}
+	g.N = n
+	for i := 0; i < m; i++ {
+		var line []byte
+		line, rest, ok = boardNextLine(rest)
+		if !ok {
+			return Errorf(replayName, i+1, "the game ends after %d of %d placements", i, m)
+		}
+		if err := g.move(i+2, line); err != nil {
+			return err
+		}
+	}
+	if len(rest) > 0 {
+		return Errorf(replayName, m+2, "unexpected line after the %d placements", m)
+	}
+	return nil
+}
+
+// replayParseMove parses "B(x,y)" or "W(x,y)", allowing white space around the
+// line and inside the parentheses.
+func replayParseMove(line []byte) (white bool, x, y int, ok bool) {
+	s := boardTrim(line)
+	if len(s) < 6 || (s[0] != 'B' && s[0] != 'W') || s[1] != '(' || s[len(s)-1] != ')' {
+		return false, 0, 0, false
+	}
+	white = s[0] == 'W'
+	s = s[2 : len(s)-1]
+	comma := -1
+	for i, c := range s {
+		if c == ',' {
+			if comma >= 0 {
+				return false, 0, 0, false
+			}
+			comma = i
+		}
+	}
+	if comma < 0 {
+		return false, 0, 0, false
+	}
+	x, okx := boardAtoi(boardTrim(s[:comma]))
+	y, oky := boardAtoi(boardTrim(s[comma+1:]))
+	return white, x, y, okx && oky
+}
+
+// move plays the placement on unit line ln.
+func (g *ReplayGame) move(ln int, line []byte) error {
+	white, x, y, ok := replayParseMove(line)
+	if !ok {
+		return Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
+	}
+	h := (g.N - 1) / 2
+	if x < -h || x > h || y < -h || y > h {
+		return Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
+			boardQuote(boardTrim(line)), x, y, g.N, g.N, h, h)
+	}
+	r, c := y+h, x+h
+	bit := uint32(1) << uint(c)
+	if (g.Black[r]|g.White[r])&bit != 0 {
+		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))
+	}
+	own, opp, captured := &g.Black, &g.White, &g.CapturedByBlack
+	if white {
+		own, opp, captured = &g.White, &g.Black, &g.CapturedByWhite
+	}
+	own[r] |= bit
+	var occupied boardRows
+	for i := 0; i < g.N; i++ {
+		occupied[i] = g.Black[i] | g.White[i]
+	}
+	n := g.N
+	took := false
+	for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+		rr, cc := r+d[0], c+d[1]
+		if rr < 0 || rr >= n || cc < 0 || cc >= n || opp[rr]>>uint(cc)&1 == 0 {
+			continue
+		}
+		if replayHasEmptyNeighbour(&occupied, n, rr, cc) {
+			continue // the group keeps at least this liberty
+		}
+		grp, free := boardGroup(opp, &occupied, n, rr, cc)
+		if free {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			opp[i] &^= grp[i]
+			occupied[i] &^= grp[i]
+		}
+		*captured += boardCount(&grp)
+		took = true
+	}
+	if !took && !replayHasEmptyNeighbour(&occupied, n, r, c) {
+		if _, free := boardGroup(own, &occupied, n, r, c); !free {
+			return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
+				boardQuote(boardTrim(line)))
+		}
+	}
+	return nil
+}
+
+// replayHasEmptyNeighbour is the cheap test that settles most liberty questions
+// without a flood.
+func replayHasEmptyNeighbour(occupied *boardRows, n, r, c int) bool {
+	row := occupied[r]
+	if c > 0 && row>>uint(c-1)&1 == 0 || c+1 < n && row>>uint(c+1)&1 == 0 {
+		return true
+	}
+	return r > 0 && occupied[r-1]>>uint(c)&1 == 0 || r+1 < n && occupied[r+1]>>uint(c)&1 == 0
+}
+
+// Score is each side's vacant points owned plus the opponent stones it captured.
+func (g *ReplayGame) Score() BoardScore {
+	ob, ow := boardOwned(&g.Black, &g.White, g.N)
+	return BoardScore{Black: ob + g.CapturedByBlack, White: ow + g.CapturedByWhite}
+}
+
+// replayFramer cuts a stream into games: a header "n m" and m lines. After a bad
+// header it skips to the next line that looks like a header (two integers), which a
+// placement never does.
+type replayFramer struct {
+	line     int    // stream lines fed so far
+	start    int    // stream line of the open game's header; 0 when none is open
+	want     int    // placements the open game still expects
+	lost     int    // stream line of the open game's first dropped line, or 0
+	skipping bool   // after a bad header, until a header-like line
+	buf      []byte // the open game's text
+}
+
+func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
+	f.line++
+	if f.start != 0 {
+		if line == nil {
+			if f.lost == 0 {
+				f.lost = f.line
+			}
+		} else {
+			f.buf = append(f.buf, line...)
+			f.buf = append(f.buf, '\n')
+		}
+		f.want--
+		if f.want == 0 {
+			dst = f.emit(dst)
+		}
+		return dst
+	}
+	if line == nil {
+		if !f.skipping {
+			f.skipping = true
+			dst = append(dst, Frame{Line: f.line, Err: Errorf(replayName, f.line,
+				"line dropped (too long or unreadable); skipping to the next header")})
+		}
+		return dst
+	}
+	if boardBlank(line) {
+		return dst
+	}
+	n, m, ok := replayHeader(line)
+	if !ok {
+		if !f.skipping {
+			f.skipping = true
+			dst = append(dst, Frame{Line: f.line, Err: Errorf(replayName, f.line,
+				"%s is not a header \"n m\"; skipping to the next header", boardQuote(line))})
+		}
+		return dst
+	}
+	f.skipping = false
+	if n == 0 && m == 0 {
+		return dst // the end of one input; another may follow
+	}
+	if m < 0 || m > replayMaxMoves {
+		f.skipping = true
+		return append(dst, Frame{Line: f.line, Err: Errorf(replayName, f.line,
+			"%d placements: want 0 to %d; skipping to the next header", m, replayMaxMoves)})
+	}
+	f.start, f.want, f.lost = f.line, m, 0
+	f.buf = append(append(f.buf[:0], line...), '\n')
+	if m == 0 {
+		dst = f.emit(dst)
+	}
+	return dst
+}
+
+func (f *replayFramer) emit(dst []Frame) []Frame {
+	if f.lost != 0 {
+		dst = append(dst, Frame{Line: f.start, Err: Errorf(replayName, f.lost,
+			"line %d of the game at line %d was dropped (too long or unreadable)", f.lost-f.start+1, f.start)})
+	} else {
+		dst = append(dst, Frame{Line: f.start, Unit: f.buf})
+	}
+	f.start, f.want, f.lost = 0, 0, 0
+	return dst
+}
+
+func (f *replayFramer) End(dst []Frame) []Frame {
+	if f.start != 0 {
+		got := f.line - f.start
+		dst = append(dst, Frame{Line: f.start, Err: Errorf(replayName, f.start,
+			"game cut short after %d of %d placements by the end of input", got, got+f.want)})
+	}
+	f.start, f.want, f.lost, f.skipping = 0, 0, 0, false
+	return dst
+}
+
+func (f *replayFramer) Reset() int {
+	n := 0
+	if f.start != 0 {
+		n = f.line - f.start + 1
+	}
+	*f = replayFramer{buf: f.buf[:0]}
+	return n
+}
