@@ -56,7 +56,7 @@ func (captureProblem) Append(dst, unit []byte) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return strconv.AppendInt(dst, int64(n), 10), nil
+	return CaptureAnswer{Captured: n}.AppendText(dst), nil
 }
 
 // Solve answers one unit with its structured answer.
