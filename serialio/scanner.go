@@ -44,10 +44,13 @@ func NewScanner(p engine.Problem, warn func(error)) *Scanner {
 
 // Reset starts a new stream read from r (a device that was reopened, say), forgetting
 // any partial unit of the old one. It returns how many lines of a partial unit it
-// dropped.
+// dropped. Reset(nil) forgets the old stream and reads nothing until the next Reset.
 func (s *Scanner) Reset(r io.Reader) int {
 	dropped := s.fr.Reset()
-	s.lr = engine.NewLineReader(r, s.p.Limits().MaxLine)
+	s.lr = nil
+	if r != nil {
+		s.lr = engine.NewLineReader(r, s.p.Limits().MaxLine)
+	}
 	s.frames, s.next, s.lines, s.ended = s.frames[:0], 0, 0, false
 	return dropped
 }

@@ -1,0 +1,150 @@
+// Package daemon wires the scoreboard's actors: per port, a reader that cuts the
+// device's stream into units, numbers them and publishes them as dumps; a display
+// writer that puts the outcomes back in sequence order; and a device writer that
+// writes the answers to the port without ever letting a stuck device stall the rest.
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+// PortConfig is one scoreboard on one serial line.
+type PortConfig struct {
+	// Name is the port's token in subjects (<prefix>.dump.<problem>.<name>);
+	// DefaultName(Device) when empty.
+	Name string
+	// Device is the device path (a serial device, a pseudo-terminal, a stable
+	// /dev/serial/by-id/... link), or "-" for stdin and stdout.
+	Device string
+	// Line is the serial line's settings; unused for "-".
+	Line serialio.LineSettings
+	// Problem is the name of the problem the scoreboard dumps.
+	Problem string
+	// ErrorLine writes a one-line error to the port for a unit that gets no answer.
+	// The contest protocol has no error line, so by default nothing is written.
+	ErrorLine bool
+}
+
+// Config is the daemon's configuration. Zero durations and counts take the defaults.
+type Config struct {
+	// Prefix is the first token(s) of every subject; bus.DefaultPrefix when empty.
+	Prefix string
+	Ports  []PortConfig
+
+	// Stdin and Stdout are the port "-".
+	Stdin  io.Reader
+	Stdout io.Writer
+
+	// RequestTimeout is how long a dump waits for a worker's answer before it is
+	// published again (default 2s); Attempts is how many times it is published before
+	// the unit is given up with an error result (default 3).
+	RequestTimeout time.Duration
+	Attempts       int
+	// MaxInFlight bounds the units of a port read but not yet answered (default 256);
+	// beyond it the reader stops reading until answers come back.
+	MaxInFlight int
+	// WriteQueue bounds the answers waiting to be written to a port (default 256);
+	// WriteTimeout bounds one write to the device (default 2s). An answer that finds
+	// the queue full, or whose write times out, is dropped with a logged error.
+	WriteQueue   int
+	WriteTimeout time.Duration
+	// ReopenMin and ReopenMax space the attempts to reopen a device that went away:
+	// from ReopenMin (default 100ms) doubling up to ReopenMax (default 3s).
+	ReopenMin, ReopenMax time.Duration
+	// Drain bounds how long units in flight may still be answered once the daemon is
+	// told to stop (default 5s).
+	Drain time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.Prefix == "" {
+		c.Prefix = bus.DefaultPrefix
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RequestTimeout, 2*time.Second)
+	def(&c.WriteTimeout, 2*time.Second)
+	def(&c.ReopenMin, 100*time.Millisecond)
+	def(&c.ReopenMax, 3*time.Second)
+	def(&c.Drain, 5*time.Second)
+	if c.Attempts <= 0 {
+		c.Attempts = 3
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 256
+	}
+	if c.WriteQueue <= 0 {
+		c.WriteQueue = 256
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Name == "" {
+			c.Ports[i].Name = DefaultName(c.Ports[i].Device)
+		}
+	}
+}
+
+// Validate checks the configuration, defaults applied.
+func (c Config) Validate() error {
+	c.Ports = append([]PortConfig(nil), c.Ports...)
+	c.setDefaults()
+	var errs []error
+	names := map[string]bool{}
+	devices := map[string]bool{}
+	for _, p := range c.Ports {
+		where := fmt.Sprintf("port %q", p.Device)
+		switch {
+		case p.Device == "":
+			errs = append(errs, errors.New("port: no device path"))
+		case devices[p.Device]:
+			errs = append(errs, fmt.Errorf("%s: configured twice", where))
+		}
+		devices[p.Device] = true
+		if !bus.ValidToken(p.Name) {
+			errs = append(errs, fmt.Errorf("%s: name %q: want lowercase letters, digits, '-' and '_'", where, p.Name))
+		} else if names[p.Name] {
+			errs = append(errs, fmt.Errorf("%s: name %q used by another port", where, p.Name))
+		}
+		names[p.Name] = true
+		if _, ok := engine.Lookup(p.Problem); !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown problem %q (problems: %s)", where, p.Problem, strings.Join(engine.Names(), ", ")))
+		}
+		if p.Device != serialio.Stdio {
+			if err := p.Line.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DefaultName makes a port name from a device path: "stdio" for "-", else the path's
+// last element, lowercased, with anything but letters, digits, '-' and '_' made '_'
+// (/dev/ttyUSB0 is "ttyusb0").
+func DefaultName(device string) string {
+	if device == serialio.Stdio {
+		return "stdio"
+	}
+	base := strings.ToLower(filepath.Base(device))
+	b := []byte(base)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "port"
+	}
+	return string(b)
+}

@@ -1,0 +1,104 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+// Run serves the configured ports through nc, whose workers (in this process or
+// others) answer the dumps. It returns when every port has ended (only "-" ends, at
+// the end of stdin, once each unit read has its outcome), or, after ctx ends, once the
+// units in flight are answered or cfg.Drain has passed. It returns an error only for
+// a bad configuration or a connection that cannot subscribe. Without ports it
+// returns at once.
+func Run(ctx context.Context, nc *nats.Conn, cfg Config, log zerolog.Logger) error {
+	cfg.Ports = append([]PortConfig(nil), cfg.Ports...)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg.setDefaults()
+	var g errgroup.Group
+	for _, pc := range cfg.Ports {
+		g.Go(func() error { return runPort(ctx, nc, &cfg, pc, log) })
+	}
+	return g.Wait()
+}
+
+// runPort runs one port's three actors and returns when the display writer and the
+// device writer are done.
+func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log zerolog.Logger) error {
+	p, _ := engine.Lookup(pc.Problem)
+	log = log.With().Str("port", pc.Name).Str("problem", pc.Problem).Logger()
+	items := make(chan item, 16)
+	queue := make(chan []byte, cfg.WriteQueue)
+	ln := &link{}
+	defer func() {
+		if port := ln.get(); port != nil {
+			ln.drop(port)
+		}
+	}()
+
+	// The reader: opens the device, reopens it when it comes back, numbers the units.
+	// It stops at the end of stdin or when ctx ends; a stdin that cannot be
+	// interrupted may keep it blocked in a read until the process exits, so it is not
+	// waited for then.
+	r := &reader{
+		cfg: pc, p: p, link: ln, items: items,
+		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
+		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
+		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
+	}
+	readCtx, stopReader := context.WithCancel(ctx)
+	defer stopReader()
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		r.run(readCtx)
+	}()
+	go func() {
+		select {
+		case <-readerDone:
+		case <-readCtx.Done():
+			if !ln.stopReading() {
+				r.log.Debug().Msg("the port's reads cannot be interrupted; the reader stops at its next line")
+			}
+		}
+	}()
+
+	// The device writer: writes answers in the order it is given them.
+	w := &deviceWriter{
+		link: ln, timeout: cfg.WriteTimeout, queue: queue,
+		log: log.With().Str("component", "writer").Logger(),
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		w.run()
+	}()
+
+	// The display writer: dumps out, answers back in sequence order.
+	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue)
+	err := d.run(ctx)
+
+	// The queue is closed: the device writer finishes what is queued, each write
+	// bounded by its deadline.
+	<-writerDone
+	stopReader()
+	select {
+	case <-readerDone:
+	case <-time.After(time.Second):
+		r.log.Warn().Msg("the reader is blocked in a read that cannot be interrupted; leaving it")
+	}
+	if err != nil {
+		return fmt.Errorf("port %s: %w", pc.Name, err)
+	}
+	return nil
+}

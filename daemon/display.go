@@ -1,0 +1,267 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// flight is a unit published as a dump and not answered yet.
+type flight struct {
+	it       item
+	attempts int
+	deadline time.Time
+}
+
+// outcome is what a unit came to: its answer, or why it has none.
+type outcome struct {
+	answer []byte
+	err    string
+	line   int
+	read   time.Time
+}
+
+// display is a port's display writer actor. It publishes each unit as a dump whose
+// replies come to the port's own inbox, publishes it again when no worker answered
+// in time, and puts the outcomes back in sequence order for the device writer: each
+// unit gets exactly one outcome, the first that comes (later replies to a unit
+// published twice are ignored), and a unit no worker answers ends, after the last
+// attempt, as an error, so it never holds the later ones back.
+type display struct {
+	cfg    *Config
+	pc     PortConfig
+	nc     *nats.Conn
+	log    zerolog.Logger
+	dump   string // the dump subject
+	result string // the result subject
+	inbox  string // replies come to inbox.<seq>
+
+	items   <-chan item
+	replies chan *nats.Msg
+	out     chan<- []byte // to the device writer
+
+	next     uint64 // the seq to write next
+	last     uint64 // the highest seq taken from the reader
+	inFlight map[uint64]*flight
+	done     map[uint64]outcome
+}
+
+func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte) *display {
+	s := bus.Subjects{Prefix: cfg.Prefix}
+	return &display{
+		cfg: cfg, pc: pc, nc: nc, log: log,
+		dump:     s.Dump(pc.Problem, pc.Name),
+		result:   s.Result(pc.Problem, pc.Name),
+		inbox:    nc.NewInbox(),
+		items:    items,
+		replies:  make(chan *nats.Msg, cfg.MaxInFlight),
+		out:      out,
+		next:     1,
+		inFlight: map[uint64]*flight{},
+		done:     map[uint64]outcome{},
+	}
+}
+
+// run works until the reader has stopped and every unit it handed over has its
+// outcome; or, once ctx ends, for at most cfg.Drain more. It closes out when it
+// returns.
+func (d *display) run(ctx context.Context) error {
+	defer close(d.out)
+	stop := make(chan struct{})
+	defer close(stop)
+	sub, err := d.nc.Subscribe(d.inbox+".*", func(m *nats.Msg) {
+		select {
+		case d.replies <- m:
+		case <-stop:
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("port %s: subscribe to replies: %w", d.pc.Name, err)
+	}
+	defer sub.Unsubscribe()
+
+	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
+	defer tick.Stop()
+	var drain <-chan time.Time
+	items := d.items
+	stopping := ctx.Done()
+	for items != nil || d.next <= d.last {
+		// Stop reading while as many units as allowed wait for their answers.
+		take := items
+		if d.last-d.next+1 >= uint64(d.cfg.MaxInFlight) {
+			take = nil
+		}
+		select {
+		case it, ok := <-take:
+			if !ok {
+				items = nil
+				continue
+			}
+			d.take(it)
+		case m := <-d.replies:
+			d.reply(m)
+		case now := <-tick.C:
+			d.expire(now)
+		case <-stopping:
+			// Stop taking units, and give those in flight a bounded time to finish.
+			stopping, items = nil, nil
+			t := time.NewTimer(d.cfg.Drain)
+			defer t.Stop()
+			drain = t.C
+			d.log.Info().Int("in_flight", len(d.inFlight)).Dur("bound", d.cfg.Drain).Msg("stopping: draining units in flight")
+		case <-drain:
+			for seq := d.next; seq <= d.last; seq++ {
+				if f, ok := d.inFlight[seq]; ok {
+					d.giveUp(f, "daemon stopping: no answer within the drain bound")
+				}
+			}
+		}
+		d.flush()
+	}
+	return nil
+}
+
+// take publishes a unit from the reader, or records its framing error.
+func (d *display) take(it item) {
+	d.last = it.seq
+	log := d.log.With().Uint64("seq", it.seq).Int("line", it.line).Logger()
+	if it.err != nil {
+		log.Warn().Err(it.err).Msg("bad unit")
+		d.publishError(it.seq, it.line, it.err.Error(), "reader")
+		d.done[it.seq] = outcome{err: it.err.Error(), line: it.line, read: it.read}
+		return
+	}
+	log.Debug().Msg("unit read")
+	f := &flight{it: it}
+	d.inFlight[it.seq] = f
+	d.publish(f)
+}
+
+func (d *display) publish(f *flight) {
+	f.attempts++
+	f.deadline = time.Now().Add(d.cfg.RequestTimeout)
+	m := &nats.Msg{
+		Subject: d.dump,
+		Reply:   d.inbox + "." + strconv.FormatUint(f.it.seq, 10),
+		Data:    f.it.unit,
+		Header: nats.Header{
+			bus.HeaderPort: {d.pc.Name},
+			bus.HeaderSeq:  {strconv.FormatUint(f.it.seq, 10)},
+			bus.HeaderLine: {strconv.Itoa(f.it.line)},
+		},
+	}
+	// A publish fails only when the connection is closed for good; the attempt then
+	// times out like any other.
+	if err := d.nc.PublishMsg(m); err != nil {
+		d.log.Error().Err(err).Uint64("seq", f.it.seq).Msg("publish dump")
+	}
+}
+
+// reply records a worker's answer, unless the unit already has its outcome.
+func (d *display) reply(m *nats.Msg) {
+	seq, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 10, 64)
+	if err != nil {
+		return
+	}
+	f, ok := d.inFlight[seq]
+	if !ok {
+		d.log.Debug().Uint64("seq", seq).Msg("late or repeated reply ignored")
+		return
+	}
+	if m.Header.Get("Status") == "503" {
+		// No worker is subscribed right now; the attempt times out and the dump is
+		// published again, in case one comes back meanwhile.
+		d.log.Debug().Uint64("seq", seq).Msg("no worker for the dump")
+		return
+	}
+	var res struct {
+		Answer string `json:"answer"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &res); err != nil {
+		d.log.Error().Err(err).Uint64("seq", seq).Msg("reply is not a result; waiting for another")
+		return
+	}
+	delete(d.inFlight, seq)
+	log := d.log.With().Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Logger()
+	if res.Error != "" {
+		// The worker published the error result itself.
+		log.Warn().Str("error", res.Error).Msg("bad unit")
+		d.done[seq] = outcome{err: res.Error, line: f.it.line, read: f.it.read}
+		return
+	}
+	log.Debug().Msg("unit answered")
+	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
+}
+
+// expire publishes again the dumps whose attempt timed out, and gives up those out
+// of attempts.
+func (d *display) expire(now time.Time) {
+	for _, f := range d.inFlight {
+		if now.Before(f.deadline) {
+			continue
+		}
+		if f.attempts >= d.cfg.Attempts {
+			d.giveUp(f, fmt.Sprintf("no worker answered within %v (%d attempts)", d.cfg.RequestTimeout, f.attempts))
+			continue
+		}
+		d.log.Warn().Uint64("seq", f.it.seq).Int("attempt", f.attempts).Msg("no answer in time; publishing the dump again")
+		d.publish(f)
+	}
+}
+
+func (d *display) giveUp(f *flight, why string) {
+	delete(d.inFlight, f.it.seq)
+	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur("elapsed", time.Since(f.it.read)).Msg(why)
+	d.publishError(f.it.seq, f.it.line, why, "daemon")
+	d.done[f.it.seq] = outcome{err: why, line: f.it.line, read: f.it.read}
+}
+
+// publishError publishes the error result of a unit no worker answered.
+func (d *display) publishError(seq uint64, line int, msg, who string) {
+	data, err := json.Marshal(bus.Result{
+		Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Worker: who,
+	})
+	if err == nil {
+		err = d.nc.Publish(d.result, data)
+	}
+	if err != nil {
+		d.log.Error().Err(err).Uint64("seq", seq).Msg("publish error result")
+	}
+}
+
+// flush hands the outcomes that are next in sequence to the device writer. It never
+// waits: when the writer's queue is full (a device that does not read), the answer
+// is dropped with a logged error.
+func (d *display) flush() {
+	for {
+		o, ok := d.done[d.next]
+		if !ok {
+			return
+		}
+		delete(d.done, d.next)
+		text := o.answer
+		if o.err != "" {
+			text = nil
+			if d.pc.ErrorLine {
+				text = []byte("error: " + strings.ReplaceAll(o.err, "\n", " ") + "\n")
+			}
+		}
+		if len(text) > 0 {
+			select {
+			case d.out <- text:
+			default:
+				d.log.Error().Uint64("seq", d.next).Msg("the port's write queue is full (is the device reading?); answer dropped")
+			}
+		}
+		d.next++
+	}
+}

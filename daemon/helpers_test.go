@@ -1,0 +1,284 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+const samplesDir = "../../shared/samples"
+
+// long is how long a test waits for something that should happen in milliseconds,
+// generous for a loaded machine running -race.
+const long = 30 * time.Second
+
+func sample(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samplesDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// logs collects a daemon's JSON log lines, and lets a test wait for one.
+type logs struct {
+	mu    sync.Mutex
+	lines []map[string]any
+	raw   bytes.Buffer
+	added chan struct{}
+}
+
+func newLogs() *logs { return &logs{added: make(chan struct{})} }
+
+func (l *logs) Write(p []byte) (int, error) {
+	var m map[string]any
+	_ = json.Unmarshal(p, &m)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.raw.Write(p)
+	l.lines = append(l.lines, m)
+	close(l.added)
+	l.added = make(chan struct{})
+	return len(p), nil
+}
+
+func (l *logs) logger() zerolog.Logger { return zerolog.New(l).Level(zerolog.DebugLevel) }
+
+// count returns how many lines have every given field.
+func (l *logs) count(fields map[string]any) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, m := range l.lines {
+		ok := true
+		for k, v := range fields {
+			if m[k] != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// wait waits until at least n lines have the given fields.
+func (l *logs) wait(t testing.TB, n int, fields map[string]any) {
+	t.Helper()
+	deadline := time.After(long)
+	for {
+		l.mu.Lock()
+		added := l.added
+		l.mu.Unlock()
+		if l.count(fields) >= n {
+			return
+		}
+		select {
+		case <-added:
+		case <-deadline:
+			t.Fatalf("no %d log lines with %v; logs:\n%s", n, fields, l.String())
+		}
+	}
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.raw.String()
+}
+
+// startBus starts an embedded NATS server (no listener) and returns a connection to
+// it. With workers, it also starts the scoreboard workers on their own connection.
+func startBus(t testing.TB, workers bool) *nats.Conn {
+	t.Helper()
+	nop := zerolog.Nop()
+	srv, err := bus.StartServer(bus.ListenOff, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc := connect(t, srv)
+	if workers {
+		startWorkers(t, srv)
+	}
+	// The tests reach the server again through this connection's server.
+	servers.Store(nc, srv)
+	return nc
+}
+
+var servers sync.Map // *nats.Conn -> *bus.Server
+
+func connect(t testing.TB, srv *bus.Server) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: t.Name()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func startWorkers(t testing.TB, srv *bus.Server) *bus.Workers {
+	t.Helper()
+	wnc := connect(t, srv)
+	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Version: "0.0.0-test"}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop() })
+	return w
+}
+
+// daemonRun is a daemon running in the background of a test.
+type daemonRun struct {
+	cancel context.CancelFunc
+	done   chan error
+	logs   *logs
+}
+
+func startDaemon(t testing.TB, nc *nats.Conn, cfg daemon.Config) *daemonRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemonRun{cancel: cancel, done: make(chan error, 1), logs: newLogs()}
+	go func() { d.done <- daemon.Run(ctx, nc, cfg, d.logs.logger()) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-d.done:
+		case <-time.After(long):
+			t.Errorf("the daemon did not stop")
+		}
+	})
+	return d
+}
+
+// stop stops the daemon and waits for it, failing the test if it takes too long.
+func (d *daemonRun) stop(t testing.TB) {
+	t.Helper()
+	d.cancel()
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatalf("daemon: %v", err)
+		}
+		d.done <- nil // for the cleanup
+	case <-time.After(long):
+		t.Fatalf("the daemon did not stop; logs:\n%s", d.logs.String())
+	}
+}
+
+// newPTY opens a pseudo-terminal pair and returns it; its master is closed at the end
+// of the test.
+func newPTY(t testing.TB) *serialio.PTY {
+	t.Helper()
+	pt, err := serialio.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pt.Close() })
+	return pt
+}
+
+func waitOpened(t testing.TB, pt *serialio.PTY) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	if err := pt.WaitOpened(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readN reads exactly n bytes from r, failing after a long wait.
+func readN(t testing.TB, r io.Reader, n int) []byte {
+	t.Helper()
+	buf := make([]byte, n)
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.ReadFull(r, buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("read %d bytes: %v (got %q)", n, err, buf)
+		}
+	case <-time.After(long):
+		t.Fatalf("no %d bytes of answers in %v", n, long)
+	}
+	return buf
+}
+
+// board makes a 19x19 goscore unit (spacer line included), different for each k:
+// k black stones along the top row, k%7 white ones along the bottom row.
+func board(k int) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	for r := 0; r < 19; r++ {
+		for c := 0; c < 19; c++ {
+			switch {
+			case r == 0 && c < k%19:
+				b.WriteString(" @")
+			case r == 18 && c < k%7:
+				b.WriteString(" O")
+			default:
+				b.WriteString(" +")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// goscoreAnswer solves a goscore unit in-process, for the expected output.
+func goscoreAnswer(t testing.TB, unit string) string {
+	t.Helper()
+	p, ok := engine.Lookup("goscore")
+	if !ok {
+		t.Fatal("goscore is not registered")
+	}
+	out, err := p.Append(nil, []byte(unit))
+	if err != nil {
+		t.Fatalf("goscore %q: %v", unit, err)
+	}
+	return string(out)
+}
+
+// results subscribes to every result of the bus and returns them as they come.
+func results(t testing.TB, nc *nats.Conn) <-chan bus.Result {
+	t.Helper()
+	ch := make(chan bus.Result, 10000)
+	sub, err := nc.Subscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllResults(), func(m *nats.Msg) {
+		var r bus.Result
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Errorf("result %q: %v", m.Data, err)
+			return
+		}
+		ch <- r
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	return ch
+}

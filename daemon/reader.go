@@ -1,0 +1,170 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+// link holds a port's open device, shared by its reader (which opens, loses and
+// reopens it) and its device writer (which writes to whatever is open now).
+type link struct {
+	mu      sync.Mutex
+	port    serialio.Port // nil while the device is away
+	stopped bool          // reading must stop: set a past read deadline on every port
+}
+
+func (l *link) set(p serialio.Port) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.port = p
+	if l.stopped {
+		_ = p.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+func (l *link) get() serialio.Port {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.port
+}
+
+// drop closes p, the device that went away.
+func (l *link) drop(p serialio.Port) {
+	l.mu.Lock()
+	if l.port == p {
+		l.port = nil
+	}
+	l.mu.Unlock()
+	_ = p.Close()
+}
+
+// stopReading makes a blocked Read return, where the port allows it. It reports
+// false for a port that cannot be interrupted (stdin as a plain file or blocking
+// pipe), whose reader may then stay blocked until the process exits.
+func (l *link) stopReading() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	if l.port == nil {
+		return true
+	}
+	return l.port.SetReadDeadline(time.Unix(1, 0)) == nil
+}
+
+// item is one unit read from a port, or an error for input that was skipped.
+type item struct {
+	seq  uint64
+	line int
+	unit []byte // a copy, owned by the item
+	err  error  // an *engine.InputError: the input was skipped
+	read time.Time
+}
+
+// reader is a port's reader actor: it opens the device (and reopens it when it goes
+// away), cuts its stream into units and hands them, numbered from 1, to the display
+// writer. It closes items when it stops: at the end of stdin, or when ctx ends.
+type reader struct {
+	cfg   PortConfig
+	p     engine.Problem
+	link  *link
+	open  func() (serialio.Port, error)
+	back  serialio.Backoff
+	log   zerolog.Logger
+	items chan<- item
+}
+
+func (r *reader) run(ctx context.Context) {
+	defer close(r.items)
+	sc := serialio.NewScanner(r.p, func(err error) {
+		r.log.Warn().Err(err).Msg("line dropped")
+	})
+	var seq uint64
+	for opened := 0; ; opened++ {
+		port, err := serialio.OpenRetry(ctx, r.open, &r.back, func(err error, attempt int, wait time.Duration) {
+			// The first failure and then every tenth: a device unplugged for an hour
+			// must not fill the journal.
+			if attempt == 1 || attempt%10 == 0 {
+				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", wait).Msg("port not available")
+			}
+		})
+		if err != nil {
+			return // ctx ended
+		}
+		r.link.set(port)
+		if opened == 0 {
+			r.log.Info().Msg("port opened")
+		} else {
+			r.log.Info().Msg("port reopened")
+		}
+		sc.Reset(port)
+		err = r.readUnits(ctx, sc, &seq)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, io.EOF):
+			r.log.Info().Uint64("units", seq).Msg("end of input")
+			return
+		case r.cfg.Device == serialio.Stdio:
+			r.log.Error().Err(err).Msg("reading stdin; stopping")
+			return
+		}
+		// The device went away (unplugged, hung up): what was read of a unit is
+		// dropped, never answered, and the same path is opened again.
+		r.link.drop(port)
+		r.log.Warn().Err(err).Msg("port lost")
+		if n := sc.Reset(nil); n > 0 {
+			r.log.Warn().Int("lines", n).Msg("partial unit dropped: the port was lost in the middle of it")
+		}
+	}
+}
+
+// readUnits reads units from sc until it fails, handing each to the display writer.
+func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint64) error {
+	for {
+		u, err := sc.Next()
+		if err != nil {
+			return err
+		}
+		it := item{seq: *seq + 1, line: u.Line, err: u.Err, read: time.Now()}
+		if u.Err == nil {
+			it.unit = append([]byte(nil), u.Data...)
+		}
+		select {
+		case r.items <- it:
+			*seq = it.seq
+		case <-ctx.Done():
+			r.log.Warn().Int("line", u.Line).Msg("stopping: a unit read was not sent")
+			return ctx.Err()
+		}
+	}
+}
+
+// openFunc returns how to open a port's device.
+func openFunc(pc PortConfig, stdin io.Reader, stdout io.Writer) func() (serialio.Port, error) {
+	if pc.Device == serialio.Stdio {
+		var once bool
+		return func() (serialio.Port, error) {
+			if once {
+				return nil, errors.New("stdin ended") // not reached: stdin is never reopened
+			}
+			once = true
+			if stdin == nil {
+				stdin = os.Stdin
+			}
+			if stdout == nil {
+				stdout = os.Stdout
+			}
+			return serialio.NewStdio(stdin, stdout), nil
+		}
+	}
+	return func() (serialio.Port, error) { return serialio.Open(pc.Device, pc.Line) }
+}
