@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -121,22 +122,26 @@ func (p *OthelloPosition) Count() (black, white int) {
 	return bits.OnesCount64(p.Black), bits.OnesCount64(p.White)
 }
 
-// AppendBoard appends the 8 rows of the board, as the contest prints them.
+// AppendBoard appends the 8 rows of the board, as the contest prints them. Black and
+// White must not share a square.
 func (p *OthelloPosition) AppendBoard(dst []byte) []byte {
-	for sq := 0; sq < 64; sq++ {
-		switch m := uint64(1) << sq; {
-		case p.Black&m != 0:
-			dst = append(dst, 'B')
-		case p.White&m != 0:
-			dst = append(dst, 'W')
-		default:
-			dst = append(dst, '-')
-		}
-		if sq%8 == 7 {
-			dst = append(dst, '\n')
-		}
+	var rows [72]byte
+	for r := range 8 {
+		black := othelloSpreadBits(byte(p.Black >> (r * 8)))
+		white := othelloSpreadBits(byte(p.White >> (r * 8)))
+		// Per byte: '-' (45), or 'B' (45+21), or 'W' (45+42); no byte carries.
+		binary.LittleEndian.PutUint64(rows[r*9:], 0x2d2d2d2d2d2d2d2d+black*21+white*42)
+		rows[r*9+8] = '\n'
 	}
-	return dst
+	return append(dst, rows[:]...)
+}
+
+// othelloSpreadBits turns the 8 bits of b into 8 bytes of 0 or 1, bit 0 in the first
+// byte: the inverse of othelloBytesEqual, for writing a row without a branch per cell.
+func othelloSpreadBits(b byte) uint64 {
+	const ones, low7, diagonal = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8040201008040201
+	x := uint64(b) * ones & diagonal // byte k keeps bit k
+	return ((x&low7 + low7) | x) >> 7 & ones
 }
 
 // OthelloAppendMoves appends the contest's answer to L for a set of moves.
@@ -312,19 +317,29 @@ func othelloParseRow(p *OthelloPosition, row int, line []byte) string {
 	if len(t) != 8 {
 		return fmt.Sprintf("board row %d %q: %d cells, want 8 of '-', 'B' and 'W'", row+1, t, len(t))
 	}
-	for c, ch := range t {
-		m := uint64(1) << (row*8 + c)
-		switch ch {
-		case '-':
-		case 'B':
-			p.Black |= m
-		case 'W':
-			p.White |= m
-		default:
-			return fmt.Sprintf("board row %d %q: column %d is %q, want '-', 'B' or 'W'", row+1, t, c+1, ch)
-		}
+	// Eight cells at once: the cells of real boards are unpredictable, and a branch on
+	// each one cost most of Append's time.
+	x := binary.LittleEndian.Uint64(t)
+	black, white := othelloBytesEqual(x, 'B'), othelloBytesEqual(x, 'W')
+	if black|white|othelloBytesEqual(x, '-') != 0xff {
+		c := bytes.IndexFunc(t, func(r rune) bool { return r != '-' && r != 'B' && r != 'W' })
+		return fmt.Sprintf("board row %d %q: column %d is %q, want '-', 'B' or 'W'", row+1, t, c+1, t[c])
 	}
+	p.Black |= black << (row * 8)
+	p.White |= white << (row * 8)
 	return ""
+}
+
+// othelloBytesEqual returns a bit for each of the 8 bytes of x equal to c, the first
+// byte's in bit 0.
+func othelloBytesEqual(x uint64, c byte) uint64 {
+	const ones, low7, high = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	y := x ^ ones*uint64(c)
+	// A byte's high bit ends up clear exactly when the byte of y is zero; adding
+	// within 7 bits never carries into the next byte.
+	zero := ^((y&low7 + low7) | y) & high
+	// Gather the 8 high bits into the top byte: the multiplier's terms never collide.
+	return (zero >> 7) * 0x0102040810204080 >> 56
 }
 
 // othelloParseSide sets the side to move of p from line, or says what is wrong.
@@ -412,7 +427,10 @@ func (ls *othelloLines) next() ([]byte, bool) {
 	}
 	ls.n++
 	line := ls.rest
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+	if len(line) > 8 && line[8] == '\n' && bytes.IndexByte(line[:8], '\n') < 0 {
+		// A board row, as the framer writes it: no search past it.
+		line, ls.rest = line[:8], line[9:]
+	} else if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line, ls.rest = line[:i], line[i+1:]
 	} else {
 		ls.rest = nil

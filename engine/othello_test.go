@@ -125,7 +125,7 @@ func TestOthelloSemantics(t *testing.T) {
 		errLines: []int{10, 23},
 	}, {
 		name: "a Q in place of a board row ends the game",
-		in: "2\n--------\n--------\nQ\n" + othelloGame(othelloOpening, "B", "L") + othelloGame(othelloOpening, "B", "L"),
+		in:   "2\n--------\n--------\nQ\n" + othelloGame(othelloOpening, "B", "L") + othelloGame(othelloOpening, "B", "L"),
 		// The second game ran into the third, whose rows are bad commands.
 		want:     "(3,4) (4,3) (5,6) (6,5)\n(3,4) (4,3) (5,6) (6,5)\n",
 		errLines: []int{4, 15, 16, 17, 18, 19, 20, 21, 22, 23},
