@@ -4,29 +4,91 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"strings"
 	"time"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/engine"
 )
 
 func init() {
 	register(command{
 		name:    "run",
-		summary: "the daemon: embedded NATS and workers (headless when no port is configured)",
+		summary: "the daemon: ports, workers, display writers, embedded NATS",
 		run:     runRun,
 	})
+}
+
+// runFlags are every flag of run, bound in one place so that a config file can fill
+// the same settings.
+type runFlags struct {
+	nats   *natsFlags
+	listen string
+	log    *logFlags
+	port   daemon.PortConfig
+	// The daemon's timing.
+	requestTimeout, drain time.Duration
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	f := &runFlags{}
+	f.nats = addNATSFlags(fs, "empty: embed a NATS server")
+	fs.StringVar(&f.listen, "nats-listen", bus.DefaultListen, "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"")
+	f.log = addLogFlags(fs)
+	fs.StringVar(&f.port.Device, "port", "", "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only")
+	fs.StringVar(&f.port.Problem, "problem", "", "the `problem` the port's dumps are: "+strings.Join(engine.Names(), ", "))
+	fs.StringVar(&f.port.Name, "port-name", "", "the port's `name` in subjects (default: from the device, \"stdio\" for -)")
+	fs.IntVar(&f.port.Line.Baud, "baud", 9600, "the serial line's speed, in bits per second")
+	fs.IntVar(&f.port.Line.DataBits, "data-bits", 8, "the serial line's data bits, 5 to 8")
+	fs.StringVar(&f.port.Line.Parity, "parity", "none", "the serial line's parity: none, odd, even, mark or space")
+	fs.StringVar(&f.port.Line.StopBits, "stop-bits", "1", "the serial line's stop bits: 1, 1.5 or 2")
+	fs.BoolVar(&f.port.ErrorLine, "error-line", false, "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 2*time.Second, "how long a unit waits for a worker before it is sent again (3 attempts)")
+	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on SIGINT or SIGTERM, how long units in flight may still be answered")
+	return f
+}
+
+// check validates the flags and returns the daemon's configuration.
+func (f *runFlags) check(fs *flag.FlagSet) (daemon.Config, error) {
+	if err := f.nats.check(); err != nil {
+		return daemon.Config{}, err
+	}
+	if f.nats.url != "" && flagSet(fs, "nats-listen") {
+		return daemon.Config{}, errors.New("--nats-listen is for the embedded server; it cannot go with --nats-url")
+	}
+	if f.listen != bus.ListenOff {
+		if _, _, err := bus.ParseListen(f.listen); err != nil {
+			return daemon.Config{}, err
+		}
+	}
+	cfg := daemon.Config{Prefix: f.nats.prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
+	switch {
+	case f.port.Device != "":
+		if f.port.Problem == "" {
+			return cfg, fmt.Errorf("--port %s: which problem are its dumps? (--problem %s)", f.port.Device, strings.Join(engine.Names(), "|"))
+		}
+		cfg.Ports = []daemon.PortConfig{f.port}
+	case flagSet(fs, "problem") || flagSet(fs, "port-name"):
+		return cfg, errors.New("--problem and --port-name configure a port: give its --port too")
+	}
+	return cfg, cfg.Validate()
 }
 
 func runRun(ctx context.Context, args []string, io stdio) error {
 	about := "Runs the daemon. By default it embeds a NATS server, listening on --nats-listen\n" +
 		"for local tools, and serves every problem on it (the 'scoreboard' micro service\n" +
 		"and the dump consumer). With --nats-url it joins an existing NATS server or\n" +
-		"cluster instead. SIGINT or SIGTERM stop it cleanly."
+		"cluster instead. With --port it reads the scoreboard's dumps from a serial device\n" +
+		"(or stdin, with -), has them solved, and writes each answer back in order; at the\n" +
+		"end of stdin it exits once every unit is answered. SIGINT or SIGTERM stop it\n" +
+		"cleanly: reading stops, units in flight are answered within --drain."
 	fs := newFlagSet("run", "", about, io)
-	nf := addNATSFlags(fs, "empty: embed a NATS server")
-	listen := fs.String("nats-listen", bus.DefaultListen, "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"")
-	lf := addLogFlags(fs)
+	f := addRunFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,28 +96,29 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := nf.check(); err != nil {
-		return err
-	}
-	if nf.url != "" && flagSet(fs, "nats-listen") {
-		return errors.New("--nats-listen is for the embedded server; it cannot go with --nats-url")
-	}
-	if *listen != bus.ListenOff {
-		if _, _, err := bus.ParseListen(*listen); err != nil {
-			return err
-		}
-	}
-	log, err := lf.logger(io.err)
+	cfg, err := f.check(fs)
 	if err != nil {
 		return err
 	}
+	cfg.Stdin, cfg.Stdout = io.in, io.out
+	log, err := f.log.logger(io.err)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, f, cfg, log)
+}
 
+// serve runs the actors: the embedded NATS server (unless joining one), the workers,
+// and the ports. It returns when ctx ends, or when every port has ended (stdin did).
+func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logger) error {
+	// The bus: the embedded server, or a connection to an existing one.
 	var (
 		nc  *nats.Conn
 		url string // what other processes connect to, if anything
+		err error
 	)
-	if nf.url == "" {
-		srv, err := bus.StartServer(*listen, log)
+	if f.nats.url == "" {
+		srv, err := bus.StartServer(f.listen, log)
 		if err != nil {
 			return err
 		}
@@ -66,20 +129,30 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 	} else {
-		url = nf.url
-		nc, err = bus.Connect(nf.options(nf.url, "scoreboard run"), log)
+		url = f.nats.url
+		nc, err = bus.Connect(f.nats.options(f.nats.url, "scoreboard run"), log)
 		if err != nil {
 			return err
 		}
 	}
 	defer nc.Close()
 
-	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: nf.prefix, Version: version}, log)
+	// The workers: solve the dumps of every port, and requests from anyone.
+	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version}, log)
 	if err != nil {
 		return err
 	}
-	log.Info().Str("nats_url", url).Str("version", version).Msg("scoreboard running")
-	<-ctx.Done()
+	log.Info().Str("nats_url", url).Str("version", version).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
+
+	// The ports: a reader, a display writer and a device writer each. They stop first,
+	// so that the units they have in flight can still be answered by the workers.
+	var portsErr error
+	if len(cfg.Ports) == 0 {
+		<-ctx.Done()
+	} else {
+		portsErr = daemon.Run(ctx, nc, cfg, log)
+	}
+
 	log.Info().Msg("stopping")
 	if err := workers.Stop(); err != nil {
 		log.Warn().Err(err).Msg("stop workers")
@@ -89,7 +162,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		log.Warn().Err(err).Msg("flush nats connection")
 	}
 	log.Info().Msg("stopped")
-	return nil
+	return portsErr
 }
 
 // flagSet reports whether the flag name was given on the command line.
