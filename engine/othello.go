@@ -322,8 +322,11 @@ func othelloParseRow(p *OthelloPosition, row int, line []byte) string {
 	x := binary.LittleEndian.Uint64(t)
 	black, white := othelloBytesEqual(x, 'B'), othelloBytesEqual(x, 'W')
 	if black|white|othelloBytesEqual(x, '-') != 0xff {
-		c := bytes.IndexFunc(t, func(r rune) bool { return r != '-' && r != 'B' && r != 'W' })
-		return fmt.Sprintf("board row %d %q: column %d is %q, want '-', 'B' or 'W'", row+1, t, c+1, t[c])
+		c := 0
+		for t[c] == '-' || t[c] == 'B' || t[c] == 'W' {
+			c++
+		}
+		return fmt.Sprintf("board row %d %q: column %d is %q, want '-', 'B' or 'W'", row+1, t, c+1, rune(t[c]))
 	}
 	p.Black |= black << (row * 8)
 	p.White |= white << (row * 8)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -43,6 +44,27 @@ func othelloBenchCases() []othelloBenchCase {
 		}
 	}
 	return cases
+}
+
+// BenchmarkOthelloMoves is move generation alone.
+func BenchmarkOthelloMoves(b *testing.B) {
+	cases := othelloBenchCases()
+	b.Run("bitboard", func(b *testing.B) {
+		b.ReportAllocs()
+		var n int
+		for i := 0; b.Loop(); i++ {
+			n += bits.OnesCount64(cases[i%len(cases)].pos.Moves())
+		}
+	})
+	b.Run("array", func(b *testing.B) {
+		b.ReportAllocs()
+		var moves [64][2]int
+		var n int
+		for i := 0; b.Loop(); i++ {
+			c := &cases[i%len(cases)]
+			n += len(othelloRefMoves(moves[:0], &c.board, c.side))
+		}
+	})
 }
 
 // BenchmarkOthelloL answers an L: list the moves and format them.
