@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -54,15 +55,18 @@ func StartServer(listen string, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats-server: %w", err)
 	}
-	l := log.With().Str("component", "nats").Logger()
-	ns.SetLoggerV2(serverLogger{l}, l.GetLevel() <= zerolog.DebugLevel, l.GetLevel() <= zerolog.TraceLevel, false)
+	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
+	ns.SetLoggerV2(sl, sl.l.GetLevel() <= zerolog.DebugLevel, sl.l.GetLevel() <= zerolog.TraceLevel, false)
 	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		ns.Shutdown()
-		if listen != ListenOff {
-			return nil, fmt.Errorf("embedded nats-server: not ready to listen on %s (is the port in use?)", listen)
+	for deadline := time.Now().Add(10 * time.Second); !ns.ReadyForConnections(20 * time.Millisecond); {
+		// The server reports a listener it cannot open as fatal, and would wait on.
+		if msg := sl.fatal.Load(); msg != nil || time.Now().After(deadline) {
+			ns.Shutdown()
+			if msg != nil {
+				return nil, fmt.Errorf("embedded nats-server: %s", *msg)
+			}
+			return nil, errors.New("embedded nats-server: not ready after 10s")
 		}
-		return nil, errors.New("embedded nats-server: not ready")
 	}
 	return &Server{ns: ns}, nil
 }
@@ -101,14 +105,24 @@ func (s *Server) Shutdown() {
 }
 
 // serverLogger routes the embedded nats-server's log into zerolog.
-type serverLogger struct{ l zerolog.Logger }
+type serverLogger struct {
+	l     zerolog.Logger
+	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
+}
 
-func (s serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
-func (s serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
-func (s serverLogger) Fatalf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
-func (s serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
-func (s serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
-func (s serverLogger) Tracef(format string, v ...any) {
+func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
+func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
+
+// Fatalf does not exit, as nats-server's own logger would: the daemon decides.
+func (s *serverLogger) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	s.l.Error().Msg(msg)
+	s.fatal.CompareAndSwap(nil, &msg)
+}
+
+func (s *serverLogger) Tracef(format string, v ...any) {
 	// The server traces every protocol line; keep it below debug.
 	s.l.Trace().Msg(strings.TrimSpace(fmt.Sprintf(format, v...)))
 }

@@ -147,6 +147,13 @@ func (w *Workers) Stop() error {
 // drainDumps lets the dump subscription hand on the dumps it already holds, within a
 // bound, and then unsubscribes.
 func (w *Workers) drainDumps(bound time.Duration) error {
+	if !w.nc.IsConnected() {
+		// A drain needs the server; the dumps held are lost either way.
+		if err := w.dumps.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			return fmt.Errorf("unsubscribe dumps: %w", err)
+		}
+		return nil
+	}
 	done := w.dumps.StatusChanged(nats.SubscriptionClosed)
 	if err := w.dumps.Drain(); err != nil {
 		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {

@@ -1,0 +1,418 @@
+package bus_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/rs/zerolog"
+)
+
+func TestMain(m *testing.M) { proctest.Main(m) }
+
+// samplesDir holds the seed samples restored to their real format, in the shared
+// folder beside the repository.
+const samplesDir = "../../shared/samples"
+
+var sampleCases = []struct{ problem, file string }{
+	{"goscore", "goscore"},
+	{"replay", "replay"},
+	{"territory", "territory"},
+	{"territory", "territory-one-line"},
+	{"othello", "othello"},
+	{"capture", "capture"},
+}
+
+func sample(t testing.TB, file string) (in, out []byte) {
+	t.Helper()
+	in, err := os.ReadFile(filepath.Join(samplesDir, file+".in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = os.ReadFile(filepath.Join(samplesDir, file+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, out
+}
+
+// testLogger writes the components' logs into the test's log.
+func testLogger(t testing.TB) zerolog.Logger {
+	return zerolog.New(zerolog.ConsoleWriter{Out: zerolog.TestWriter{T: t}, NoColor: true}).Level(zerolog.InfoLevel)
+}
+
+func startServer(t testing.TB, listen string) *bus.Server {
+	t.Helper()
+	srv, err := bus.StartServer(listen, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(o, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func startWorkers(t testing.TB, nc *nats.Conn, o bus.WorkerOptions) *bus.Workers {
+	t.Helper()
+	w, err := bus.StartWorkers(nc, o, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return w
+}
+
+// The same suite runs on a connection in-process to the embedded server, and on one
+// through its loopback listener.
+func TestEmbeddedInProcess(t *testing.T) {
+	srv := startServer(t, bus.ListenOff)
+	if url := srv.ClientURL(); url != "" {
+		t.Errorf("ClientURL with the listener off = %q, want none", url)
+	}
+	nc := connect(t, bus.ConnOptions{Server: srv})
+	busSuite(t, nc, nc)
+}
+
+func TestEmbeddedLoopback(t *testing.T) {
+	srv := startServer(t, "127.0.0.1:0")
+	url := srv.ClientURL()
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("ClientURL = %q, want a loopback URL", url)
+	}
+	// The workers are in-process, as in the daemon; the client comes over TCP.
+	workersConn := connect(t, bus.ConnOptions{Server: srv})
+	client := connect(t, bus.ConnOptions{URL: url})
+	busSuite(t, workersConn, client)
+}
+
+func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
+	w := startWorkers(t, workersConn, bus.WorkerOptions{Version: "v1.2.3"})
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+
+	t.Run("solve samples", func(t *testing.T) {
+		for _, c := range sampleCases {
+			in, want := sample(t, c.file)
+			msg, err := nc.Request(subj.Solve(c.problem), in, 10*time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v", c.file, err)
+			}
+			if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
+				t.Fatalf("%s: error %s %s", c.file, code, msg.Header.Get(micro.ErrorHeader))
+			}
+			if string(msg.Data) != string(want) {
+				t.Errorf("%s: got %q, want %q", c.file, msg.Data, want)
+			}
+		}
+	})
+
+	t.Run("solve bad input", func(t *testing.T) {
+		in, want := sample(t, "goscore")
+		// A board whose fourth row (line 5 of the input) is garbage, then the sample.
+		board := strings.Split(string(in), "\n")[:20]
+		board[4] = "garbage"
+		bad := strings.Join(board, "\n") + "\n"
+		msg, err := nc.Request(subj.Solve("goscore"), []byte(bad+string(in)), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := msg.Header.Get(micro.ErrorCodeHeader); code != "400" {
+			t.Fatalf("error code %q, want 400", code)
+		}
+		if desc := msg.Header.Get(micro.ErrorHeader); !strings.Contains(desc, "line 5") {
+			t.Errorf("error %q does not name line 5", desc)
+		}
+		// The good boards after the bad one are still answered.
+		if string(msg.Data) != string(want) {
+			t.Errorf("body %q, want the good boards' answers %q", msg.Data, want)
+		}
+	})
+
+	t.Run("monitoring", func(t *testing.T) {
+		var ping micro.Ping
+		request(t, nc, "$SRV.PING.scoreboard", &ping)
+		if ping.Name != "scoreboard" || ping.ID != w.ID() || ping.Version != "1.2.3" {
+			t.Errorf("PING = %+v", ping)
+		}
+		var info micro.Info
+		request(t, nc, "$SRV.INFO.scoreboard", &info)
+		names := engine.Names()
+		if len(info.Endpoints) != len(names) {
+			t.Fatalf("INFO lists %d endpoints, want %d: %+v", len(info.Endpoints), len(names), info.Endpoints)
+		}
+		for i, e := range info.Endpoints {
+			if e.Name != names[i] || e.Subject != "scoreboard.solve."+names[i] || e.QueueGroup != bus.QueueGroup {
+				t.Errorf("endpoint %d = %+v", i, e)
+			}
+		}
+		var stats micro.Stats
+		request(t, nc, "$SRV.STATS.scoreboard", &stats)
+		for _, e := range stats.Endpoints {
+			if e.Name == "goscore" && (e.NumRequests < 2 || e.NumErrors < 1) {
+				t.Errorf("goscore stats %+v, want 2 requests or more, 1 error or more", e)
+			}
+		}
+	})
+
+	t.Run("dumps", func(t *testing.T) {
+		in, _ := sample(t, "goscore")
+		board := strings.Join(strings.Split(string(in), "\n")[:20], "\n") + "\n"
+		results := make(chan *nats.Msg, 16)
+		sub, err := nc.ChanSubscribe(subj.AllResults(), results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+
+		// From a port reader: headers, as a request.
+		dump := nats.NewMsg(subj.Dump("goscore", "p1"))
+		dump.Header.Set(bus.HeaderPort, "p1")
+		dump.Header.Set(bus.HeaderSeq, "7")
+		dump.Header.Set(bus.HeaderLine, "41")
+		dump.Data = []byte(board)
+		reply, err := nc.RequestMsg(dump, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := nextResult(t, results)
+		if string(got.Data) != string(reply.Data) {
+			t.Errorf("reply %s differs from the published result %s", reply.Data, got.Data)
+		}
+		if got.Subject != "scoreboard.result.goscore.p1" {
+			t.Errorf("result on %s", got.Subject)
+		}
+		r := decode(t, got)
+		if r.Problem != "goscore" || r.Port != "p1" || r.Seq != 7 || r.Line != 41 || r.Answer != "5 3\n" || r.Worker != w.ID() || r.SolveMicros <= 0 {
+			t.Errorf("result %+v", r)
+		}
+		var raw map[string]any
+		_ = json.Unmarshal(got.Data, &raw)
+		if _, has := raw["error"]; has {
+			t.Errorf("a good result carries an error key: %s", got.Data)
+		}
+		if len(r.Result) == 0 || r.Result[0] != '{' {
+			t.Errorf("structured answer %s, want an object", r.Result)
+		}
+
+		// By hand: no headers, no reply subject, no final newline.
+		if err := nc.Publish(subj.Dump("goscore", "desk"), []byte(strings.TrimSuffix(board, "\n"))); err != nil {
+			t.Fatal(err)
+		}
+		r = decode(t, nextResult(t, results))
+		if r.Port != "desk" || r.Seq != 0 || r.Answer != "5 3\n" || r.Error != "" {
+			t.Errorf("hand-published dump: result %+v", r)
+		}
+
+		// A bad unit: the error names the stream line, from the Line header.
+		rows := strings.Split(board, "\n")
+		rows[4] = "garbage"
+		dump = nats.NewMsg(subj.Dump("goscore", "p1"))
+		dump.Header.Set(bus.HeaderSeq, "8")
+		dump.Header.Set(bus.HeaderLine, "101")
+		dump.Data = []byte(strings.Join(rows, "\n"))
+		if err := nc.PublishMsg(dump); err != nil {
+			t.Fatal(err)
+		}
+		r = decode(t, nextResult(t, results))
+		if r.Seq != 8 || r.Answer != "" || len(r.Result) != 0 || !strings.Contains(r.Error, "line 105") {
+			t.Errorf("bad unit: result %+v, want an error naming line 105", r)
+		}
+
+		// A problem nobody knows still gets a result.
+		if err := nc.Publish(subj.Dump("chess", "p1"), []byte("e4\n")); err != nil {
+			t.Fatal(err)
+		}
+		got = nextResult(t, results)
+		r = decode(t, got)
+		if got.Subject != "scoreboard.result.chess.p1" || !strings.Contains(r.Error, `unknown problem "chess"`) {
+			t.Errorf("unknown problem: %s %+v", got.Subject, r)
+		}
+	})
+}
+
+func request(t *testing.T, nc *nats.Conn, subject string, v any) {
+	t.Helper()
+	msg, err := nc.Request(subject, nil, 5*time.Second)
+	if err != nil {
+		t.Fatalf("%s: %v", subject, err)
+	}
+	if err := json.Unmarshal(msg.Data, v); err != nil {
+		t.Fatalf("%s: %v: %s", subject, err, msg.Data)
+	}
+}
+
+func nextResult(t *testing.T, results chan *nats.Msg) *nats.Msg {
+	t.Helper()
+	select {
+	case msg := <-results:
+		return msg
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result within 10s")
+		return nil
+	}
+}
+
+func decode(t *testing.T, msg *nats.Msg) bus.Result {
+	t.Helper()
+	var r bus.Result
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		t.Fatalf("result %s: %v", msg.Data, err)
+	}
+	return r
+}
+
+func TestPrefixAndStop(t *testing.T) {
+	srv := startServer(t, bus.ListenOff)
+	nc := connect(t, bus.ConnOptions{Server: srv})
+	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, want := sample(t, "goscore")
+	msg, err := nc.Request("club.sb.solve.goscore", in, 10*time.Second)
+	if err != nil || string(msg.Data) != string(want) {
+		t.Fatalf("club.sb.solve.goscore: %q, %v", msg.Data, err)
+	}
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if _, err := nc.Request("club.sb.solve.goscore", in, 2*time.Second); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("request after Stop: %v, want no responders", err)
+	}
+	for _, o := range []bus.WorkerOptions{{Prefix: "Club"}, {Prefix: "a..b"}, {Problems: []string{"chess"}}} {
+		if _, err := bus.StartWorkers(nc, o, testLogger(t)); err == nil {
+			t.Errorf("StartWorkers(%+v) accepted", o)
+		}
+	}
+}
+
+func TestStartServerErrors(t *testing.T) {
+	srv := startServer(t, "127.0.0.1:0")
+	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
+	if _, err := bus.StartServer(addr, testLogger(t)); err == nil {
+		t.Errorf("a second server on %s started", addr)
+	}
+	for _, bad := range []string{"4222", "127.0.0.1:http", ":4222", "127.0.0.1:70000", ""} {
+		if _, err := bus.StartServer(bad, testLogger(t)); err == nil {
+			t.Errorf("StartServer(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSemVer(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3":          "1.2.3",
+		"1.2.3-rc.1":      "1.2.3-rc.1",
+		"v0.4.0-3-gabc12": "0.4.0-3-gabc12",
+		"dev":             "0.0.0-dev",
+		"":                "0.0.0-unknown",
+		"(devel)":         "0.0.0-devel",
+		"1.2":             "0.0.0-1-2",
+	} {
+		if got := bus.SemVer(in); got != want {
+			t.Errorf("SemVer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestConnectErrors(t *testing.T) {
+	s := proctest.StartNATS(t, proctest.NATSOptions{Token: "s3cret"})
+	_, err := bus.Connect(bus.ConnOptions{URL: s.URL()}, testLogger(t))
+	if err == nil || !strings.Contains(err.Error(), "Authorization Violation") || !strings.Contains(err.Error(), "--nats-token") {
+		t.Errorf("no token: %v, want an authorization error with a hint", err)
+	}
+	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Token: "s3cret"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	_, err = bus.Connect(bus.ConnOptions{URL: "nats://bob:hunter2@127.0.0.1:1"}, testLogger(t))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "no servers") {
+		t.Errorf("unreachable server: %v, want no servers, no password", err)
+	}
+	_, err = bus.Connect(bus.ConnOptions{URL: s.URL(), TLSCert: "cert.pem"}, testLogger(t))
+	if err == nil {
+		t.Error("a TLS cert without a key was accepted")
+	}
+}
+
+// The reconnect buffer: what the daemon publishes while its server is away is
+// delivered once it is back, and answered by the workers on the same connection.
+func TestDumpsSurviveShortDisconnect(t *testing.T) {
+	s := proctest.StartNATS(t, proctest.NATSOptions{})
+	nc := connect(t, bus.ConnOptions{URL: s.URL()})
+	startWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}})
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	results := make(chan *nats.Msg, 64)
+	if _, err := nc.ChanSubscribe(subj.Result("goscore", "p1"), results); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := sample(t, "goscore")
+	board := strings.Join(strings.Split(string(in), "\n")[:20], "\n") + "\n"
+
+	s.Stop()
+	waitFor(t, "disconnect", func() bool { return !nc.IsConnected() })
+	const n = 20
+	for seq := 1; seq <= n; seq++ {
+		dump := nats.NewMsg(subj.Dump("goscore", "p1"))
+		dump.Header.Set(bus.HeaderSeq, fmt.Sprint(seq))
+		dump.Data = []byte(board)
+		if err := nc.PublishMsg(dump); err != nil {
+			t.Fatalf("publish while disconnected: %v", err)
+		}
+	}
+	s.Start()
+	seen := map[uint64]bool{}
+	for len(seen) < n {
+		r := decode(t, nextResult(t, results))
+		if r.Answer != "5 3\n" {
+			t.Errorf("result %+v", r)
+		}
+		seen[r.Seq] = true
+	}
+	if nc.Stats().Reconnects < 1 {
+		t.Errorf("no reconnect counted")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 20s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
