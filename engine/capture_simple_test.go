@@ -17,41 +17,46 @@ type capturePt struct{ X, Y int }
 // size of the groups it touches, and the board costs S*S), but obviously right.
 type captureSimple struct {
 	size     int
-	cells    []int8 // 0 empty, 1 black, 2 white; y*size+x
+	cells    []int8  // 0 empty, 1 black, 2 white; y*size+x
+	seen     []int32 // the search that last reached a point
+	search   int32
 	moves    int
 	captured int
 }
 
 func newCaptureSimple(size int) *captureSimple {
-	return &captureSimple{size: size, cells: make([]int8, size*size)}
+	return &captureSimple{size: size, cells: make([]int8, size*size), seen: make([]int32, size*size)}
 }
 
 func (s *captureSimple) at(p capturePt) int8 { return s.cells[p.Y*s.size+p.X] }
 
-func (s *captureSimple) neighbours(p capturePt) []capturePt {
-	var out []capturePt
-	for _, d := range []capturePt{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+// neighbours returns the points beside p that are on the board.
+func (s *captureSimple) neighbours(p capturePt) (out [4]capturePt, n int) {
+	for _, d := range [4]capturePt{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
 		q := capturePt{p.X + d.X, p.Y + d.Y}
 		if q.X >= 0 && q.X < s.size && q.Y >= 0 && q.Y < s.size {
-			out = append(out, q)
+			out[n] = q
+			n++
 		}
 	}
-	return out
+	return out, n
 }
 
 // group returns the stones of p's group and whether it has a liberty.
 func (s *captureSimple) group(p capturePt) ([]capturePt, bool) {
 	c := s.at(p)
-	seen := map[capturePt]bool{p: true}
+	s.search++
+	s.seen[p.Y*s.size+p.X] = s.search
 	queue := []capturePt{p}
 	free := false
 	for i := 0; i < len(queue); i++ {
-		for _, q := range s.neighbours(queue[i]) {
+		nb, n := s.neighbours(queue[i])
+		for _, q := range nb[:n] {
 			switch {
 			case s.at(q) == 0:
 				free = true
-			case s.at(q) == c && !seen[q]:
-				seen[q] = true
+			case s.at(q) == c && s.seen[q.Y*s.size+q.X] != s.search:
+				s.seen[q.Y*s.size+q.X] = s.search
 				queue = append(queue, q)
 			}
 		}
@@ -82,7 +87,8 @@ func (s *captureSimple) play(p capturePt) bool {
 	c := int8(1 + s.moves%2)
 	s.moves++
 	s.cells[p.Y*s.size+p.X] = c
-	for _, q := range s.neighbours(p) {
+	nb, n := s.neighbours(p)
+	for _, q := range nb[:n] {
 		if s.at(q) == 3-c {
 			s.removeIfDead(q)
 		}
@@ -108,6 +114,10 @@ type captureGame struct {
 	size  int
 	moves []capturePt
 	want  int // the captures its generator intends, -1 if it does not know
+	// byRef says that the reference played the game as it was generated: want is its
+	// count and bad the index of the move on an occupied point (-1 if none).
+	byRef bool
+	bad   int
 }
 
 // text is the game's contest input.
@@ -302,7 +312,7 @@ func captureMixedGame() *captureGame {
 // an error). Small boards make captures frequent.
 func captureRandomGame(r *rand.Rand, size, n int, occupied float64) *captureGame {
 	s := newCaptureSimple(size)
-	g := &captureGame{size: size, want: -1}
+	g := &captureGame{size: size, byRef: true, bad: -1}
 	for range n {
 		p := capturePt{r.IntN(size), r.IntN(size)}
 		if r.Float64() >= occupied {
@@ -315,8 +325,10 @@ func captureRandomGame(r *rand.Rand, size, n int, occupied float64) *captureGame
 		}
 		g.moves = append(g.moves, p)
 		if !s.play(p) {
+			g.bad = len(g.moves) - 1
 			break // an error ends the game
 		}
 	}
+	g.want = s.captured
 	return g
 }
