@@ -29,13 +29,18 @@ func boardCount(s *boardRows) int {
 	return c
 }
 
+// A flood runs on uint64 rows holding two sets at once: one in bits 0-18 and one in
+// bits boardHi to boardHi+18. The gap keeps them apart: a carry out of the low set
+// stops in bit 19, and a shift by at most 16 moves the high set no lower than bit 24.
+const boardHi = 40
+
 // boardRunMasks holds, for one row of a region, the masks of columns from which a
 // fill may move 1, 2, 4, 8 and 16 columns down (towards bit 0) inside the region.
 // They depend on the region only, so a flood computes them once per row and reuses
 // them on every sweep.
-type boardRunMasks [5]uint32
+type boardRunMasks [5]uint64
 
-func boardRunMasksOf(m uint32) boardRunMasks {
+func boardRunMasksOf(m uint64) boardRunMasks {
 	p2 := m & (m >> 1)
 	p4 := p2 & (p2 >> 2)
 	p8 := p4 & (p4 >> 4)
@@ -46,7 +51,7 @@ func boardRunMasksOf(m uint32) boardRunMasks {
 // of s. s must be a subset of m. Towards higher columns a carry does it: adding s to
 // m carries from each run's lowest seed to the run's top. Towards lower columns no
 // carry helps, so the seeds spread by doubling shifts (5 steps cover 19 columns).
-func boardRowFill(m, s uint32, p *boardRunMasks) uint32 {
+func boardRowFill(m, s uint64, p *boardRunMasks) uint64 {
 	up := ((m+s)^m^s)&m | s
 	down := s
 	down |= p[0] & (down >> 1)
@@ -57,22 +62,10 @@ func boardRowFill(m, s uint32, p *boardRunMasks) uint32 {
 	return up | down
 }
 
-// boardNeighbours is the set of points next to a point of s (s excluded only where
-// it does not neighbour itself), clipped to an n x n board.
-func boardNeighbours(s *boardRows, n int) boardRows {
-	var out boardRows
-	full := boardRowMask(n)
-	for r := 0; r < n; r++ {
-		x := s[r]<<1 | s[r]>>1
-		if r > 0 {
-			x |= s[r-1]
-		}
-		if r+1 < n {
-			x |= s[r+1]
-		}
-		out[r] = x & full
-	}
-	return out
+// boardRowFillOnce is boardRowFill of one set, for a region used once.
+func boardRowFillOnce(m, s uint32) uint32 {
+	p := boardRunMasksOf(uint64(m))
+	return uint32(boardRowFill(uint64(m), uint64(s), &p))
 }
 
 // boardOwned counts the empty points owned by each colour: the points of empty
@@ -82,16 +75,17 @@ func boardNeighbours(s *boardRows, n int) boardRows {
 // The regions are never labelled. Two floods through the empty points, one from the
 // empty points next to a black stone and one from those next to a white stone, reach
 // exactly the regions bordering black and those bordering white; black owns what only
-// the first reached.
+// the first reached. Both floods run at once, black's in the low bits of each row and
+// white's in the high ones.
 func boardOwned(black, white *boardRows, n int) (b, w int) {
 	var (
-		empty, fb, fw boardRows
-		masks         [boardMax]boardRunMasks
+		empty, fill [boardMax]uint64
+		masks       [boardMax]boardRunMasks
 	)
+	n = min(n, boardMax)
 	full := boardRowMask(n)
 	for r := 0; r < n; r++ {
 		e := full &^ (black[r] | white[r])
-		empty[r] = e
 		nb := black[r]<<1 | black[r]>>1
 		nw := white[r]<<1 | white[r]>>1
 		if r > 0 {
@@ -102,61 +96,50 @@ func boardOwned(black, white *boardRows, n int) (b, w int) {
 			nb |= black[r+1]
 			nw |= white[r+1]
 		}
-		fb[r] = nb & e
-		fw[r] = nw & e
-		masks[r] = boardRunMasksOf(e)
+		e2 := uint64(e) | uint64(e)<<boardHi
+		empty[r] = e2
+		fill[r] = uint64(nb&e) | uint64(nw&e)<<boardHi
+		masks[r] = boardRunMasksOf(e2)
 	}
-	boardFlood2(&empty, &fb, &fw, &masks, n)
+	boardFlood(&empty, &fill, &masks, n)
 	for r := 0; r < n; r++ {
-		b += bits.OnesCount32(fb[r] &^ fw[r])
-		w += bits.OnesCount32(fw[r] &^ fb[r])
+		fb, fw := uint32(fill[r]), uint32(fill[r]>>boardHi)
+		b += bits.OnesCount32(fb &^ fw)
+		w += bits.OnesCount32(fw &^ fb)
 	}
 	return b, w
 }
 
-// boardFlood2 grows the seed sets a and b, both inside m, to the regions of m they
-// touch. Sweeps run down the rows and back up, each carrying the fill one row on and
-// along whole runs, until a sweep changes nothing; snaking regions take a few more
-// sweeps, typical positions two or three.
-func boardFlood2(m, a, b *boardRows, masks *[boardMax]boardRunMasks, n int) {
+// boardFlood grows the seed set f, inside m, to the regions of m it touches. Sweeps
+// run down the rows and back up, each carrying the fill one row on and along whole
+// runs, until a sweep changes nothing: typical positions take three sweeps, snaking
+// regions a few more.
+func boardFlood(m, f *[boardMax]uint64, masks *[boardMax]boardRunMasks, n int) {
 	// The first sweep fills each row's runs from its own seeds and from the row
-	// before; the later ones only redo a row when the row before brings new points.
-	var pa, pb uint32
+	// above; the later ones only redo a row when its neighbour brings new points.
+	var prev uint64
 	for r := 0; r < n; r++ {
-		e := m[r]
-		a[r] = boardRowFill(e, a[r]|pa&e, &masks[r])
-		b[r] = boardRowFill(e, b[r]|pb&e, &masks[r])
-		pa, pb = a[r], b[r]
+		f[r] = boardRowFill(m[r], f[r]|prev&m[r], &masks[r])
+		prev = f[r]
 	}
 	for pass := 1; ; pass++ {
 		changed := false
-		pa, pb = 0, 0
+		prev = 0
 		for i := 0; i < n; i++ {
 			r := i
 			if pass%2 == 1 {
 				r = n - 1 - i // odd passes go back up
 			}
-			e := m[r]
-			if na := pa & e &^ a[r]; na != 0 {
-				a[r] = boardRowFill(e, a[r]|na, &masks[r])
+			if x := prev & m[r] &^ f[r]; x != 0 {
+				f[r] = boardRowFill(m[r], f[r]|x, &masks[r])
 				changed = true
 			}
-			if nb := pb & e &^ b[r]; nb != 0 {
-				b[r] = boardRowFill(e, b[r]|nb, &masks[r])
-				changed = true
-			}
-			pa, pb = a[r], b[r]
+			prev = f[r]
 		}
 		if !changed {
 			return
 		}
 	}
-}
-
-// boardRowFillOnce is boardRowFill for a region used once, computing its masks.
-func boardRowFillOnce(m, s uint32) uint32 {
-	p := boardRunMasksOf(m)
-	return boardRowFill(m, s, &p)
 }
 
 // boardGroup returns the group of stones of set s connected to the point (r, c),

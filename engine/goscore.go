@@ -1,5 +1,7 @@
 package engine
 
+import "encoding/binary"
+
 // goscore: area scoring of a 19x19 board dump (seed 000, Go Scoring). A unit is a
 // blank spacer line and 19 rows of 19 " X" pairs; the answer is "B W": each colour's
 // stones plus the empty regions bordered by that colour only.
@@ -47,9 +49,8 @@ type GoscoreBoard struct {
 	Black, White boardRows
 }
 
-// goscoreClass classifies the byte of a point: bit 2 marks a valid point, bit 0 a
-// black stone, bit 1 a white one. A table keeps the row loop free of branches.
-var goscoreClass = [256]uint8{'+': 4, '*': 4, '@': 5, 'O': 6}
+// goscoreClass tells which bytes are points.
+var goscoreClass = [256]bool{'+': true, '*': true, '@': true, 'O': true}
 
 // Parse reads one unit: the spacer line and 19 rows. Errors are *InputError with the
 // line counted from the spacer (1) and the column from 1.
@@ -64,8 +65,10 @@ func (b *GoscoreBoard) Parse(unit []byte) error {
 	}
 	for r := 0; r < goscoreSide; r++ {
 		var line []byte
-		line, rest, ok = boardNextLine(rest)
-		if !ok {
+		if len(rest) > goscoreRowLen && rest[goscoreRowLen] == '\n' {
+			// The usual row: no trailing white space, so no need to search.
+			line, rest = rest[:goscoreRowLen], rest[goscoreRowLen+1:]
+		} else if line, rest, ok = boardNextLine(rest); !ok {
 			return Errorf(goscoreName, r+1, "the board ends after %d of 19 rows", r)
 		}
 		if err := b.parseRow(r, line); err != nil {
@@ -83,22 +86,48 @@ func (b *GoscoreBoard) parseRow(r int, line []byte) error {
 	if len(line) < goscoreRowLen || !boardBlank(line[goscoreRowLen:]) {
 		return goscoreRowError(r, line)
 	}
-	// Spaces must sit at even offsets and point bytes at odd ones; any stray byte
-	// shows in sp or in a missing valid bit, and the slow path then names it.
-	var black, white, sp uint32
-	valid := uint8(4)
-	for c := 0; c < goscoreSide; c++ {
-		sp |= uint32(line[2*c] ^ ' ')
-		k := goscoreClass[line[2*c+1]]
-		valid &= k
-		black |= uint32(k&1) << uint(c)
-		white |= uint32(k>>1&1) << uint(c)
-	}
-	if sp != 0 || valid == 0 {
+	black, white, ok := goscoreRowBits((*[goscoreRowLen]byte)(line))
+	if !ok {
 		return goscoreRowError(r, line)
 	}
 	b.Black[r], b.White[r] = black, white
 	return nil
+}
+
+// goscoreRowBits reads the points of a row 8 bytes (4 pairs) at a time. The point
+// bytes differ in two bits: bit 6 (set in '@' and 'O') and bit 0 (set in '+' and
+// 'O'). From those two bits of each point it rebuilds the word a valid row would
+// have (spaces, and the one point byte with those bits); any other byte anywhere
+// makes the word differ. The black and white bits of the 4 points, one per 16-bit
+// lane, are then gathered into 4 adjacent bits by one multiplication.
+func goscoreRowBits(row *[goscoreRowLen]byte) (black, white uint32, ok bool) {
+	// Words at offsets 0, 8, 16, 24 hold points 0-15; the one at 30 points 15-18.
+	b0, w0, x0 := goscoreWord(binary.LittleEndian.Uint64(row[0:8]))
+	b1, w1, x1 := goscoreWord(binary.LittleEndian.Uint64(row[8:16]))
+	b2, w2, x2 := goscoreWord(binary.LittleEndian.Uint64(row[16:24]))
+	b3, w3, x3 := goscoreWord(binary.LittleEndian.Uint64(row[24:32]))
+	b4, w4, x4 := goscoreWord(binary.LittleEndian.Uint64(row[30:38]))
+	black = b0 | b1<<4 | b2<<8 | b3<<12 | b4<<15
+	white = w0 | w1<<4 | w2<<8 | w3<<12 | w4<<15
+	return black, white, x0|x1|x2|x3|x4 == 0
+}
+
+// goscoreWord reads 4 pairs: their black and white bits, and non-zero bad if the
+// word is not 4 valid pairs.
+func goscoreWord(w uint64) (black, white uint32, bad uint64) {
+	const (
+		lanes  = 0x0001000100010001 // bit 0 of each 16-bit lane
+		spaces = 0x0020002000200020 // the even bytes of a valid word
+		// gather moves lane i's bit 16i to bit 56+i; the other products land
+		// below bit 56 or beyond bit 63, without carries.
+		gather = 1<<56 | 1<<41 | 1<<26 | 1<<11
+	)
+	b0 := w >> 8 & lanes
+	b6 := w >> 14 & lanes
+	wh := b0 & b6
+	bl := b6 &^ b0
+	want := spaces | ('*'*lanes+b0+('@'-'*')*b6+('O'-'@'-1)*wh)<<8
+	return uint32(bl * gather >> 56), uint32(wh * gather >> 56), w ^ want
 }
 
 // goscoreRowError names the first thing wrong with a row the fast path rejected.
@@ -113,7 +142,7 @@ func goscoreRowError(r int, line []byte) error {
 			if c != ' ' {
 				return Errorf(goscoreName, ln, "column %d: %s where a space should precede point %d", i+1, boardQuoteByte(c), i/2+1)
 			}
-		} else if goscoreClass[c] == 0 {
+		} else if !goscoreClass[c] {
 			return Errorf(goscoreName, ln, "column %d: %s is not one of + * @ O", i+1, boardQuoteByte(c))
 		}
 	}
