@@ -52,6 +52,7 @@ type display struct {
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
 	done     map[uint64]outcome
+	dropped  int // answers dropped since the write queue was last found full
 }
 
 func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte) *display {
@@ -258,8 +259,17 @@ func (d *display) flush() {
 		if len(text) > 0 {
 			select {
 			case d.out <- text:
+				if d.dropped > 0 {
+					d.log.Warn().Uint64("seq", d.next).Int("dropped", d.dropped).Msg("the port's write queue has room again")
+					d.dropped = 0
+				}
 			default:
-				d.log.Error().Uint64("seq", d.next).Msg("the port's write queue is full (is the device reading?); answer dropped")
+				// One line when it starts, one when it ends: a device that stopped
+				// reading for an hour must not fill the journal.
+				if d.dropped == 0 {
+					d.log.Error().Uint64("seq", d.next).Msg("the port's write queue is full (is the device reading?); dropping answers")
+				}
+				d.dropped++
 			}
 		}
 		d.next++

@@ -58,7 +58,7 @@ func (l *logs) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *logs) logger() zerolog.Logger { return zerolog.New(l).Level(zerolog.DebugLevel) }
+func (l *logs) logger() zerolog.Logger { return zerolog.New(l).Level(zerolog.TraceLevel) }
 
 // count returns how many lines have every given field.
 func (l *logs) count(fields map[string]any) int {

@@ -87,6 +87,11 @@ func (r *reader) run(ctx context.Context) {
 	sc := serialio.NewScanner(r.p, func(err error) {
 		r.log.Warn().Err(err).Msg("line dropped")
 	})
+	if r.log.GetLevel() <= zerolog.TraceLevel {
+		sc.Trace = func(n int, line []byte) {
+			r.log.Trace().Int("line", n).Int("bytes", len(line)).Msg("line read")
+		}
+	}
 	var seq uint64
 	for opened := 0; ; opened++ {
 		port, err := serialio.OpenRetry(ctx, r.open, &r.back, func(err error, attempt int, wait time.Duration) {

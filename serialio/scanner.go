@@ -30,6 +30,10 @@ type Scanner struct {
 	lines  int // stream lines read since the last Reset
 	ended  bool
 	warn   func(error)
+
+	// Trace, when set, is told of each line read, for diagnosing a scoreboard's
+	// framing; it must not keep line.
+	Trace func(lineNo int, line []byte)
 }
 
 // NewScanner returns a scanner of p's units. warn is told of each line dropped for
@@ -82,6 +86,9 @@ func (s *Scanner) Next() (Unit, error) {
 			return Unit{}, fmt.Errorf("read line %d: %w", s.lines+1, err)
 		default:
 			s.lines++
+		}
+		if s.Trace != nil {
+			s.Trace(s.lines, line)
 		}
 		s.frames = s.fr.Feed(s.frames, line)
 	}

@@ -1,0 +1,286 @@
+package daemon_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/engine"
+)
+
+// slowWorker joins the workers' queue group on the dumps and answers each after a
+// delay, as a worker on an overloaded machine would. It returns how many it served.
+func slowWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration) *atomic.Int64 {
+	t.Helper()
+	var served atomic.Int64
+	sub, err := nc.QueueSubscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllDumps(), bus.QueueGroup, func(m *nats.Msg) {
+		seq, _ := strconv.Atoi(m.Header.Get(bus.HeaderSeq))
+		go func() {
+			time.Sleep(delay(seq))
+			p, _ := engine.Lookup("goscore")
+			out, err := p.Append(nil, m.Data)
+			res := bus.Result{Problem: "goscore", Port: m.Header.Get(bus.HeaderPort), Seq: uint64(seq), Answer: string(out), Worker: "slow"}
+			if err != nil {
+				res.Answer, res.Error = "", err.Error()
+			}
+			data, _ := json.Marshal(res)
+			served.Add(1)
+			_ = m.Respond(data)
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	return &served
+}
+
+// Two workers, one slowed down: the answers still come in order, each once.
+func TestSlowWorkerKeepsOrder(t *testing.T) {
+	nc := startBus(t, true)
+	srv, _ := servers.Load(nc)
+	// The slow worker holds the early units longest, so they finish last.
+	served := slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+		return time.Duration(40-seq) * 2 * time.Millisecond
+	})
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore"}}})
+	waitOpened(t, pt)
+	var in, want strings.Builder
+	for i := range 40 {
+		b := board(i)
+		in.WriteString(b)
+		want.WriteString(goscoreAnswer(t, b))
+	}
+	if _, err := pt.Master.Write([]byte(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, pt.Master, want.Len()); string(got) != want.String() {
+		t.Fatalf("answers\n got %q\nwant %q", got, want.String())
+	}
+	if served.Load() == 0 {
+		t.Fatal("the slow worker served no unit: the test proved nothing")
+	}
+	d.stop(t)
+	// Nothing more came after the last answer: nothing was answered twice.
+	pt.Master.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if n, _ := pt.Master.Read(make([]byte, 100)); n > 0 {
+		t.Fatalf("%d bytes more after every answer", n)
+	}
+}
+
+// A unit no worker answers ends as an error result after its attempts, and does not
+// hold back the units after it, which a worker started meanwhile answers.
+func TestNoWorkerGivesUp(t *testing.T) {
+	nc := startBus(t, false)
+	res := results(t, nc)
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{
+		Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Name: "lonely", ErrorLine: true}},
+		RequestTimeout: 50 * time.Millisecond,
+		Attempts:       2,
+	})
+	waitOpened(t, pt)
+	if _, err := pt.Master.Write([]byte(board(1))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		if r.Seq != 1 || r.Worker != "daemon" || !strings.Contains(r.Error, "no worker answered") {
+			t.Fatalf("result %+v, want the daemon's error for seq 1", r)
+		}
+	case <-time.After(long):
+		t.Fatalf("no error result; logs:\n%s", d.logs.String())
+	}
+	line := readN(t, pt.Master, len("error: no worker answered"))
+	if string(line) != "error: no worker answered" {
+		t.Fatalf("port got %q, want the error line", line)
+	}
+
+	srv, _ := servers.Load(nc)
+	startWorkers(t, srv.(*bus.Server))
+	b := board(2)
+	if _, err := pt.Master.Write([]byte(b)); err != nil {
+		t.Fatal(err)
+	}
+	// The rest of the error line, then the answer.
+	rest := readN(t, pt.Master, len(" within 50ms (2 attempts)\n"))
+	want := goscoreAnswer(t, b)
+	if got := readN(t, pt.Master, len(want)); string(got) != want {
+		t.Fatalf("after %q: answer %q, want %q", rest, got, want)
+	}
+	d.stop(t)
+}
+
+// Unplug and replug: the pseudo-terminal behind a stable path is closed between
+// units and in the middle of one, and a new one is linked at the same path. The
+// daemon reopens the path and answers what comes next; the half unit is dropped.
+func TestUnplugReplug(t *testing.T) {
+	nc := startBus(t, true)
+	link := filepath.Join(t.TempDir(), "usb-scoreboard")
+	plug := func() *os.File {
+		pt := newPTY(t)
+		tmp := link + ".new"
+		if err := os.Symlink(pt.Path, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Fatal(err)
+		}
+		waitOpened(t, pt)
+		return pt.Master
+	}
+	// The daemon starts before the device is there, as at boot.
+	d := startDaemon(t, nc, daemon.Config{
+		Ports:     []daemon.PortConfig{{Device: link, Problem: "goscore"}},
+		ReopenMin: 5 * time.Millisecond, ReopenMax: 20 * time.Millisecond,
+	})
+	d.logs.wait(t, 1, map[string]any{"message": "port not available"})
+	master := plug()
+	send := func(m *os.File, k int) {
+		t.Helper()
+		b := board(k)
+		if _, err := m.Write([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+		want := goscoreAnswer(t, b)
+		if got := readN(t, m, len(want)); string(got) != want {
+			t.Fatalf("answer %q, want %q", got, want)
+		}
+	}
+	send(master, 1)
+
+	// Unplugged between units.
+	master.Close()
+	d.logs.wait(t, 1, map[string]any{"message": "port lost"})
+	master = plug()
+	d.logs.wait(t, 1, map[string]any{"message": "port reopened"})
+	send(master, 2)
+
+	// Unplugged in the middle of a unit: its first rows are dropped with a warning.
+	half := strings.Join(strings.SplitAfter(board(3), "\n")[:10], "")
+	if _, err := master.Write([]byte(half + " + + +")); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the daemon has read the half unit's lines: closing the master hangs
+	// up the device and loses what it has not read, and the test would prove nothing.
+	d.logs.wait(t, 1, map[string]any{"message": "line read", "line": float64(30)})
+	master.Close()
+	d.logs.wait(t, 1, map[string]any{"message": "partial unit dropped: the port was lost in the middle of it", "lines": float64(10)})
+	master = plug()
+	send(master, 4)
+	d.stop(t)
+	if n := d.logs.count(map[string]any{"message": "port reopened"}); n != 2 {
+		t.Fatalf("%d reopenings, want 2", n)
+	}
+}
+
+// A device that never reads its answers: the daemon keeps serving another port, and
+// stops cleanly.
+func TestDeviceNeverReads(t *testing.T) {
+	nc := startBus(t, true)
+	deaf, good := newPTY(t), newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{
+		Ports: []daemon.PortConfig{
+			{Device: deaf.Path, Problem: "goscore", Name: "deaf", ErrorLine: true},
+			{Device: good.Path, Problem: "goscore", Name: "good"},
+		},
+		WriteTimeout: 20 * time.Millisecond,
+		WriteQueue:   4,
+		Drain:        time.Second,
+	})
+	waitOpened(t, deaf)
+	waitOpened(t, good)
+
+	// Enough error lines to fill the pseudo-terminal's buffer many times over (a
+	// board cut short by the next one's spacer each); nobody reads them.
+	go deaf.Master.Write([]byte(strings.Repeat("\n + +\n", 5000)))
+	d.logs.wait(t, 1, map[string]any{"port": "deaf", "message": "the device is not reading; answer dropped"})
+	d.logs.wait(t, 1, map[string]any{"port": "deaf", "message": "the port's write queue is full (is the device reading?); dropping answers"})
+
+	for k := range 20 {
+		b := board(k)
+		if _, err := good.Master.Write([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+		want := goscoreAnswer(t, b)
+		if got := readN(t, good.Master, len(want)); string(got) != want {
+			t.Fatalf("good port: answer %q, want %q", got, want)
+		}
+	}
+	d.stop(t)
+}
+
+// Told to stop, the daemon stops reading and lets the units in flight be answered,
+// within its drain bound; those still unanswered then end as error results.
+func TestStopDrains(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		delay    time.Duration
+		answered bool
+	}{
+		{"answered", 200 * time.Millisecond, true},
+		{"bounded", time.Hour, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nc := startBus(t, false)
+			res := results(t, nc)
+			srv, _ := servers.Load(nc)
+			stopWorker := make(chan struct{})
+			defer close(stopWorker)
+			slowWorker(t, connect(t, srv.(*bus.Server)), func(int) time.Duration {
+				select {
+				case <-time.After(c.delay):
+				case <-stopWorker:
+				}
+				return 0
+			})
+			pt := newPTY(t)
+			d := startDaemon(t, nc, daemon.Config{
+				Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore"}},
+				RequestTimeout: time.Hour, // no retries: only the drain bound ends the wait
+				Drain:          300 * time.Millisecond,
+			})
+			waitOpened(t, pt)
+			var in, want strings.Builder
+			for k := range 3 {
+				b := board(k)
+				in.WriteString(b)
+				want.WriteString(goscoreAnswer(t, b))
+			}
+			if _, err := pt.Master.Write([]byte(in.String())); err != nil {
+				t.Fatal(err)
+			}
+			d.logs.wait(t, 1, map[string]any{"message": "unit read", "seq": float64(3)})
+			d.stop(t)
+			if c.answered {
+				if got := readN(t, pt.Master, want.Len()); string(got) != want.String() {
+					t.Fatalf("answers %q, want %q", got, want.String())
+				}
+				return
+			}
+			for range 3 {
+				select {
+				case r := <-res:
+					if r.Worker != "daemon" || !strings.Contains(r.Error, "drain") {
+						t.Fatalf("result %+v, want the daemon's error", r)
+					}
+				case <-time.After(long):
+					t.Fatal("no error result for a unit cut off by the drain bound")
+				}
+			}
+		})
+	}
+}
