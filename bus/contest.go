@@ -14,7 +14,7 @@ type contest struct {
 	frames []engine.Frame
 	out    []byte
 
-	bad   int   // bad units and dropped lines
+	bad   int   // errors: bad units and overlong lines
 	first error // the first of them, an *engine.InputError naming the input's line
 }
 
