@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 )
 
 func init() {
@@ -24,25 +25,28 @@ func init() {
 	})
 }
 
-// runFlags are every flag of run, bound in one place so that a config file can fill
-// the same settings.
+// runFlags are every flag of run, bound in one place. The settings they share with
+// the config file (--config) are merged by loadConfig: a flag given on the command
+// line wins over the file.
 type runFlags struct {
+	config string
 	nats   *natsFlags
 	listen string
 	log    *logFlags
 	port   daemon.PortConfig
-	// The daemon's timing.
+	// The daemon's timing, flags only.
 	requestTimeout, drain time.Duration
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{}
+	fs.StringVar(&f.config, "config", "", "the configuration `file` (TOML): NATS, logging, and one [[port]] table per scoreboard")
 	f.nats = addNATSFlags(fs, "empty: embed a NATS server")
 	fs.StringVar(&f.listen, "nats-listen", bus.DefaultListen, "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"")
 	f.log = addLogFlags(fs)
 	fs.StringVar(&f.port.Device, "port", "", "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only")
 	fs.StringVar(&f.port.Problem, "problem", "", "the `problem` the port's dumps are: "+strings.Join(engine.Names(), ", "))
-	fs.StringVar(&f.port.Name, "port-name", "", "the port's `name` in subjects (default: from the device, \"stdio\" for -)")
+	fs.StringVar(&f.port.Name, "port-name", defaultPortName, "the port's `name` in subjects")
 	fs.IntVar(&f.port.Line.Baud, "baud", 9600, "the serial line's speed, in bits per second")
 	fs.IntVar(&f.port.Line.DataBits, "data-bits", 8, "the serial line's data bits, 5 to 8")
 	fs.StringVar(&f.port.Line.Parity, "parity", "none", "the serial line's parity: none, odd, even, mark or space")
@@ -53,40 +57,54 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	return f
 }
 
-// check validates the flags and returns the daemon's configuration.
-func (f *runFlags) check(fs *flag.FlagSet) (daemon.Config, error) {
-	if err := f.nats.check(); err != nil {
+// load merges the config file, the environment and the flags given into f, and
+// returns the daemon's configuration.
+func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
+	c, err := loadConfig(f.config, fs)
+	if err != nil {
 		return daemon.Config{}, err
 	}
-	if f.nats.url != "" && flagSet(fs, "nats-listen") {
-		return daemon.Config{}, errors.New("--nats-listen is for the embedded server; it cannot go with --nats-url")
+	n := c.NATS
+	*f.nats = natsFlags{
+		url: n.URL, user: n.User, password: n.Password, token: n.Token,
+		nkey: n.NKey, creds: n.Creds, tlsCA: n.TLSCA, tlsCert: n.TLSCert, tlsKey: n.TLSKey,
+		prefix: n.Prefix,
 	}
-	if f.listen != bus.ListenOff {
-		if _, _, err := bus.ParseListen(f.listen); err != nil {
-			return daemon.Config{}, err
-		}
-	}
-	cfg := daemon.Config{Prefix: f.nats.prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
-	switch {
-	case f.port.Device != "":
-		if f.port.Problem == "" {
-			return cfg, fmt.Errorf("--port %s: which problem are its dumps? (--problem %s)", f.port.Device, strings.Join(engine.Names(), "|"))
-		}
-		cfg.Ports = []daemon.PortConfig{f.port}
-	case flagSet(fs, "problem") || flagSet(fs, "port-name"):
-		return cfg, errors.New("--problem and --port-name configure a port: give its --port too")
+	f.listen = n.Listen
+	f.log.level, f.log.format = c.Log.Level, c.Log.Format
+	cfg := daemon.Config{Prefix: n.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
+	for _, p := range c.Ports {
+		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
+			Name: p.Name, Device: p.Device, Problem: p.Problem, Line: p.LineSettings, ErrorLine: p.ErrorLine,
+		})
 	}
 	return cfg, cfg.Validate()
+}
+
+// newRunLogger builds the daemon's logger: the logging package's formats (json,
+// console, journald, or picked from where stderr goes) when w is the process's
+// stderr; JSON lines otherwise (a command run in-process by a test).
+func newRunLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
+	if f, ok := w.(*os.File); ok {
+		log, _, err := logging.New(logging.Options{Level: level, Format: format, Stderr: f})
+		return log, err
+	}
+	lv, err := logging.ParseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	return zerolog.New(w).Level(lv).With().Timestamp().Logger(), nil
 }
 
 func runRun(ctx context.Context, args []string, io stdio) error {
 	about := "Runs the daemon. By default it embeds a NATS server, listening on --nats-listen\n" +
 		"for local tools, and serves every problem on it (the 'scoreboard' micro service\n" +
 		"and the dump consumer). With --nats-url it joins an existing NATS server or\n" +
-		"cluster instead. With --port it reads the scoreboard's dumps from a serial device\n" +
-		"(or stdin, with -), has them solved, and writes each answer back in order; at the\n" +
-		"end of stdin it exits once every unit is answered. SIGINT or SIGTERM stop it\n" +
-		"cleanly: reading stops, units in flight are answered within --drain."
+		"cluster instead. With --port (or [[port]] tables in --config) it reads the\n" +
+		"scoreboards' dumps from serial devices (or stdin, with -), has them solved, and\n" +
+		"writes each answer back in order; at the end of stdin it exits once every unit\n" +
+		"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units in\n" +
+		"flight are answered within --drain."
 	fs := newFlagSet("run", "", about, io)
 	f := addRunFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -96,12 +114,12 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	cfg, err := f.check(fs)
+	cfg, err := f.load(fs)
 	if err != nil {
 		return err
 	}
 	cfg.Stdin, cfg.Stdout = io.in, io.out
-	log, err := f.log.logger(io.err)
+	log, err := newRunLogger(f.log.level, f.log.format, io.err)
 	if err != nil {
 		return err
 	}
