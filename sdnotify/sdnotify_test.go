@@ -231,3 +231,29 @@ func TestAll(t *testing.T) {
 		t.Errorf("got %v, want the failing check's error", err)
 	}
 }
+
+// TestRunStatus: the status goes out when it changes, not on every tick.
+func TestRunStatus(t *testing.T) {
+	sock := sdnotifytest.Listen(t)
+	n, err := sdnotify.New(sock.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	status := func() string {
+		calls++
+		if calls < 5 {
+			return "1 port open, 0 units answered, 0 errors"
+		}
+		return "1 port open, 3 units answered, 1 error"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { n.RunStatus(ctx, time.Millisecond, status, zerolog.Nop()); close(done) }()
+	before := sock.WaitFor(t, "STATUS=1 port open, 3 units answered, 1 error", wait)
+	cancel()
+	<-done
+	if want := []string{"STATUS=1 port open, 0 units answered, 0 errors"}; strings.Join(before, "|") != want[0] {
+		t.Errorf("before the change: %q, want %q", before, want)
+	}
+}

@@ -74,3 +74,28 @@ func (n *Notifier) RunWatchdog(ctx context.Context, interval time.Duration, chec
 		}
 	}
 }
+
+// RunStatus sends STATUS= every period with what status returns, when it changed
+// since the last one sent, until ctx ends: systemctl status then shows the daemon's
+// counts (ports open, units answered, errors) as they are.
+func (n *Notifier) RunStatus(ctx context.Context, period time.Duration, status func() string, log zerolog.Logger) {
+	if !n.Enabled() {
+		return
+	}
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	var last string
+	for {
+		if s := status(); s != last {
+			if err := n.Status(s); err != nil {
+				log.Warn().Err(err).Msg("status to systemd")
+			}
+			last = s
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
