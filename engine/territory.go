@@ -151,6 +151,11 @@ func (p *territoryParser) token(tok []byte, ln int) int {
 		}
 		return territoryMore
 	}
+	return p.coord(v, isInt, tok, ln)
+}
+
+// coord takes a coordinate token: its value if isInt, else the token itself.
+func (p *territoryParser) coord(v int, isInt bool, tok []byte, ln int) int {
 	k := p.got - 3 // index of the coordinate
 	p.got++
 	switch {
@@ -177,37 +182,65 @@ func (p *territoryParser) token(tok []byte, ln int) int {
 	return territoryMore
 }
 
+// territorySep marks the bytes that end a token.
+var territorySep = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true, '\n': true}
+
 // parseUnit reads a unit holding exactly one case. Lines count from 1.
 func (p *territoryParser) parseUnit(unit []byte) error {
-	ln, done := 0, false
-	for rest := unit; ; {
-		line, r, ok := boardNextLine(rest)
-		if !ok {
-			break
+	// One pass over the bytes rather than lines then tokens: this is the hot path.
+	ln, last, done := 1, 0, false
+	for i := 0; i < len(unit); {
+		if c := unit[i]; c == '\n' || boardSpace(c) {
+			if c == '\n' {
+				ln++
+			}
+			i++
+			continue
 		}
-		rest = r
-		ln++
-		for {
-			var tok []byte
-			if tok, line = boardNextToken(line); len(tok) == 0 {
-				break
-			}
-			if done {
-				return Errorf(territoryName, ln, "%s after the end of the case", boardQuote(tok))
-			}
-			switch p.token(tok, ln) {
-			case territoryDone:
-				if p.err != nil {
-					return p.err
+		if p.got >= 3 {
+			// The usual coordinate, one or two digits, skips the general parser.
+			if d := unit[i] - '0'; d <= 9 {
+				v, j := int(d), i+1
+				if j < len(unit) && unit[j]-'0' <= 9 {
+					v, j = v*10+int(unit[j]-'0'), j+1
 				}
-				done = true
-			case territoryGarbage:
-				return p.err
-			case territoryEnd:
-				return Errorf(territoryName, ln, "a lone 0 ends the input: no case to score")
+				if j == len(unit) || territorySep[unit[j]] {
+					if done {
+						return Errorf(territoryName, ln, "%s after the end of the case", boardQuote(unit[i:j]))
+					}
+					i, last = j, ln
+					if p.coord(v, true, nil, ln) == territoryDone {
+						if p.err != nil {
+							return p.err
+						}
+						done = true
+					}
+					continue
+				}
 			}
+		}
+		j := i + 1
+		for j < len(unit) && !territorySep[unit[j]] {
+			j++
+		}
+		tok := unit[i:j]
+		i, last = j, ln
+		if done {
+			return Errorf(territoryName, ln, "%s after the end of the case", boardQuote(tok))
+		}
+		switch p.token(tok, ln) {
+		case territoryDone:
+			if p.err != nil {
+				return p.err
+			}
+			done = true
+		case territoryGarbage:
+			return p.err
+		case territoryEnd:
+			return Errorf(territoryName, ln, "a lone 0 ends the input: no case to score")
 		}
 	}
+	ln = last
 	switch {
 	case done:
 		return nil
