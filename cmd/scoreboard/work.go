@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+)
+
+func init() {
+	register(command{
+		name:    "work",
+		summary: "workers only, joining an existing NATS (--nats-url): scale-out on other machines",
+		run:     runWork,
+	})
+}
+
+func runWork(ctx context.Context, args []string, io stdio) error {
+	about := "Joins a NATS server (a daemon's embedded one, or a cluster) and serves the\n" +
+		"'scoreboard' micro service and the dumps there, beside every other worker: each\n" +
+		"request or dump goes to one worker of the queue group. It reconnects forever\n" +
+		"when the server goes away. SIGINT or SIGTERM stop it cleanly.\n\n" +
+		"problems: " + strings.Join(engine.Names(), ", ")
+	fs := newFlagSet("work", "", about, io)
+	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
+	lf := addLogFlags(fs)
+	problems := fs.String("problems", "", "comma-separated `problems` to serve; empty: all")
+	concurrency := fs.Int("concurrency", 0, "dumps solved at once; 0: one per CPU")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || *concurrency < 0 {
+		fs.Usage()
+		return errUsage
+	}
+	var names []string
+	if *problems != "" {
+		for name := range strings.SplitSeq(*problems, ",") {
+			name = strings.TrimSpace(name)
+			if _, ok := engine.Lookup(name); !ok {
+				return fmt.Errorf("unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
+			}
+			names = append(names, name)
+		}
+	}
+	log, err := lf.logger(io.err)
+	if err != nil {
+		return err
+	}
+	nc, err := nf.connect("scoreboard work", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
+		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency,
+	}, log)
+	if err != nil {
+		return err
+	}
+	log.Info().Str("worker", workers.ID()).Str("version", version).Msg("scoreboard worker running")
+	<-ctx.Done()
+	log.Info().Msg("stopping")
+	if err := workers.Stop(); err != nil {
+		log.Warn().Err(err).Msg("stop workers")
+	}
+	// Results already published must leave before the connection closes.
+	if err := nc.FlushTimeout(2 * time.Second); err != nil {
+		log.Warn().Err(err).Msg("flush nats connection")
+	}
+	log.Info().Msg("stopped")
+	return nil
+}
