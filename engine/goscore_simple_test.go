@@ -41,7 +41,8 @@ func boardSimpleOwned(g boardGrid) (black, white int) {
 				p := queue[0]
 				queue = queue[1:]
 				size++
-				for _, q := range boardSimpleNeighbours(n, p[0], p[1]) {
+				nb, k := boardSimpleNeighbours(n, p[0], p[1])
+				for _, q := range nb[:k] {
 					switch g[q[0]][q[1]] {
 					case 'B':
 						touchB = true
@@ -66,15 +67,16 @@ func boardSimpleOwned(g boardGrid) (black, white int) {
 	return black, white
 }
 
-func boardSimpleNeighbours(n, r, c int) [][2]int {
-	var out [][2]int
-	for _, d := range [][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+// boardSimpleNeighbours lists the k points next to (r, c) on an n x n board.
+func boardSimpleNeighbours(n, r, c int) (out [4][2]int, k int) {
+	for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
 		rr, cc := r+d[0], c+d[1]
 		if rr >= 0 && rr < n && cc >= 0 && cc < n {
-			out = append(out, [2]int{rr, cc})
+			out[k] = [2]int{rr, cc}
+			k++
 		}
 	}
-	return out
+	return out, k
 }
 
 // boardSimpleGroup returns the group at (r, c) and its number of liberties.
@@ -88,7 +90,8 @@ func boardSimpleGroup(g boardGrid, r, c int) (stones [][2]int, liberties int) {
 		p := queue[0]
 		queue = queue[1:]
 		stones = append(stones, p)
-		for _, q := range boardSimpleNeighbours(n, p[0], p[1]) {
+		nb, k := boardSimpleNeighbours(n, p[0], p[1])
+		for _, q := range nb[:k] {
 			if seen[q[0]*n+q[1]] {
 				continue
 			}
@@ -114,7 +117,8 @@ func boardSimplePlay(g boardGrid, colour byte, r, c int) (captured int, legal bo
 		return 0, false
 	}
 	g[r][c] = colour
-	for _, q := range boardSimpleNeighbours(len(g), r, c) {
+	nb, k := boardSimpleNeighbours(len(g), r, c)
+	for _, q := range nb[:k] {
 		if v := g[q[0]][q[1]]; v != '.' && v != colour {
 			if stones, libs := boardSimpleGroup(g, q[0], q[1]); libs == 0 {
 				for _, s := range stones {
