@@ -83,7 +83,8 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 
 // newRunLogger builds the daemon's logger: the logging package's formats (json,
 // console, journald, or picked from where stderr goes) when w is the process's
-// stderr; JSON lines otherwise (a command run in-process by a test).
+// stderr; JSON lines otherwise (a command run in-process by a test), one writer at a
+// time, since every actor logs.
 func newRunLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	if f, ok := w.(*os.File); ok {
 		log, _, err := logging.New(logging.Options{Level: level, Format: format, Stderr: f})
@@ -93,7 +94,7 @@ func newRunLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	if err != nil {
 		return zerolog.Nop(), err
 	}
-	return zerolog.New(w).Level(lv).With().Timestamp().Logger(), nil
+	return zerolog.New(zerolog.SyncWriter(w)).Level(lv).With().Timestamp().Logger(), nil
 }
 
 func runRun(ctx context.Context, args []string, io stdio) error {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+// ptyFor opens a pseudo-terminal for a test, closed at its end.
+func ptyFor(t *testing.T) *serialio.PTY {
+	t.Helper()
+	pt, err := serialio.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pt.Close() })
+	return pt
+}
+
+func waitPTYOpened(t *testing.T, pt *serialio.PTY, p *proctest.Process) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := pt.WaitOpened(ctx); err != nil {
+		t.Fatalf("%v; output:\n%s", err, p.Output())
+	}
+}
+
+// readAnswers reads n bytes from the scoreboard's end of a pseudo-terminal.
+func readAnswers(t *testing.T, pt *serialio.PTY, n int, p *proctest.Process) []byte {
+	t.Helper()
+	buf := make([]byte, n)
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.ReadFull(pt.Master, buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("read answers: %v (got %q); output:\n%s", err, buf, p.Output())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no %d bytes of answers; got %q; output:\n%s", n, buf, p.Output())
+	}
+	return buf
+}
+
+func runSampleFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samplesDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Every seed sample through the built daemon on a pseudo-terminal, byte-exact; then
+// SIGTERM, and the daemon exits 0.
+func TestRunPTYSamples(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	for _, c := range runSamples {
+		t.Run(c.file, func(t *testing.T) {
+			pt := ptyFor(t)
+			p := proctest.Start(t, bin, "run", "--nats-listen", "off", "--port", pt.Path, "--baud", "115200", "--problem", c.problem)
+			waitPTYOpened(t, pt, p)
+			if _, err := pt.Master.Write(runSampleFile(t, c.file+".in")); err != nil {
+				t.Fatal(err)
+			}
+			want := runSampleFile(t, c.file+".out")
+			if got := readAnswers(t, pt, len(want), p); !bytes.Equal(got, want) {
+				t.Fatalf("answers\n got %q\nwant %q", got, want)
+			}
+			if err := p.Stop(); err != nil {
+				t.Fatalf("after SIGTERM: %v; output:\n%s", err, p.Output())
+			}
+		})
+	}
+}
+
+// Several ports from the config file, each with its own problem, served at once.
+func TestRunConfigSeveralPorts(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	lobby, hall := ptyFor(t), ptyFor(t)
+	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	err := os.WriteFile(conf, fmt.Appendf(nil, `
+[nats]
+listen = "off"
+
+[[port]]
+name = "lobby"
+device = %q
+problem = "goscore"
+baud = 115200
+
+[[port]]
+name = "hall"
+device = %q
+problem = "othello"
+`, lobby.Path, hall.Path), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := proctest.Start(t, bin, "run", "--config", conf)
+	waitPTYOpened(t, lobby, p)
+	waitPTYOpened(t, hall, p)
+	// Both at once: the othello answers do not wait for the goscore ones.
+	for _, c := range []struct {
+		pt   *serialio.PTY
+		file string
+	}{{hall, "othello"}, {lobby, "goscore"}} {
+		if _, err := c.pt.Master.Write(runSampleFile(t, c.file+".in")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		pt   *serialio.PTY
+		file string
+	}{{hall, "othello"}, {lobby, "goscore"}} {
+		want := runSampleFile(t, c.file+".out")
+		if got := readAnswers(t, c.pt, len(want), p); !bytes.Equal(got, want) {
+			t.Fatalf("%s answers\n got %q\nwant %q", c.file, got, want)
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatalf("after SIGTERM: %v; output:\n%s", err, p.Output())
+	}
+}
