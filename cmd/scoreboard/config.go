@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/serialio"
@@ -56,9 +57,11 @@ type configPort struct {
 	ErrorLine bool // write a one-line error to the port for a unit that failed
 }
 
-// Defaults, where the file and the flags leave a setting out.
+// Defaults, where the file and the flags leave a setting out. A port's name defaults
+// to one made from its device (daemon.DefaultName: /dev/ttyUSB0 is "ttyusb0", - is
+// "stdio"), so several ports need not be named; hence no default name here.
 const (
-	defaultPortName = "board"
+	defaultPortName = ""
 	defaultLogLevel = "info"
 )
 
@@ -502,7 +505,7 @@ func (l *configLoader) validate() {
 		p := &l.c.Ports[i]
 		key := func(k string) string { return fmt.Sprintf("port.%d.%s", i, k) }
 		if p.Name == "" {
-			p.Name = defaultPortName
+			p.Name = daemon.DefaultName(p.Device)
 		}
 		if !bus.ValidToken(p.Name) {
 			l.fail(key("name"), "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)

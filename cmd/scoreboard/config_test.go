@@ -23,7 +23,7 @@ func configFlags(t *testing.T, args ...string) *flag.FlagSet {
 	addLogFlags(fs)
 	fs.String("nats-listen", "127.0.0.1:4222", "")
 	fs.String("port", "", "")
-	fs.String("port-name", "board", "")
+	fs.String("port-name", "", "")
 	fs.String("problem", "", "")
 	fs.Int("baud", 9600, "")
 	fs.Int("data-bits", 8, "")
@@ -128,7 +128,7 @@ func TestConfigPortFromFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []configPort{{Name: "board", Device: "-", Problem: "replay", ErrorLine: true}}
+	want := []configPort{{Name: "stdio", Device: "-", Problem: "replay", ErrorLine: true}}
 	if !reflect.DeepEqual(c.Ports, want) {
 		t.Errorf("got %+v, want %+v", c.Ports, want)
 	}
@@ -200,8 +200,8 @@ func TestConfigBadFiles(t *testing.T) {
 			`[[port]] 1 ("Big Hall") name`, 0, "want lowercase letters"},
 		{"duplicate names", goodPort + "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB1'\nproblem = 'goscore'\n",
 			`[[port]] 2 ("lobby") name`, 0, `"lobby" is also the name of [[port]] 1`},
-		{"default names clash", "[[port]]\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\n[[port]]\ndevice = '/dev/ttyUSB1'\nproblem = 'goscore'\n",
-			`[[port]] 2 ("board") name`, 0, "give each port its own name"},
+		{"default names clash", "[[port]]\ndevice = '/dev/a/ttyUSB0'\nproblem = 'goscore'\n[[port]]\ndevice = '/dev/b/ttyUSB0'\nproblem = 'goscore'\n",
+			`[[port]] 2 ("ttyusb0") name`, 0, `"ttyusb0" is also the name of [[port]] 1: give each port its own name`},
 		{"duplicate devices", goodPort + "[[port]]\nname = 'hall'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\n",
 			`[[port]] 2 ("hall") device`, 0, "/dev/ttyUSB0 is also the device of [[port]] 1"},
 		{"bad data bits", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\ndata_bits = 9\n",
