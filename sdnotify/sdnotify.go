@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,6 +29,10 @@ const (
 // send nothing.
 type Notifier struct {
 	addr *net.UnixAddr
+
+	mu        sync.Mutex
+	status    string // the last status the daemon set
+	unhealthy string // why the health check fails, while it does
 }
 
 // FromEnv returns a Notifier for $NOTIFY_SOCKET, or a no-op Notifier when it is unset.
@@ -82,9 +87,40 @@ func (n *Notifier) Stopping() error { return n.Send(stopping) }
 func (n *Notifier) Watchdog() error { return n.Send(watchdog) }
 
 // Status sets the one-line status shown by systemctl status. Newlines would end the
-// assignment, so they are replaced by spaces.
+// assignment, so they are replaced by spaces. While the watchdog's health check
+// fails, the status starts with "unhealthy: " and the reason.
 func (n *Notifier) Status(s string) error {
-	return n.Send(statusKey + strings.ReplaceAll(s, "\n", " "))
+	if !n.Enabled() {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.status = strings.ReplaceAll(s, "\n", " ")
+	return n.sendStatus()
+}
+
+// setUnhealthy records why the daemon is unhealthy ("" once it is healthy again) and
+// sends the status that says so.
+func (n *Notifier) setUnhealthy(reason string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.unhealthy = strings.ReplaceAll(reason, "\n", " ")
+	if n.unhealthy == "" && n.status == "" {
+		return nil
+	}
+	return n.sendStatus()
+}
+
+// sendStatus sends the status; n.mu is held, so that statuses go out in order.
+func (n *Notifier) sendStatus() error {
+	s := n.status
+	if n.unhealthy != "" {
+		s = "unhealthy: " + n.unhealthy
+		if n.status != "" {
+			s += "; " + n.status
+		}
+	}
+	return n.Send(statusKey + s)
 }
 
 // WatchdogInterval returns the watchdog timeout systemd expects pings within

@@ -171,6 +171,10 @@ func TestWatchdogFollowsHealth(t *testing.T) {
 		}
 		return nil
 	}
+	if err := n.Status("1 port open"); err != nil {
+		t.Fatal(err)
+	}
+	sock.WaitFor(t, "STATUS=1 port open", wait)
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -180,9 +184,14 @@ func TestWatchdogFollowsHealth(t *testing.T) {
 	if countPings(healthy) != 3 {
 		t.Errorf("healthy phase: got %q, want 3 pings", healthy)
 	}
+	// While failing: no ping, and the status says why.
 	failing := sock.WaitFor(t, "MARK=recovered", wait)
-	if len(failing) != 0 {
-		t.Errorf("while the check failed the watchdog sent %q", failing)
+	if want := "STATUS=unhealthy: bus disconnected; 1 port open"; strings.Join(failing, "|") != want {
+		t.Errorf("while the check failed the watchdog sent %q, want only %q", failing, want)
+	}
+	// Recovered: the daemon's own status again, then pings.
+	if msg, err := sock.Next(wait); err != nil || msg != "STATUS=1 port open" {
+		t.Errorf("after recovery: %q %v, want the status restored", msg, err)
 	}
 	sock.WaitFor(t, "WATCHDOG=1", wait)
 	sock.WaitFor(t, "WATCHDOG=1", wait)

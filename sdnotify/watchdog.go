@@ -37,7 +37,8 @@ func (n *Notifier) Watch(ctx context.Context, check Check, log zerolog.Logger) e
 // RunWatchdog sends WATCHDOG=1 every half interval, but only while check passes: a
 // daemon that is alive but stuck (bus gone, an actor dead) stops pinging, and systemd
 // restarts it once the interval runs out. It logs once when the check starts failing
-// and once when it recovers, not on every tick. It returns when ctx ends.
+// and once when it recovers, not on every tick, and meanwhile the status starts with
+// "unhealthy: " and the check's error. It returns when ctx ends.
 func (n *Notifier) RunWatchdog(ctx context.Context, interval time.Duration, check Check, log zerolog.Logger) {
 	period := interval / 2
 	if period <= 0 {
@@ -55,11 +56,19 @@ func (n *Notifier) RunWatchdog(ctx context.Context, interval time.Duration, chec
 		if ctx.Err() != nil {
 			return
 		}
+		// The status says why, so that systemctl status shows it before the watchdog
+		// runs out.
 		switch {
 		case err != nil && failing == nil:
 			log.Error().Err(err).Dur("watchdog", interval).Msg("health check failing: watchdog pings stopped")
+			if err := n.setUnhealthy(err.Error()); err != nil {
+				log.Warn().Err(err).Msg("status to systemd")
+			}
 		case err == nil && failing != nil:
 			log.Info().Msg("health check passing again: watchdog pings resumed")
+			if err := n.setUnhealthy(""); err != nil {
+				log.Warn().Err(err).Msg("status to systemd")
+			}
 		}
 		failing = err
 		if err == nil {
