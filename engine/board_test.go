@@ -106,3 +106,33 @@ func TestBoardRowFillPaired(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBoardOwned is the scoring core alone, without parsing: 19x19 positions of
+// random stones at the density of a finished game.
+func BenchmarkBoardOwned(b *testing.B) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	type pos struct{ black, white boardRows }
+	ps := make([]pos, 64)
+	for i := range ps {
+		for r := 0; r < 19; r++ {
+			for c := 0; c < 19; c++ {
+				switch rng.IntN(10) {
+				case 0, 1, 2:
+					ps[i].black[r] |= 1 << c
+				case 3, 4, 5:
+					ps[i].white[r] |= 1 << c
+				}
+			}
+		}
+	}
+	b.ReportAllocs()
+	sum := 0
+	for i := 0; b.Loop(); i++ {
+		p := &ps[i%len(ps)]
+		x, y := boardOwned(&p.black, &p.white, 19)
+		sum += x + y
+	}
+	if sum < 0 {
+		b.Fatal(sum)
+	}
+}

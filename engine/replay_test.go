@@ -248,3 +248,19 @@ func FuzzReplayUnit(f *testing.F) {
 		}
 	})
 }
+
+func TestReplayAppendAllocs(t *testing.T) {
+	p := mustProblem(t, "replay")
+	rng := rand.New(rand.NewPCG(21, 22))
+	moves, _ := boardGenGame(rng, 19, 300)
+	unit := []byte(replayText(rng, 19, moves))
+	dst := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(20, func() {
+		var err error
+		if dst, err = p.Append(dst[:0], unit); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Append allocates %v times per game", n)
+	}
+}
