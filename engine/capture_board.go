@@ -6,11 +6,11 @@ package engine
 // neighbours is either off the board, never played (a liberty for good), or another id.
 //
 // Groups are kept incrementally, so no move walks the board:
-//   - each group has a root; group[p] is the root of p's group, and the members form a
-//     circular list through next[], so merging is a splice and removing walks only the
+//   - each group has a root; a stone's group field is its root, and the members form a
+//     circular list through next, so merging is a splice and removing walks only the
 //     stones removed;
 //   - merging relabels the smaller group, so a stone is relabelled O(log M) times;
-//   - libs[root] counts pseudo-liberties: pairs (stone, empty neighbour), the same
+//   - the root's libs counts pseudo-liberties: pairs (stone, empty neighbour), the same
 //     empty point counted once per stone beside it. It is zero exactly when the group
 //     has no liberty, and updating it is O(1) per neighbour.
 //
@@ -24,17 +24,28 @@ const (
 
 // captureBoard holds one game's state; its slices are reused from game to game.
 type captureBoard struct {
-	keys  []uint64 // hash slots: point key + 1, 0 when free
-	ids   []int32  // hash slots: the point's id
-	shift uint     // 64 - log2(len(keys))
-
-	nbr   []int32 // 4 per id: a neighbour's id, captureOff or captureNever
-	color []int8  // per id: 0 empty, 1 black, 2 white
-	group []int32 // per id: root of its group
-	next  []int32 // per id: next member of its group, circularly
-	size  []int32 // per root: stones in the group
-	libs  []int32 // per root: pseudo-liberties
+	slots []captureSlot // the hash of played points
+	shift uint          // 64 - log2(len(slots))
+	pts   []capturePoint
 	moves []int32 // per move: the id of its point
+}
+
+// captureSlot is one hash slot: a point's key + 1 (0 when free) and its id. Key and id
+// side by side cost one cache line per probe.
+type captureSlot struct {
+	key uint64
+	id  int32
+}
+
+// capturePoint is the state of one played point, kept together because a move reads
+// all of it for the point and its neighbours.
+type capturePoint struct {
+	nbr   [4]int32 // a neighbour's id, captureOff or captureNever
+	group int32    // root of its group
+	next  int32    // next member of its group, circularly
+	size  int32    // if a root: stones in the group
+	libs  int32    // if a root: pseudo-liberties
+	color int8     // 0 empty, 1 black, 2 white
 }
 
 // captureKey packs a point; x, y < 2^31 so key+1 never wraps.
@@ -42,11 +53,11 @@ func captureKey(x, y int32) uint64 { return uint64(x)<<32 | uint64(uint32(y)) }
 
 // lookup returns the id of a point, or captureNever.
 func (b *captureBoard) lookup(key uint64) int32 {
-	mask := uint64(len(b.keys) - 1)
+	mask := uint64(len(b.slots) - 1)
 	for i := (key * 0x9E3779B97F4A7C15) >> b.shift; ; i = (i + 1) & mask {
-		switch b.keys[i] {
+		switch s := &b.slots[i]; s.key {
 		case key + 1:
-			return b.ids[i]
+			return s.id
 		case 0:
 			return captureNever
 		}
@@ -55,13 +66,13 @@ func (b *captureBoard) lookup(key uint64) int32 {
 
 // insert returns the id of a point, giving it the next id n if it has none.
 func (b *captureBoard) insert(key uint64, n int32) (id int32, added bool) {
-	mask := uint64(len(b.keys) - 1)
+	mask := uint64(len(b.slots) - 1)
 	for i := (key * 0x9E3779B97F4A7C15) >> b.shift; ; i = (i + 1) & mask {
-		switch b.keys[i] {
+		switch s := &b.slots[i]; s.key {
 		case key + 1:
-			return b.ids[i], false
+			return s.id, false
 		case 0:
-			b.keys[i], b.ids[i] = key+1, n
+			s.key, s.id = key+1, n
 			return n, true
 		}
 	}
@@ -84,13 +95,13 @@ func (b *captureBoard) play(size int, moves []captureMove) (int, error) {
 		slots <<= 1
 		shift--
 	}
-	b.keys = captureGrow(b.keys, slots)
-	clear(b.keys)
-	b.ids = captureGrow(b.ids, slots)
+	b.slots = captureGrow(b.slots, slots)
+	clear(b.slots)
 	b.shift = shift
 	b.moves = captureGrow(b.moves, len(moves))
-	b.nbr = b.nbr[:0]
+	b.pts = captureGrow(b.pts, len(moves))
 	n := int32(0)
+	last := int32(size - 1)
 	for i, m := range moves {
 		id, added := b.insert(captureKey(m.x, m.y), n)
 		b.moves[i] = id
@@ -98,34 +109,36 @@ func (b *captureBoard) play(size int, moves []captureMove) (int, error) {
 			continue
 		}
 		n++
-		// Neighbours in the order left, right, up, down.
-		var nb [4]int32
-		for d, p := range [4][2]int32{{m.x - 1, m.y}, {m.x + 1, m.y}, {m.x, m.y - 1}, {m.x, m.y + 1}} {
-			nb[d] = captureOff
-			if p[0] >= 0 && int(p[0]) < size && p[1] >= 0 && int(p[1]) < size {
-				nb[d] = b.lookup(captureKey(p[0], p[1]))
-				if nb[d] >= 0 {
-					b.nbr[4*nb[d]+int32(d^1)] = id // the opposite direction
-				}
+		pt := &b.pts[id]
+		*pt = capturePoint{nbr: [4]int32{captureOff, captureOff, captureOff, captureOff}}
+		// Neighbours in the order left, right, up, down: d^1 is the opposite of d.
+		link := func(d int, x, y int32) {
+			q := b.lookup(captureKey(x, y))
+			pt.nbr[d] = q
+			if q >= 0 {
+				b.pts[q].nbr[d^1] = id
 			}
 		}
-		b.nbr = append(b.nbr, nb[:]...)
+		if m.x > 0 {
+			link(0, m.x-1, m.y)
+		}
+		if m.x < last {
+			link(1, m.x+1, m.y)
+		}
+		if m.y > 0 {
+			link(2, m.x, m.y-1)
+		}
+		if m.y < last {
+			link(3, m.x, m.y+1)
+		}
 	}
-	b.color = captureGrow(b.color, int(n))
-	clear(b.color)
-	b.group = captureGrow(b.group, int(n))
-	b.next = captureGrow(b.next, int(n))
-	b.size = captureGrow(b.size, int(n))
-	b.libs = captureGrow(b.libs, int(n))
-
 	captured := 0
 	for i, p := range b.moves {
-		c := int8(1 + i%2)
-		if b.color[p] != 0 {
+		if b.pts[p].color != 0 {
 			m := moves[i]
 			return 0, Errorf(captureName, int(m.line), "move %d: %d %d is already occupied", i+1, m.x, m.y)
 		}
-		captured += b.place(p, c)
+		captured += b.place(p, int8(1+i%2))
 	}
 	return captured, nil
 }
@@ -134,65 +147,68 @@ func (b *captureBoard) play(size int, moves []captureMove) (int, error) {
 // captures: the opponent's groups left without liberties first, then its own group if
 // it still has none.
 func (b *captureBoard) place(p int32, c int8) int {
-	b.color[p], b.group[p], b.next[p], b.size[p], b.libs[p] = c, p, p, 1, 0
-	nb := b.nbr[4*p : 4*p+4]
-	for _, q := range nb {
+	pts := b.pts
+	pt := &pts[p]
+	pt.color, pt.group, pt.next, pt.size, pt.libs = c, p, p, 1, 0
+	for _, q := range pt.nbr {
 		switch {
 		case q == captureOff:
-		case q == captureNever || b.color[q] == 0:
-			b.libs[p]++
+		case q == captureNever || pts[q].color == 0:
+			pt.libs++
 		default:
-			b.libs[b.group[q]]-- // p was an empty neighbour of q
+			pts[pts[q].group].libs-- // p was an empty neighbour of q
 		}
 	}
-	for _, q := range nb {
-		if q >= 0 && b.color[q] == c && b.group[q] != b.group[p] {
-			b.merge(b.group[p], b.group[q])
+	for _, q := range pt.nbr {
+		if q >= 0 && pts[q].color == c && pts[q].group != pt.group {
+			b.merge(pt.group, pts[q].group)
 		}
 	}
 	captured := 0
-	for _, q := range nb {
-		if q >= 0 && b.color[q] == 3-c && b.libs[b.group[q]] == 0 {
-			captured += b.remove(b.group[q])
+	for _, q := range pt.nbr {
+		if q >= 0 && pts[q].color == 3-c && pts[pts[q].group].libs == 0 {
+			captured += b.remove(pts[q].group)
 		}
 	}
-	if g := b.group[p]; b.libs[g] == 0 {
+	if g := pt.group; pts[g].libs == 0 {
 		captured += b.remove(g)
 	}
 	return captured
 }
 
-// merge joins the groups with roots a and b, relabelling the smaller.
+// merge joins the groups with roots r1 and r2, relabelling the smaller.
 func (b *captureBoard) merge(r1, r2 int32) {
-	if b.size[r1] < b.size[r2] {
+	pts := b.pts
+	if pts[r1].size < pts[r2].size {
 		r1, r2 = r2, r1
 	}
 	for s := r2; ; {
-		b.group[s] = r1
-		if s = b.next[s]; s == r2 {
+		pts[s].group = r1
+		if s = pts[s].next; s == r2 {
 			break
 		}
 	}
-	b.next[r1], b.next[r2] = b.next[r2], b.next[r1]
-	b.size[r1] += b.size[r2]
-	b.libs[r1] += b.libs[r2]
+	pts[r1].next, pts[r2].next = pts[r2].next, pts[r1].next
+	pts[r1].size += pts[r2].size
+	pts[r1].libs += pts[r2].libs
 }
 
 // remove takes the group with root g off the board, gives its points back as
 // liberties to the groups beside them, and returns its size.
 func (b *captureBoard) remove(g int32) int {
+	pts := b.pts
 	for s := g; ; {
-		b.color[s] = 0
-		for _, q := range b.nbr[4*s : 4*s+4] {
+		pts[s].color = 0
+		for _, q := range pts[s].nbr {
 			// Stones of g not yet removed are skipped by their root; removed ones by
 			// their colour.
-			if q >= 0 && b.color[q] != 0 && b.group[q] != g {
-				b.libs[b.group[q]]++
+			if q >= 0 && pts[q].color != 0 && pts[q].group != g {
+				pts[pts[q].group].libs++
 			}
 		}
-		if s = b.next[s]; s == g {
+		if s = pts[s].next; s == g {
 			break
 		}
 	}
-	return int(b.size[g])
+	return int(pts[g].size)
 }
