@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/rs/zerolog"
+)
+
+// busDaemon starts an embedded server with the workers on it, as 'scoreboard run'
+// does, and returns its URL.
+func busDaemon(t *testing.T, workers bool) (*bus.Server, string) {
+	t.Helper()
+	srv, err := bus.StartServer("127.0.0.1:0", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	if workers {
+		nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		w, err := bus.StartWorkers(nc, bus.WorkerOptions{}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Stop() })
+	}
+	return srv, srv.ClientURL()
+}
+
+func TestBusSendSamples(t *testing.T) {
+	_, url := busDaemon(t, true)
+	for _, name := range []string{"goscore", "replay", "territory", "othello", "capture"} {
+		in, want := busSample(t, name)
+		code, out, errs := runCmd(t, in, "send", "--nats-url", url, name)
+		if code != 0 || out != want {
+			t.Errorf("send %s: exit %d, stdout %q, stderr %q; want %q", name, code, out, errs, want)
+		}
+	}
+}
+
+func TestBusSendBadUnits(t *testing.T) {
+	_, url := busDaemon(t, true)
+	in, want := busSample(t, "goscore")
+	// The first board broken at its fifth line, then the sample's two boards.
+	rows := strings.Split(in, "\n")[:20]
+	rows[4] = " + + garbage"
+	code, out, errs := runCmd(t, strings.Join(rows, "\n")+"\n"+in, "send", "--nats-url", url, "--port-name", "desk", "goscore")
+	if code != 1 || out != want || !strings.Contains(errs, "line 5") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q, and an error naming line 5", code, out, errs, want)
+	}
+	code, _, errs = runCmd(t, in, "send", "--nats-url", url, "--port-name", "Desk", "goscore")
+	if code != 1 || !strings.Contains(errs, "--port-name") {
+		t.Errorf("a bad port name: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestBusSendWithoutWorkers(t *testing.T) {
+	_, url := busDaemon(t, false)
+	in, _ := busSample(t, "goscore")
+	code, out, errs := runCmd(t, in, "send", "--nats-url", url, "--timeout", "300ms", "goscore")
+	if code != 1 || out != "" || !strings.Contains(errs, "no result within 300ms for unit(s) 1, 2 of 2") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a clear timeout", code, out, errs)
+	}
+}
+
+func TestBusWatch(t *testing.T) {
+	_, url := busDaemon(t, true)
+	nc := busConnect(t, url)
+	in, _ := busSample(t, "goscore")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--port-name", "desk"}, []string{"desk goscore #1 5 3", "desk goscore #2 177 175"}},
+		{[]string{"--json", "--problem", "goscore"}, []string{`"port":"desk","seq":1,`, `"port":"desk","seq":2,`, `"port":"hall","seq":2,`}},
+	} {
+		var out, errs busBuffer
+		done := make(chan int)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			args := append([]string{"watch", "--nats-url", url}, c.args...)
+			done <- runMain(ctx, args, stdio{strings.NewReader(""), &out, &errs})
+		}()
+		// Once watch prints a probe, it is subscribed.
+		probe, _ := json.Marshal(bus.Result{Problem: "goscore", Port: "desk", Answer: "probe\n"})
+		busWait(t, "probe printed by watch", func() bool {
+			if err := nc.Publish("scoreboard.result.goscore.desk", probe); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			return strings.Contains(out.String(), "probe")
+		})
+		for _, port := range []string{"hall", "desk"} {
+			if code, _, errs := runCmd(t, in, "send", "--nats-url", url, "--port-name", port, "goscore"); code != 0 {
+				t.Fatalf("send: %s", errs)
+			}
+		}
+		busWait(t, "results printed by watch", func() bool {
+			for _, w := range c.want {
+				if !strings.Contains(out.String(), w) {
+					return false
+				}
+			}
+			return true
+		})
+		cancel()
+		if code := <-done; code != 0 {
+			t.Fatalf("watch %v: exit %d, stderr %q", c.args, code, errs.String())
+		}
+		if c.args[0] == "--port-name" && strings.Contains(out.String(), "hall") {
+			t.Errorf("watch --port-name desk printed another port's results:\n%s", out.String())
+		}
+		if c.args[0] == "--json" {
+			for l := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+				var r bus.Result
+				if err := json.Unmarshal([]byte(l), &r); err != nil || r.Problem != "goscore" || r.Answer == "" {
+					t.Errorf("watch --json line %q: %+v, %v", l, r, err)
+				}
+			}
+		}
+	}
+}
+
+// busBuffer collects a command's output while the test reads it.
+type busBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *busBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *busBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
