@@ -47,6 +47,8 @@ type ReplayGame struct {
 	Black, White boardRows
 	// CapturedByBlack counts white stones black captured; CapturedByWhite black ones.
 	CapturedByBlack, CapturedByWhite int
+
+	occupied boardRows // Black | White
 }
 
 // replayHeader parses a line "n m": exactly two integers.
@@ -143,22 +145,24 @@ func (g *ReplayGame) move(ln int, line []byte) error {
 		own, opp, captured = &g.White, &g.Black, &g.CapturedByWhite
 	}
 	own[r] |= bit
-	var occupied boardRows
-	for i := 0; i < g.N; i++ {
-		occupied[i] = g.Black[i] | g.White[i]
-	}
+	occupied := &g.occupied
+	occupied[r] |= bit
 	n := g.N
 	took := false
+	var free boardRows // opponent groups already found to have a liberty
 	for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
 		rr, cc := r+d[0], c+d[1]
-		if rr < 0 || rr >= n || cc < 0 || cc >= n || opp[rr]>>uint(cc)&1 == 0 {
+		if rr < 0 || rr >= n || cc < 0 || cc >= n || (opp[rr]&^free[rr])>>uint(cc)&1 == 0 {
 			continue
 		}
-		if replayHasEmptyNeighbour(&occupied, n, rr, cc) {
+		if replayHasEmptyNeighbour(occupied, n, rr, cc) {
 			continue // the group keeps at least this liberty
 		}
-		grp, free := boardGroup(opp, &occupied, n, rr, cc)
-		if free {
+		grp, alive := boardGroup(opp, occupied, n, rr, cc)
+		if alive {
+			for i := 0; i < n; i++ {
+				free[i] |= grp[i]
+			}
 			continue
 		}
 		for i := 0; i < n; i++ {
@@ -168,8 +172,8 @@ func (g *ReplayGame) move(ln int, line []byte) error {
 		*captured += boardCount(&grp)
 		took = true
 	}
-	if !took && !replayHasEmptyNeighbour(&occupied, n, r, c) {
-		if _, free := boardGroup(own, &occupied, n, r, c); !free {
+	if !took && !replayHasEmptyNeighbour(occupied, n, r, c) {
+		if _, alive := boardGroup(own, occupied, n, r, c); !alive {
 			return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
 				boardQuote(boardTrim(line)))
 		}
