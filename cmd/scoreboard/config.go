@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -244,7 +245,13 @@ func (l *configLoader) readFile(data []byte) {
 			if pe.LastKey != "" {
 				msg += fmt.Sprintf(" (after key %s)", pe.LastKey)
 			}
-			l.errs = append(l.errs, &configError{File: l.file, Line: pe.Position.Line, Msg: msg})
+			// TOML counts an error at a line's "\n" on the next line; the byte offset
+			// says where it really is.
+			line := pe.Position.Line
+			if start := pe.Position.Start; start >= 0 && start < len(data) {
+				line = 1 + bytes.Count(data[:start], []byte("\n"))
+			}
+			l.errs = append(l.errs, &configError{File: l.file, Line: line, Msg: msg})
 		} else {
 			l.errs = append(l.errs, &configError{File: l.file, Msg: err.Error()})
 		}
