@@ -52,9 +52,10 @@ type Config struct {
 	// MaxInFlight bounds the units of a port read but not yet answered (default 256);
 	// beyond it the reader stops reading until answers come back.
 	MaxInFlight int
-	// WriteQueue bounds the answers waiting to be written to a port (default 256);
-	// WriteTimeout bounds one write to the device (default 2s). An answer that finds
-	// the queue full, or whose write times out, is dropped with a logged error.
+	// WriteQueue bounds the answers waiting to be written to a port (default 256):
+	// when it is full, the port's reader waits. WriteTimeout bounds one write to the
+	// device (default 2s): a device that does not read loses that write's answers,
+	// with a logged error, and the queue moves on.
 	WriteQueue   int
 	WriteTimeout time.Duration
 	// ReopenMin and ReopenMax space the attempts to reopen a device that went away:

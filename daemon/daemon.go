@@ -39,6 +39,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	log = log.With().Str("port", pc.Name).Str("problem", pc.Problem).Logger()
 	items := make(chan item, 16)
 	queue := make(chan []byte, cfg.WriteQueue)
+	room := make(chan struct{}, 1)
 	ln := &link{}
 	defer func() {
 		if port := ln.get(); port != nil {
@@ -75,7 +76,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 
 	// The device writer: writes answers in the order it is given them.
 	w := &deviceWriter{
-		link: ln, timeout: cfg.WriteTimeout, queue: queue,
+		link: ln, timeout: cfg.WriteTimeout, queue: queue, room: room,
 		log: log.With().Str("component", "writer").Logger(),
 	}
 	writerDone := make(chan struct{})
@@ -85,7 +86,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	}()
 
 	// The display writer: dumps out, answers back in sequence order.
-	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue)
+	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue, room)
 	err := d.run(ctx)
 
 	// The queue is closed: the device writer finishes what is queued, each write

@@ -52,10 +52,11 @@ type display struct {
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
 	done     map[uint64]outcome
-	dropped  int // answers dropped since the write queue was last found full
+	blocked  bool          // an outcome waits for room in the device writer's queue
+	room     chan struct{} // the device writer took answers from its queue
 }
 
-func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte) *display {
+func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
 	s := bus.Subjects{Prefix: cfg.Prefix}
 	return &display{
 		cfg: cfg, pc: pc, nc: nc, log: log,
@@ -63,8 +64,9 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		result:   s.Result(pc.Problem, pc.Name),
 		inbox:    nc.NewInbox(),
 		items:    items,
-		replies:  make(chan *nats.Msg, cfg.MaxInFlight),
+		replies:  make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
 		out:      out,
+		room:     room,
 		next:     1,
 		inFlight: map[uint64]*flight{},
 		done:     map[uint64]outcome{},
@@ -76,14 +78,10 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 // returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
-	stop := make(chan struct{})
-	defer close(stop)
-	sub, err := d.nc.Subscribe(d.inbox+".*", func(m *nats.Msg) {
-		select {
-		case d.replies <- m:
-		case <-stop:
-		}
-	})
+	// The connection's reader hands replies straight to this actor: no goroutine in
+	// between. Should the channel ever be full, the reply is dropped (nats.go reports
+	// a slow consumer) and the unit's next attempt makes up for it.
+	sub, err := d.nc.ChanSubscribe(d.inbox+".*", d.replies)
 	if err != nil {
 		return fmt.Errorf("port %s: subscribe to replies: %w", d.pc.Name, err)
 	}
@@ -95,9 +93,10 @@ func (d *display) run(ctx context.Context) error {
 	items := d.items
 	stopping := ctx.Done()
 	for items != nil || d.next <= d.last {
-		// Stop reading while as many units as allowed wait for their answers.
+		// Stop reading while as many units as allowed wait for their answers, or
+		// while the device writer is behind.
 		take := items
-		if d.last-d.next+1 >= uint64(d.cfg.MaxInFlight) {
+		if d.blocked || d.last-d.next+1 >= uint64(d.cfg.MaxInFlight) {
 			take = nil
 		}
 		select {
@@ -109,6 +108,8 @@ func (d *display) run(ctx context.Context) error {
 			d.take(it)
 		case m := <-d.replies:
 			d.reply(m)
+		case <-d.room:
+			d.blocked = false
 		case now := <-tick.C:
 			d.expire(now)
 		case <-stopping:
@@ -240,15 +241,13 @@ func (d *display) publishError(seq uint64, line int, msg, who string) {
 }
 
 // flush hands the outcomes that are next in sequence to the device writer. It never
-// waits: when the writer's queue is full (a device that does not read), the answer
-// is dropped with a logged error.
+// waits: when the writer's queue is full, it stops until the writer makes room.
 func (d *display) flush() {
 	for {
 		o, ok := d.done[d.next]
 		if !ok {
 			return
 		}
-		delete(d.done, d.next)
 		text := o.answer
 		if o.err != "" {
 			text = nil
@@ -259,19 +258,16 @@ func (d *display) flush() {
 		if len(text) > 0 {
 			select {
 			case d.out <- text:
-				if d.dropped > 0 {
-					d.log.Warn().Uint64("seq", d.next).Int("dropped", d.dropped).Msg("the port's write queue has room again")
-					d.dropped = 0
-				}
 			default:
-				// One line when it starts, one when it ends: a device that stopped
-				// reading for an hour must not fill the journal.
-				if d.dropped == 0 {
-					d.log.Error().Uint64("seq", d.next).Msg("the port's write queue is full (is the device reading?); dropping answers")
-				}
-				d.dropped++
+				// The device writer is behind: keep the outcome, and take no more
+				// units until it catches up, so the reader stops reading. A device
+				// that does not read at all still lets the queue move: each write
+				// gives up after its deadline.
+				d.blocked = true
+				return
 			}
 		}
+		delete(d.done, d.next)
 		d.next++
 	}
 }

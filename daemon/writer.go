@@ -17,6 +17,7 @@ type deviceWriter struct {
 	timeout time.Duration
 	log     zerolog.Logger
 	queue   <-chan []byte
+	room    chan<- struct{} // told each time answers leave the queue
 }
 
 // run writes until the queue is closed and empty.
@@ -35,6 +36,10 @@ func (w *deviceWriter) run() {
 			default:
 				break more
 			}
+		}
+		select {
+		case w.room <- struct{}{}:
+		default:
 		}
 		w.write(buf)
 	}
