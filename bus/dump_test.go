@@ -1,0 +1,39 @@
+package bus
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/goclub/scoreboard/engine"
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+)
+
+// FuzzDump: any dump, whatever its subject tokens, headers and body, gets exactly one
+// result that names its problem and port and has either an answer or an error.
+func FuzzDump(f *testing.F) {
+	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "fuzz"}
+	f.Fuzz(func(t *testing.T, problem, port, seq, line string, unit []byte) {
+		if !ValidToken(problem) || !ValidToken(port) {
+			t.Skip() // the subscription's wildcard only lets such subjects in
+		}
+		msg := nats.NewMsg(w.subj.Dump(problem, port))
+		msg.Header.Set(HeaderSeq, seq)
+		msg.Header.Set(HeaderLine, line)
+		msg.Data = unit
+		r := w.solveDump(msg)
+		if r.Problem != problem || r.Port != port || r.Worker != "fuzz" {
+			t.Fatalf("result %+v for %s/%s", r, problem, port)
+		}
+		if (r.Error == "") == (r.Answer == "" && len(r.Result) == 0) {
+			t.Fatalf("result %+v: want an answer or an error", r)
+		}
+		if _, ok := engine.Lookup(problem); ok && r.Error != "" && !strings.HasPrefix(r.Error, problem+": ") {
+			t.Fatalf("error %q does not name its problem", r.Error)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
