@@ -53,6 +53,7 @@ type display struct {
 	inFlight map[uint64]*flight
 	done     map[uint64]outcome
 	blocked  bool          // an outcome waits for room in the device writer's queue
+	drained  bool          // stopping, and the drain bound has passed
 	room     chan struct{} // the device writer took answers from its queue
 }
 
@@ -120,6 +121,7 @@ func (d *display) run(ctx context.Context) error {
 			drain = t.C
 			d.log.Info().Int("in_flight", len(d.inFlight)).Dur("bound", d.cfg.Drain).Msg("stopping: draining units in flight")
 		case <-drain:
+			d.drained = true
 			for seq := d.next; seq <= d.last; seq++ {
 				if f, ok := d.inFlight[seq]; ok {
 					d.giveUp(f, "daemon stopping: no answer within the drain bound")
@@ -259,12 +261,16 @@ func (d *display) flush() {
 			select {
 			case d.out <- text:
 			default:
-				// The device writer is behind: keep the outcome, and take no more
-				// units until it catches up, so the reader stops reading. A device
-				// that does not read at all still lets the queue move: each write
-				// gives up after its deadline.
-				d.blocked = true
-				return
+				if !d.drained {
+					// The device writer is behind: keep the outcome, and take no
+					// more units until it catches up, so the reader stops reading.
+					// A device that does not read at all still lets the queue move:
+					// each write gives up after its deadline.
+					d.blocked = true
+					return
+				}
+				// Stopping, and the drain bound has passed: no more waiting.
+				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}
 		delete(d.done, d.next)
