@@ -158,28 +158,38 @@ func (p *territoryParser) token(tok []byte, ln int) int {
 func (p *territoryParser) coord(v int, isInt bool, tok []byte, ln int) int {
 	k := p.got - 3 // index of the coordinate
 	p.got++
-	switch {
-	case !isInt:
-		p.fail(ln, "%s is not a coordinate", boardQuote(tok))
-	case v < 1 || v > p.n:
-		p.fail(ln, "coordinate %d is off the %dx%d board", v, p.n, p.n)
-	case k%2 == 0:
-		p.row = v
-	case p.err == nil:
-		r, bit := p.row-1, uint32(1)<<uint(v-1)
-		if (p.black[r]|p.white[r])&bit != 0 {
-			p.fail(ln, "two stones on %d %d", p.row, v)
-		} else if k/2 < p.b {
-			p.black[r] |= bit
-		} else {
-			p.white[r] |= bit
+	// Once the case is known bad its tokens are only counted.
+	if p.err == nil {
+		switch {
+		case !isInt || v < 1 || v > p.n:
+			p.badCoord(v, isInt, tok, ln)
+		case k&1 == 0:
+			p.row = v
+		default:
+			r, bit := p.row-1, uint32(1)<<uint(v-1)
+			switch {
+			case (p.black[r]|p.white[r])&bit != 0:
+				p.fail(ln, "two stones on %d %d", p.row, v)
+			case k>>1 < p.b:
+				p.black[r] |= bit
+			default:
+				p.white[r] |= bit
+			}
 		}
 	}
-	if p.got == p.total() {
+	if p.got == 3+2*(p.b+p.w) {
 		p.got = 0
 		return territoryDone
 	}
 	return territoryMore
+}
+
+func (p *territoryParser) badCoord(v int, isInt bool, tok []byte, ln int) {
+	if !isInt {
+		p.fail(ln, "%s is not a coordinate", boardQuote(tok))
+	} else {
+		p.fail(ln, "coordinate %d is off the %dx%d board", v, p.n, p.n)
+	}
 }
 
 // territorySep marks the bytes that end a token.
@@ -201,8 +211,14 @@ func (p *territoryParser) parseUnit(unit []byte) error {
 			// The usual coordinate, one or two digits, skips the general parser.
 			if d := unit[i] - '0'; d <= 9 {
 				v, j := int(d), i+1
-				if j < len(unit) && unit[j]-'0' <= 9 {
-					v, j = v*10+int(unit[j]-'0'), j+1
+				if j < len(unit) {
+					// Branch-free: one digit or two are equally likely.
+					d1, two := int(unit[j]-'0'), 0
+					if d1 <= 9 {
+						two = 1
+					}
+					v += two * (9*v + d1)
+					j += two
 				}
 				if j == len(unit) || territorySep[unit[j]] {
 					if done {

@@ -295,23 +295,49 @@ func BenchmarkTerritory(b *testing.B) {
 		tok = append([]string{"19", strconv.Itoa(nb), strconv.Itoa(nw)}, append(bl, wh...)...)
 		units[i] = []byte(strings.Join(tok[:3], " ") + "\n" + strings.Join(bl, " ") + "\n" + strings.Join(wh, " ") + "\n")
 	}
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		dst := make([]byte, 0, 64)
-		for i := 0; b.Loop(); i++ {
-			dst, _ = p.Append(dst[:0], units[i%len(units)])
+	// And sparse ones: 19x19 boards with a dozen stones.
+	sparse := make([][]byte, 64)
+	for i := range sparse {
+		g := boardNewGrid(19)
+		for k := 0; k < 12; k++ {
+			g[rng.IntN(19)][rng.IntN(19)] = "BW"[k%2]
 		}
-	})
-	b.Run("simple", func(b *testing.B) {
-		b.ReportAllocs()
-		strs := make([]string, len(units))
-		for i, u := range units {
-			strs[i] = string(u)
+		var bl, wh []string
+		for r := range g {
+			for c := range g[r] {
+				pair := []string{strconv.Itoa(r + 1), strconv.Itoa(c + 1)}
+				switch g[r][c] {
+				case 'B':
+					bl = append(bl, pair...)
+				case 'W':
+					wh = append(wh, pair...)
+				}
+			}
 		}
-		for i := 0; b.Loop(); i++ {
-			territorySimple(strs[i%len(strs)])
-		}
-	})
+		sparse[i] = []byte("19 " + strconv.Itoa(len(bl)/2) + " " + strconv.Itoa(len(wh)/2) + "\n" + strings.Join(bl, " ") + "\n" + strings.Join(wh, " ") + "\n")
+	}
+	for _, set := range []struct {
+		name  string
+		units [][]byte
+	}{{"", units}, {"sparse-", sparse}} {
+		b.Run(set.name+"fast", func(b *testing.B) {
+			b.ReportAllocs()
+			dst := make([]byte, 0, 64)
+			for i := 0; b.Loop(); i++ {
+				dst, _ = p.Append(dst[:0], set.units[i%len(set.units)])
+			}
+		})
+		b.Run(set.name+"simple", func(b *testing.B) {
+			b.ReportAllocs()
+			strs := make([]string, len(set.units))
+			for i, u := range set.units {
+				strs[i] = string(u)
+			}
+			for i := 0; b.Loop(); i++ {
+				territorySimple(strs[i%len(strs)])
+			}
+		})
+	}
 }
 
 func FuzzTerritoryContest(f *testing.F) {
