@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,9 +47,33 @@ func sample(t testing.TB, file string) (in, out []byte) {
 	return in, out
 }
 
-// testLogger writes the components' logs into the test's log.
+// testLogger keeps the components' logs, and shows them if the test fails. It does
+// not write to t directly: the connections' callbacks may log after the test ended.
 func testLogger(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.ConsoleWriter{Out: zerolog.TestWriter{T: t}, NoColor: true}).Level(zerolog.InfoLevel)
+	b := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", b.String())
+		}
+	})
+	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func startServer(t testing.TB, listen string) *bus.Server {
