@@ -212,19 +212,15 @@ type replayFramer struct {
 func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
 	if f.start != 0 {
-		if line == nil {
-			if f.lost == 0 {
-				f.lost = f.line
-			}
-		} else {
-			f.buf = append(f.buf, line...)
-			f.buf = append(f.buf, '\n')
+		if _, _, ok := replayHeader(line); !ok {
+			return f.placement(dst, line)
 		}
-		f.want--
-		if f.want == 0 {
-			dst = f.emit(dst)
-		}
-		return dst
+		// A placement never looks like a header: the game was cut short, and this
+		// line starts the next one.
+		got := f.line - f.start - 1
+		dst = append(dst, Frame{Line: f.start, Err: Errorf(replayName, f.start,
+			"game cut short after %d of %d placements by the header at line %d", got, got+f.want, f.line)})
+		f.start, f.want, f.lost = 0, 0, 0
 	}
 	if line == nil {
 		if !f.skipping {
@@ -258,6 +254,23 @@ func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.start, f.want, f.lost = f.line, m, 0
 	f.buf = append(append(f.buf[:0], line...), '\n')
 	if m == 0 {
+		dst = f.emit(dst)
+	}
+	return dst
+}
+
+// placement takes a line of the open game.
+func (f *replayFramer) placement(dst []Frame, line []byte) []Frame {
+	if line == nil {
+		if f.lost == 0 {
+			f.lost = f.line
+		}
+	} else {
+		f.buf = append(f.buf, line...)
+		f.buf = append(f.buf, '\n')
+	}
+	f.want--
+	if f.want == 0 {
 		dst = f.emit(dst)
 	}
 	return dst
