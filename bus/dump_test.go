@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/nats-io/nats.go"
@@ -36,4 +37,15 @@ func FuzzDump(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestHeaderSafe(t *testing.T) {
+	if got := headerSafe("a\r\nb\nc"); got != "a  b c" {
+		t.Errorf("headerSafe kept line breaks: %q", got)
+	}
+	long := strings.Repeat("é", maxErrorHeader)
+	got := headerSafe(long)
+	if len(got) > maxErrorHeader+3 || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Errorf("headerSafe(long) = %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
 }

@@ -179,7 +179,7 @@ func (w *Workers) solveHandler(p engine.Problem) micro.HandlerFunc {
 		defer w.release(c)
 		if err := c.run(req.Data()); err != nil {
 			w.log.Error().Err(err).Str("problem", p.Name()).Msg("solve request failed")
-			_ = req.Error("500", err.Error(), nil)
+			_ = req.Error("500", headerSafe(err.Error()), nil)
 			return
 		}
 		var err error
@@ -188,7 +188,7 @@ func (w *Workers) solveHandler(p engine.Problem) micro.HandlerFunc {
 			if c.bad > 1 {
 				desc += fmt.Sprintf(" (and %d more bad units)", c.bad-1)
 			}
-			err = req.Error("400", desc, c.out)
+			err = req.Error("400", headerSafe(desc), c.out)
 		} else {
 			err = req.Respond(c.out)
 		}
@@ -287,6 +287,23 @@ func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
 	}
 	return res
 }
+
+// headerSafe makes an error message fit in a header value: one line, and short, since
+// a message may quote the input.
+func headerSafe(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > maxErrorHeader {
+		s = strings.ToValidUTF8(s[:maxErrorHeader], "") + "..."
+	}
+	return s
+}
+
+const maxErrorHeader = 1024
 
 // ValidPrefix reports whether prefix can start subjects: one or more dot-separated
 // tokens, each a ValidToken.
