@@ -111,9 +111,9 @@ func boardOwned(black, white *boardRows, n int) (b, w int) {
 }
 
 // boardFlood grows the seed set f, inside m, to the regions of m it touches. Sweeps
-// run down the rows and back up, each carrying the fill one row on and along whole
-// runs, until a sweep changes nothing: typical positions take three sweeps, snaking
-// regions a few more.
+// run down the rows and back up, each carrying the fill through any number of rows
+// in its direction and along whole runs, until a sweep changes nothing (at least two
+// sweeps). A region needs one more sweep each time it turns back on itself.
 func boardFlood(m, f *[boardMax]uint64, masks *[boardMax]boardRunMasks, n int) {
 	// The first sweep fills each row's runs from its own seeds and from the row
 	// above; the later ones only redo a row when its neighbour brings new points.
