@@ -43,6 +43,7 @@ type display struct {
 	dump   string // the dump subject
 	result string // the result subject
 	inbox  string // replies come to inbox.<seq>
+	msg    nats.Msg
 
 	items   <-chan item
 	replies chan *nats.Msg
@@ -152,16 +153,17 @@ func (d *display) take(it item) {
 func (d *display) publish(f *flight) {
 	f.attempts++
 	f.deadline = time.Now().Add(d.cfg.RequestTimeout)
-	m := &nats.Msg{
-		Subject: d.dump,
-		Reply:   d.inbox + "." + strconv.FormatUint(f.it.seq, 10),
-		Data:    f.it.unit,
-		Header: nats.Header{
-			bus.HeaderPort: {d.pc.Name},
-			bus.HeaderSeq:  {strconv.FormatUint(f.it.seq, 10)},
-			bus.HeaderLine: {strconv.Itoa(f.it.line)},
-		},
+	// One message, reused: PublishMsg has encoded it by the time it returns.
+	m := &d.msg
+	if m.Header == nil {
+		m.Subject = d.dump
+		m.Header = nats.Header{bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}}
 	}
+	seq := strconv.FormatUint(f.it.seq, 10)
+	m.Reply = d.inbox + "." + seq
+	m.Data = f.it.unit
+	m.Header[bus.HeaderSeq][0] = seq
+	m.Header[bus.HeaderLine][0] = strconv.Itoa(f.it.line)
 	// A publish fails only when the connection is closed for good; the attempt then
 	// times out like any other.
 	if err := d.nc.PublishMsg(m); err != nil {
@@ -186,11 +188,8 @@ func (d *display) reply(m *nats.Msg) {
 		d.log.Debug().Uint64("seq", seq).Msg("no worker for the dump")
 		return
 	}
-	var res struct {
-		Answer string `json:"answer"`
-		Error  string `json:"error"`
-	}
-	if err := json.Unmarshal(m.Data, &res); err != nil {
+	res, err := parseReply(m.Data)
+	if err != nil {
 		d.log.Error().Err(err).Uint64("seq", seq).Msg("reply is not a result; waiting for another")
 		return
 	}

@@ -1,0 +1,193 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// reply is what the display writer needs of a worker's result.
+type reply struct {
+	Answer string `json:"answer"`
+	Error  string `json:"error"`
+}
+
+// parseReply reads the answer and the error of a result's JSON. It walks the top-level
+// object and skips the other values (the structured answer can be long) instead of
+// decoding them; anything it does not expect goes to encoding/json, whose answer and
+// errors are the reference.
+func parseReply(data []byte) (reply, error) {
+	if r, ok := fastReply(data); ok {
+		return r, nil
+	}
+	var r reply
+	err := json.Unmarshal(data, &r)
+	return r, err
+}
+
+var errSlow = errors.New("take the slow path")
+
+func fastReply(d []byte) (r reply, ok bool) {
+	i := skipSpace(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return r, false
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return r, skipSpace(d, i+1) == len(d)
+	}
+	for {
+		key, end, err := readString(d, i)
+		if err != nil {
+			return r, false
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) || d[i] != ':' {
+			return r, false
+		}
+		i = skipSpace(d, i+1)
+		switch {
+		case key != "answer" && key != "error" && (strings.EqualFold(key, "answer") || strings.EqualFold(key, "error")):
+			return r, false // encoding/json matches keys regardless of case
+		case key == "answer" || key == "error":
+			s, end, err := readString(d, i)
+			if err != nil {
+				return r, false
+			}
+			if key == "answer" {
+				r.Answer = s
+			} else {
+				r.Error = s
+			}
+			i = end
+		default:
+			end, err := skipValue(d, i)
+			if err != nil {
+				return r, false
+			}
+			i = end
+		}
+		i = skipSpace(d, i)
+		if i >= len(d) {
+			return r, false
+		}
+		switch d[i] {
+		case ',':
+			i = skipSpace(d, i+1)
+		case '}':
+			return r, skipSpace(d, i+1) == len(d)
+		default:
+			return r, false
+		}
+	}
+}
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// readString decodes the JSON string at d[i], handling the escapes a result's text
+// has (\n, \", \\ and the like); \u escapes and anything odd are left to encoding/json.
+func readString(d []byte, i int) (string, int, error) {
+	if i >= len(d) || d[i] != '"' {
+		return "", 0, errSlow
+	}
+	i++
+	start := i
+	var b []byte
+	for i < len(d) {
+		c := d[i]
+		switch {
+		case c == '"':
+			if b == nil {
+				return string(d[start:i]), i + 1, nil
+			}
+			return string(b), i + 1, nil
+		case c < 0x20 || c >= 0x80:
+			return "", 0, errSlow // control bytes are invalid; UTF-8 wants checking
+		case c == '\\':
+			if i+1 >= len(d) {
+				return "", 0, errSlow
+			}
+			if b == nil {
+				b = append(make([]byte, 0, len(d)-start), d[start:i]...)
+			}
+			switch d[i+1] {
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case '"', '\\', '/':
+				b = append(b, d[i+1])
+			default:
+				return "", 0, errSlow
+			}
+			i += 2
+			continue
+		default:
+			if b != nil {
+				b = append(b, c)
+			}
+		}
+		i++
+	}
+	return "", 0, errSlow
+}
+
+// skipValue skips the JSON value at d[i]: a string, or an object or array (brackets
+// counted outside strings), or a literal. Only the brackets and strings are checked;
+// the rest is encoding/json's to refuse if the fast path ever got it wrong.
+func skipValue(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return 0, errSlow
+	}
+	switch d[i] {
+	case '"':
+		_, end, err := readString(d, i)
+		return end, err
+	case '{', '[':
+		var stack []byte
+		for i < len(d) {
+			switch c := d[i]; c {
+			case '"':
+				_, end, err := readString(d, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				stack = append(stack, c)
+			case '}', ']':
+				if len(stack) == 0 || (c == '}') != (stack[len(stack)-1] == '{') {
+					return 0, errSlow
+				}
+				stack = stack[:len(stack)-1]
+				if len(stack) == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errSlow
+	default:
+		start := i
+	literal:
+		for ; i < len(d); i++ {
+			switch d[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				break literal
+			}
+		}
+		lit := d[start:i]
+		if !json.Valid(lit) {
+			return 0, errSlow
+		}
+		return i, nil
+	}
+}

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+func TestParseReply(t *testing.T) {
+	full, err := json.Marshal(bus.Result{
+		Problem: "othello", Port: "hall", Seq: 7, Line: 12,
+		Answer: "(3,4) (4,3)\nBlack -  1 White -  4\n\"<&>\"\t\\",
+		Result: json.RawMessage(`{"moves":[[3,4],[4,3]],"note":"a } in \"a string\" ]"}`),
+		Worker: "w1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{
+		string(full),
+		`{"answer":"5 3\n","solve_us":1.5e1,"seq":3,"x":null,"y":true,"z":[{}]}`,
+		`{"error":"goscore: line 3: bad row","answer":""}`,
+		` { "answer" : "a\u00e9b\n" } `, // \u: the slow path
+		`{"Answer":"case"}`,
+		`{"answer":"x","answer":"last wins"}`,
+		`{}`,
+		`{"answer":null}`,
+	} {
+		var want reply
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := parseReply([]byte(in))
+		if err != nil || got != want {
+			t.Errorf("parseReply(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{``, `{`, `{"answer":"x"`, `{"answer":"x"}}`, `[]`, `{"answer":1}`, `{"a":[}`} {
+		if r, err := parseReply([]byte(in)); err == nil {
+			t.Errorf("parseReply(%s) = %+v, want an error", in, r)
+		}
+	}
+}
+
+// The fast path agrees with encoding/json on whatever encoding/json accepts, and
+// never panics.
+func FuzzParseReply(f *testing.F) {
+	f.Add([]byte(`{"problem":"goscore","port":"p","seq":1,"answer":"5 3\n","result":{"black":5,"white":3},"solve_us":3.5,"worker":"w"}`))
+	f.Add([]byte(`{"answer":"","error":"replay: line 2: bad move \"B(99,1)\""}`))
+	f.Add([]byte(`{"answer":"a\u2028b\\n","result":[1,[2,{"x":"]"}]]}`))
+	f.Add([]byte(`{"answer":"x" , "ANSWER":"y"}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := parseReply(in)
+		var want reply
+		if json.Unmarshal(in, &want) != nil {
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("parseReply(%q) = %+v, %v; encoding/json says %+v", in, got, err, want)
+		}
+	})
+}
