@@ -178,3 +178,38 @@ func TestGarbageBetweenBoards(t *testing.T) {
 		})
 	}
 }
+
+// Othello answers each command as soon as its line arrives: the scoreboard sends a
+// line, and reads its answer before it sends the next.
+func TestOthelloAnswersEachCommand(t *testing.T) {
+	nc := startBus(t, true)
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "othello"}}})
+	waitOpened(t, pt)
+	p, _ := engine.Lookup("othello")
+	lines := strings.SplitAfter(string(sample(t, "othello.in")), "\n")
+	answered := 0 // bytes of the contest output of the lines sent so far
+	commands := 0
+	for k := range lines {
+		if _, err := pt.Master.Write([]byte(lines[k])); err != nil {
+			t.Fatal(err)
+		}
+		// What the contest outputs for the input so far is what the port must have
+		// written by now; the difference comes for this line.
+		var out bytes.Buffer
+		if _, err := engine.Contest(p, strings.NewReader(strings.Join(lines[:k+1], "")), &out, func(error) {}); err != nil {
+			t.Fatal(err)
+		}
+		if n := out.Len() - answered; n > 0 {
+			commands++
+			if got := readN(t, pt.Master, n); string(got) != out.String()[answered:] {
+				t.Fatalf("after line %d %q: answer %q, want %q", k+1, lines[k], got, out.String()[answered:])
+			}
+			answered = out.Len()
+		}
+	}
+	if want := sample(t, "othello.out"); answered != len(want) || commands < 4 {
+		t.Fatalf("%d bytes answered over %d commands; want %d bytes", answered, commands, len(want))
+	}
+	d.stop(t)
+}
