@@ -254,28 +254,38 @@ const boardBig = 1 << 30
 
 // boardAtoi parses an optionally signed decimal integer, saturating at ±boardBig.
 func boardAtoi(tok []byte) (int, bool) {
+	v, next, ok := boardParseInt(tok, 0)
+	return v, ok && next == len(tok)
+}
+
+// boardParseInt parses an optionally signed decimal integer at s[i:], saturating at
+// ±boardBig, and returns the index after it.
+func boardParseInt(s []byte, i int) (v, next int, ok bool) {
 	neg := false
-	if len(tok) > 0 && (tok[0] == '-' || tok[0] == '+') {
-		neg = tok[0] == '-'
-		tok = tok[1:]
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
+		i++
 	}
-	if len(tok) == 0 {
-		return 0, false
-	}
-	v := 0
-	for _, c := range tok {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
+	start := i
+	for ; i < len(s) && s[i]-'0' <= 9; i++ {
 		if v < boardBig {
-			v = v*10 + int(c-'0')
+			v = v*10 + int(s[i]-'0')
 		}
 	}
 	v = min(v, boardBig)
 	if neg {
 		v = -v
 	}
-	return v, true
+	return v, i, i > start
+}
+
+// boardSkipSpace returns the index of the first byte at or after i that is not
+// white space.
+func boardSkipSpace(s []byte, i int) int {
+	for i < len(s) && boardSpace(s[i]) {
+		i++
+	}
+	return i
 }
 
 // boardQuote quotes input text for an error message, cut to a readable length.

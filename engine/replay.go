@@ -1,5 +1,7 @@
 package engine
 
+import "math/bits"
+
 // replay: replays a game and scores it (seed 001, Go by Cormack). A unit is a header
 // "n m" and m placements B(x,y) / W(x,y) in centred coordinates; the answer is "B W":
 // vacant points owned plus opponent stones captured.
@@ -99,29 +101,26 @@ func (g *ReplayGame) Play(unit []byte) error {
 }
 
 // replayParseMove parses "B(x,y)" or "W(x,y)", allowing white space around the
-// line and inside the parentheses.
-func replayParseMove(line []byte) (white bool, x, y int, ok bool) {
-	s := boardTrim(line)
-	if len(s) < 6 || (s[0] != 'B' && s[0] != 'W') || s[1] != '(' || s[len(s)-1] != ')' {
+// line and inside the parentheses, in one pass.
+func replayParseMove(s []byte) (white bool, x, y int, ok bool) {
+	i := boardSkipSpace(s, 0)
+	if i+1 >= len(s) || (s[i] != 'B' && s[i] != 'W') || s[i+1] != '(' {
 		return false, 0, 0, false
 	}
-	white = s[0] == 'W'
-	s = s[2 : len(s)-1]
-	comma := -1
-	for i, c := range s {
-		if c == ',' {
-			if comma >= 0 {
-				return false, 0, 0, false
-			}
-			comma = i
-		}
-	}
-	if comma < 0 {
+	white = s[i] == 'W'
+	if x, i, ok = boardParseInt(s, boardSkipSpace(s, i+2)); !ok {
 		return false, 0, 0, false
 	}
-	x, okx := boardAtoi(boardTrim(s[:comma]))
-	y, oky := boardAtoi(boardTrim(s[comma+1:]))
-	return white, x, y, okx && oky
+	if i = boardSkipSpace(s, i); i >= len(s) || s[i] != ',' {
+		return false, 0, 0, false
+	}
+	if y, i, ok = boardParseInt(s, boardSkipSpace(s, i+1)); !ok {
+		return false, 0, 0, false
+	}
+	if i = boardSkipSpace(s, i); i >= len(s) || s[i] != ')' {
+		return false, 0, 0, false
+	}
+	return white, x, y, boardSkipSpace(s, i+1) == len(s)
 }
 
 // move plays the placement on unit line ln.
@@ -149,28 +148,40 @@ func (g *ReplayGame) move(ln int, line []byte) error {
 	occupied[r] |= bit
 	n := g.N
 	took := false
+	// The opponent stones next to the new one, in the rows above, at and below it.
+	var adj [3]uint32
+	if r > 0 {
+		adj[0] = opp[r-1] & bit
+	}
+	adj[1] = opp[r] & (bit<<1 | bit>>1) & boardRowMask(n)
+	if r+1 < n {
+		adj[2] = opp[r+1] & bit
+	}
 	var free boardRows // opponent groups already found to have a liberty
-	for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
-		rr, cc := r+d[0], c+d[1]
-		if rr < 0 || rr >= n || cc < 0 || cc >= n || (opp[rr]&^free[rr])>>uint(cc)&1 == 0 {
-			continue
-		}
-		if replayHasEmptyNeighbour(occupied, n, rr, cc) {
-			continue // the group keeps at least this liberty
-		}
-		grp, alive := boardGroup(opp, occupied, n, rr, cc)
-		if alive {
-			for i := 0; i < n; i++ {
-				free[i] |= grp[i]
+	for k, row := range adj {
+		rr := r - 1 + k
+		for ; row != 0; row &= row - 1 {
+			cc := bits.TrailingZeros32(row)
+			if (opp[rr]&^free[rr])>>uint(cc)&1 == 0 {
+				continue // captured or found alive through another stone
 			}
-			continue
+			if replayHasEmptyNeighbour(occupied, n, rr, cc) {
+				continue // the group keeps at least this liberty
+			}
+			grp, alive := boardGroup(opp, occupied, n, rr, cc)
+			if alive {
+				for i := 0; i < n; i++ {
+					free[i] |= grp[i]
+				}
+				continue
+			}
+			for i := 0; i < n; i++ {
+				opp[i] &^= grp[i]
+				occupied[i] &^= grp[i]
+			}
+			*captured += boardCount(&grp)
+			took = true
 		}
-		for i := 0; i < n; i++ {
-			opp[i] &^= grp[i]
-			occupied[i] &^= grp[i]
-		}
-		*captured += boardCount(&grp)
-		took = true
 	}
 	if !took && !replayHasEmptyNeighbour(occupied, n, r, c) {
 		if _, alive := boardGroup(own, occupied, n, r, c); !alive {
