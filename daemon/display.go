@@ -137,14 +137,13 @@ func (d *display) run(ctx context.Context) error {
 // take publishes a unit from the reader, or records its framing error.
 func (d *display) take(it item) {
 	d.last = it.seq
-	log := d.log.With().Uint64("seq", it.seq).Int("line", it.line).Logger()
 	if it.err != nil {
-		log.Warn().Err(it.err).Msg("bad unit")
+		d.log.Warn().Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
 		d.publishError(it.seq, it.line, it.err.Error(), "reader")
 		d.done[it.seq] = outcome{err: it.err.Error(), line: it.line, read: it.read}
 		return
 	}
-	log.Debug().Msg("unit read")
+	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
 	d.publish(f)
@@ -194,14 +193,15 @@ func (d *display) reply(m *nats.Msg) {
 		return
 	}
 	delete(d.inFlight, seq)
-	log := d.log.With().Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Logger()
 	if res.Error != "" {
 		// The worker published the error result itself.
-		log.Warn().Str("error", res.Error).Msg("bad unit")
+		d.log.Warn().Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
 		d.done[seq] = outcome{err: res.Error, line: f.it.line, read: f.it.read}
 		return
 	}
-	log.Debug().Msg("unit answered")
+	if e := d.log.Debug(); e.Enabled() {
+		e.Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Msg("unit answered")
+	}
 	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
 }
 

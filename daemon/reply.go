@@ -97,44 +97,44 @@ func readString(d []byte, i int) (string, int, error) {
 	}
 	i++
 	start := i
-	var b []byte
+	var b []byte // the decoded text, once an escape was met
 	for i < len(d) {
-		c := d[i]
-		switch {
-		case c == '"':
-			if b == nil {
-				return string(d[start:i]), i + 1, nil
+		// Copy up to the next quote or backslash at once.
+		j := i
+		for j < len(d) && d[j] != '"' && d[j] != '\\' {
+			if d[j] < 0x20 || d[j] >= 0x80 {
+				return "", 0, errSlow // control bytes are invalid; UTF-8 wants checking
 			}
-			return string(b), i + 1, nil
-		case c < 0x20 || c >= 0x80:
-			return "", 0, errSlow // control bytes are invalid; UTF-8 wants checking
-		case c == '\\':
-			if i+1 >= len(d) {
-				return "", 0, errSlow
-			}
-			if b == nil {
-				b = append(make([]byte, 0, len(d)-start), d[start:i]...)
-			}
-			switch d[i+1] {
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case '"', '\\', '/':
-				b = append(b, d[i+1])
-			default:
-				return "", 0, errSlow
-			}
-			i += 2
-			continue
-		default:
-			if b != nil {
-				b = append(b, c)
-			}
+			j++
 		}
-		i++
+		if b != nil {
+			b = append(b, d[i:j]...)
+		}
+		if j >= len(d) || j+1 >= len(d) && d[j] == '\\' {
+			return "", 0, errSlow
+		}
+		if d[j] == '"' {
+			if b == nil {
+				return string(d[start:j]), j + 1, nil
+			}
+			return string(b), j + 1, nil
+		}
+		if b == nil {
+			b = append(make([]byte, 0, len(d)-start), d[start:j]...)
+		}
+		switch d[j+1] {
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case '"', '\\', '/':
+			b = append(b, d[j+1])
+		default:
+			return "", 0, errSlow
+		}
+		i = j + 2
 	}
 	return "", 0, errSlow
 }
