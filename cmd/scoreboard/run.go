@@ -130,11 +130,12 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
 // and the ports. It returns when ctx ends, or when every port has ended (stdin did).
 func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logger) error {
-	// The bus: the embedded server, or a connection to an existing one.
+	// The bus: the embedded server, or an existing one. The workers and the ports
+	// have a connection each: one connection's single reader and writer would carry
+	// every dump and every answer twice, and serialise the pipeline.
 	var (
-		nc  *nats.Conn
-		url string // what other processes connect to, if anything
-		err error
+		connect func(name string) (*nats.Conn, error)
+		url     string // what other processes connect to, if anything
 	)
 	if f.nats.url == "" {
 		srv, err := bus.StartServer(f.listen, log)
@@ -143,21 +144,23 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
-		nc, err = bus.Connect(bus.ConnOptions{Server: srv, Name: "scoreboard run"}, log)
-		if err != nil {
-			return err
+		connect = func(name string) (*nats.Conn, error) {
+			return bus.Connect(bus.ConnOptions{Server: srv, Name: name}, log)
 		}
 	} else {
 		url = f.nats.url
-		nc, err = bus.Connect(f.nats.options(f.nats.url, "scoreboard run"), log)
-		if err != nil {
-			return err
+		connect = func(name string) (*nats.Conn, error) {
+			return bus.Connect(f.nats.options(f.nats.url, name), log)
 		}
 	}
-	defer nc.Close()
 
 	// The workers: solve the dumps of every port, and requests from anyone.
-	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version}, log)
+	wnc, err := connect("scoreboard run workers")
+	if err != nil {
+		return err
+	}
+	defer wnc.Close()
+	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version}, log)
 	if err != nil {
 		return err
 	}
@@ -168,8 +171,16 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	var portsErr error
 	if len(cfg.Ports) == 0 {
 		<-ctx.Done()
+	} else if pnc, err := connect("scoreboard run ports"); err != nil {
+		portsErr = err
 	} else {
-		portsErr = daemon.Run(ctx, nc, cfg, log)
+		portsErr = daemon.Run(ctx, pnc, cfg, log)
+		// The error results the ports published must leave before the connection
+		// closes.
+		if err := pnc.FlushTimeout(2 * time.Second); err != nil {
+			log.Warn().Err(err).Msg("flush nats connection")
+		}
+		pnc.Close()
 	}
 
 	log.Info().Msg("stopping")
@@ -177,7 +188,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		log.Warn().Err(err).Msg("stop workers")
 	}
 	// Results already published must leave before the connection closes.
-	if err := nc.FlushTimeout(2 * time.Second); err != nil {
+	if err := wnc.FlushTimeout(2 * time.Second); err != nil {
 		log.Warn().Err(err).Msg("flush nats connection")
 	}
 	log.Info().Msg("stopped")
