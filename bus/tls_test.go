@@ -138,4 +138,3 @@ func newCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey
 	}
 	return cert, key
 }
-
