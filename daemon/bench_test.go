@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -18,7 +20,7 @@ import (
 func BenchmarkPTYLatency(b *testing.B) {
 	nc := startBus(b, true)
 	pt := newPTY(b)
-	d := startDaemon(b, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}}}})
+	d := startDaemonLogging(b, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}}}}, zerolog.InfoLevel)
 	waitOpened(b, pt)
 	unit := []byte(board(7))
 	want := goscoreAnswer(b, string(unit))

@@ -42,9 +42,10 @@ type logs struct {
 	lines []map[string]any
 	raw   bytes.Buffer
 	added chan struct{}
+	level zerolog.Level
 }
 
-func newLogs() *logs { return &logs{added: make(chan struct{})} }
+func newLogs(level zerolog.Level) *logs { return &logs{added: make(chan struct{}), level: level} }
 
 func (l *logs) Write(p []byte) (int, error) {
 	var m map[string]any
@@ -58,7 +59,7 @@ func (l *logs) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *logs) logger() zerolog.Logger { return zerolog.New(l).Level(zerolog.TraceLevel) }
+func (l *logs) logger() zerolog.Logger { return zerolog.New(l).Level(l.level) }
 
 // count returns how many lines have every given field.
 func (l *logs) count(fields map[string]any) int {
@@ -156,8 +157,15 @@ type daemonRun struct {
 
 func startDaemon(t testing.TB, nc *nats.Conn, cfg daemon.Config) *daemonRun {
 	t.Helper()
+	return startDaemonLogging(t, nc, cfg, zerolog.TraceLevel)
+}
+
+// startDaemonLogging starts a daemon that logs from level on: benchmarks keep the
+// per-line and per-unit lines out of what they measure.
+func startDaemonLogging(t testing.TB, nc *nats.Conn, cfg daemon.Config, level zerolog.Level) *daemonRun {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemonRun{cancel: cancel, done: make(chan error, 1), logs: newLogs()}
+	d := &daemonRun{cancel: cancel, done: make(chan error, 1), logs: newLogs(level)}
 	go func() { d.done <- daemon.Run(ctx, nc, cfg, d.logs.logger()) }()
 	t.Cleanup(func() {
 		cancel()

@@ -14,8 +14,8 @@ import (
 	"github.com/goclub/scoreboard/serialio"
 )
 
-// ptyFor opens a pseudo-terminal for a test, closed at its end.
-func ptyFor(t *testing.T) *serialio.PTY {
+// runPTY opens a pseudo-terminal for a test, closed at its end.
+func runPTY(t *testing.T) *serialio.PTY {
 	t.Helper()
 	pt, err := serialio.OpenPTY()
 	if err != nil {
@@ -25,7 +25,7 @@ func ptyFor(t *testing.T) *serialio.PTY {
 	return pt
 }
 
-func waitPTYOpened(t *testing.T, pt *serialio.PTY, p *proctest.Process) {
+func runWaitOpened(t *testing.T, pt *serialio.PTY, p *proctest.Process) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -41,8 +41,8 @@ func waitPTYOpened(t *testing.T, pt *serialio.PTY, p *proctest.Process) {
 	}
 }
 
-// readAnswers reads n bytes from the scoreboard's end of a pseudo-terminal.
-func readAnswers(t *testing.T, pt *serialio.PTY, n int, p *proctest.Process) []byte {
+// runReadAnswers reads n bytes from the scoreboard's end of a pseudo-terminal.
+func runReadAnswers(t *testing.T, pt *serialio.PTY, n int, p *proctest.Process) []byte {
 	t.Helper()
 	buf := make([]byte, n)
 	done := make(chan error, 1)
@@ -76,14 +76,14 @@ func TestRunPTYSamples(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	for _, c := range runSamples {
 		t.Run(c.file, func(t *testing.T) {
-			pt := ptyFor(t)
+			pt := runPTY(t)
 			p := proctest.Start(t, bin, "run", "--nats-listen", "off", "--port", pt.Path, "--baud", "115200", "--problem", c.problem)
-			waitPTYOpened(t, pt, p)
+			runWaitOpened(t, pt, p)
 			if _, err := pt.Master.Write(runSampleFile(t, c.file+".in")); err != nil {
 				t.Fatal(err)
 			}
 			want := runSampleFile(t, c.file+".out")
-			if got := readAnswers(t, pt, len(want), p); !bytes.Equal(got, want) {
+			if got := runReadAnswers(t, pt, len(want), p); !bytes.Equal(got, want) {
 				t.Fatalf("answers\n got %q\nwant %q", got, want)
 			}
 			if err := p.Stop(); err != nil {
@@ -96,7 +96,7 @@ func TestRunPTYSamples(t *testing.T) {
 // Several ports from the config file, each with its own problem, served at once.
 func TestRunConfigSeveralPorts(t *testing.T) {
 	bin := proctest.Scoreboard(t)
-	lobby, hall := ptyFor(t), ptyFor(t)
+	lobby, hall := runPTY(t), runPTY(t)
 	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
 	err := os.WriteFile(conf, fmt.Appendf(nil, `
 [nats]
@@ -117,8 +117,8 @@ problem = "othello"
 		t.Fatal(err)
 	}
 	p := proctest.Start(t, bin, "run", "--config", conf)
-	waitPTYOpened(t, lobby, p)
-	waitPTYOpened(t, hall, p)
+	runWaitOpened(t, lobby, p)
+	runWaitOpened(t, hall, p)
 	// Both at once: the othello answers do not wait for the goscore ones.
 	for _, c := range []struct {
 		pt   *serialio.PTY
@@ -133,7 +133,7 @@ problem = "othello"
 		file string
 	}{{hall, "othello"}, {lobby, "goscore"}} {
 		want := runSampleFile(t, c.file+".out")
-		if got := readAnswers(t, c.pt, len(want), p); !bytes.Equal(got, want) {
+		if got := runReadAnswers(t, c.pt, len(want), p); !bytes.Equal(got, want) {
 			t.Fatalf("%s answers\n got %q\nwant %q", c.file, got, want)
 		}
 	}
