@@ -194,10 +194,3 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	log.Info().Msg("stopped")
 	return portsErr
 }
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
