@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -29,27 +30,66 @@ type Server struct {
 	ns *server.Server
 }
 
-// StartServer starts an embedded nats-server listening on listen ("HOST:PORT", port 0
-// for a free one, or ListenOff for in-process clients only), logging into log with
-// component=nats. It does not install signal handlers. It returns once the server
-// accepts connections.
+// StartServer starts an embedded nats-server listening on listen, without
+// authentication: StartServerWith(ServerOptions{Listen: listen}, log).
 func StartServer(listen string, log zerolog.Logger) (*Server, error) {
+	return StartServerWith(ServerOptions{Listen: listen}, log)
+}
+
+// ServerOptions configure the embedded server.
+type ServerOptions struct {
+	// Listen is "HOST:PORT" (port 0 for a free one), or ListenOff for in-process
+	// clients only.
+	Listen string
+	// Token, or User and Password, are what clients of the TCP listener must present.
+	// In-process clients (the daemon's own parts) need none.
+	Token          string
+	User, Password string
+}
+
+// ErrListenNeedsAuth is returned for a listener beyond loopback without
+// authentication: anyone on the network could then publish dumps and read results.
+var ErrListenNeedsAuth = errors.New("listening beyond loopback needs authentication")
+
+// Where the embedded listener's credentials are set, for the error that asks for them.
+const listenAuthHint = "set a token (--nats-listen-token, $SCOREBOARD_NATS_LISTEN_TOKEN, nats.listen_token) " +
+	"or a user and password (--nats-listen-user and --nats-listen-password, $SCOREBOARD_NATS_LISTEN_PASSWORD, " +
+	"nats.listen_user and nats.listen_password), or listen on 127.0.0.1"
+
+// StartServerWith starts an embedded nats-server as o says, logging into log with
+// component=nats. It refuses a listener beyond loopback without authentication
+// (ErrListenNeedsAuth). It does not install signal handlers. It returns once the
+// server accepts connections.
+func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	opts := &server.Options{
 		ServerName: "scoreboard",
 		NoSigs:     true,
 		MaxPayload: maxPayload,
 	}
-	if listen == ListenOff {
+	switch {
+	case o.Token != "" && (o.User != "" || o.Password != ""):
+		return nil, errors.New("embedded nats-server: give either a token or a user and a password, not both")
+	case (o.User == "") != (o.Password == ""):
+		return nil, errors.New("embedded nats-server: a user and a password go together")
+	}
+	auth := o.Token != "" || o.User != ""
+	if o.Listen == ListenOff {
 		opts.DontListen = true
 	} else {
-		host, port, err := ParseListen(listen)
+		host, port, err := ParseListen(o.Listen)
 		if err != nil {
 			return nil, err
+		}
+		if !auth && !Loopback(host) {
+			return nil, fmt.Errorf("embedded nats-server: listen address %q: %w: %s", o.Listen, ErrListenNeedsAuth, listenAuthHint)
 		}
 		opts.Host, opts.Port = host, port
 		if port == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+	}
+	if auth {
+		opts.CustomClientAuthentication = &listenAuth{token: o.Token, user: o.User, password: o.Password}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -70,6 +110,38 @@ func StartServer(listen string, log zerolog.Logger) (*Server, error) {
 	}
 	return &Server{ns: ns}, nil
 }
+
+// Loopback reports whether host (of a listen address) is a loopback address, or
+// "localhost".
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// listenAuth checks the credentials of the listener's clients. In-process clients
+// come through a net.Pipe and are the daemon's own: they need none.
+type listenAuth struct{ token, user, password string }
+
+func (a *listenAuth) Check(c server.ClientAuthentication) bool {
+	if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+		return true
+	}
+	o := c.GetOpts()
+	if o == nil {
+		return false
+	}
+	if a.token != "" {
+		return equal(o.Token, a.token)
+	}
+	// Both compared, so the time taken tells nothing of which one was wrong.
+	u, p := equal(o.Username, a.user), equal(o.Password, a.password)
+	return u && p
+}
+
+func equal(got, want string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 }
 
 // ParseListen checks a listen address "HOST:PORT" and splits it.
 func ParseListen(listen string) (host string, port int, err error) {
