@@ -14,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -64,7 +65,17 @@ type Config struct {
 	// Drain bounds how long units in flight may still be answered once the daemon is
 	// told to stop (default 5s).
 	Drain time.Duration
+
+	// Monitor, when set, is kept up to date with the ports' state and counts, for
+	// the service manager.
+	Monitor *Monitor
 }
+
+// newWarnSampler thins out a port's warnings about bad input: a scoreboard sending
+// garbage at 115200 baud would otherwise write thousands of lines a second. Per
+// kind of warning, ten a second are logged, then one in a hundred, each with the
+// count of those left out.
+func newWarnSampler() *logging.Sampler { return logging.NewSampler(10, time.Second, 100) }
 
 func (c *Config) setDefaults() {
 	if c.Prefix == "" {

@@ -37,6 +37,8 @@ func Run(ctx context.Context, nc *nats.Conn, cfg Config, log zerolog.Logger) err
 func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log zerolog.Logger) error {
 	p, _ := engine.Lookup(pc.Problem)
 	log = log.With().Str("port", pc.Name).Str("problem", pc.Problem).Logger()
+	cfg.Monitor.add(pc.Name)
+	defer cfg.Monitor.end(pc.Name)
 	items := make(chan item, 16)
 	queue := make(chan []byte, cfg.WriteQueue)
 	room := make(chan struct{}, 1)
@@ -52,7 +54,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	// interrupted may keep it blocked in a read until the process exits, so it is not
 	// waited for then.
 	r := &reader{
-		cfg: pc, p: p, link: ln, items: items,
+		cfg: pc, p: p, link: ln, items: items, mon: cfg.Monitor,
 		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
 		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 )
 
 // flight is a unit published as a dump and not answered yet.
@@ -56,6 +57,7 @@ type display struct {
 	blocked  bool          // an outcome waits for room in the device writer's queue
 	drained  bool          // stopping, and the drain bound has passed
 	room     chan struct{} // the device writer took answers from its queue
+	warn     *logging.Sampler
 }
 
 func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
@@ -72,6 +74,7 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		next:     1,
 		inFlight: map[uint64]*flight{},
 		done:     map[uint64]outcome{},
+		warn:     newWarnSampler(),
 	}
 }
 
@@ -114,6 +117,7 @@ func (d *display) run(ctx context.Context) error {
 			d.blocked = false
 		case now := <-tick.C:
 			d.expire(now)
+			d.cfg.Monitor.beat(d.pc.Name)
 		case <-stopping:
 			// Stop taking units, and give those in flight a bounded time to finish.
 			stopping, items = nil, nil
@@ -138,7 +142,7 @@ func (d *display) run(ctx context.Context) error {
 func (d *display) take(it item) {
 	d.last = it.seq
 	if it.err != nil {
-		d.log.Warn().Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
 		d.publishError(it.seq, it.line, it.err.Error(), "reader")
 		d.done[it.seq] = outcome{err: it.err.Error(), line: it.line, read: it.read}
 		return
@@ -195,7 +199,7 @@ func (d *display) reply(m *nats.Msg) {
 	delete(d.inFlight, seq)
 	if res.Error != "" {
 		// The worker published the error result itself.
-		d.log.Warn().Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
 		d.done[seq] = outcome{err: res.Error, line: f.it.line, read: f.it.read}
 		return
 	}
@@ -272,6 +276,7 @@ func (d *display) flush() {
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}
+		d.cfg.Monitor.outcome(o.err != "")
 		delete(d.done, d.next)
 		d.next++
 	}

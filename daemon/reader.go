@@ -80,12 +80,14 @@ type reader struct {
 	back  serialio.Backoff
 	log   zerolog.Logger
 	items chan<- item
+	mon   *Monitor
 }
 
 func (r *reader) run(ctx context.Context) {
 	defer close(r.items)
+	warn := newWarnSampler()
 	sc := serialio.NewScanner(r.p, func(err error) {
-		r.log.Warn().Err(err).Msg("line dropped")
+		warn.Warn(&r.log, "line dropped").Err(err).Msg("line dropped")
 	})
 	if r.log.GetLevel() <= zerolog.TraceLevel {
 		sc.Trace = func(n int, line []byte) {
@@ -95,6 +97,7 @@ func (r *reader) run(ctx context.Context) {
 	var seq uint64
 	for opened := 0; ; opened++ {
 		port, err := serialio.OpenRetry(ctx, r.open, &r.back, func(err error, attempt int, wait time.Duration) {
+			r.mon.tried(r.cfg.Name)
 			// The first failure and then every tenth: a device unplugged for an hour
 			// must not fill the journal.
 			if attempt == 1 || attempt%10 == 0 {
@@ -105,6 +108,7 @@ func (r *reader) run(ctx context.Context) {
 			return // ctx ended
 		}
 		r.link.set(port)
+		r.mon.opened(r.cfg.Name)
 		if opened == 0 {
 			r.log.Info().Msg("port opened")
 		} else {
@@ -125,6 +129,7 @@ func (r *reader) run(ctx context.Context) {
 		// The device went away (unplugged, hung up): what was read of a unit is
 		// dropped, never answered, and the same path is opened again.
 		r.link.drop(port)
+		r.mon.lost(r.cfg.Name)
 		r.log.Warn().Err(err).Msg("port lost")
 		if n := sc.Reset(nil); n > 0 {
 			r.log.Warn().Int("lines", n).Msg("partial unit dropped: the port was lost in the middle of it")

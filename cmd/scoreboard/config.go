@@ -25,9 +25,10 @@ import (
 // of precedence: a flag given on the command line, the environment (secrets only), the
 // config file (--config), the default. configs/scoreboard.toml documents every key.
 type config struct {
-	NATS  configNATS
-	Log   configLog
-	Ports []configPort
+	NATS   configNATS
+	Log    configLog
+	Daemon configDaemon
+	Ports  []configPort
 }
 
 type configNATS struct {
@@ -50,6 +51,12 @@ type configLog struct {
 	Format string // json, console, journald; "" picks one from where stderr goes
 }
 
+// configDaemon is the daemon's timing, as Go durations ("2s", "500ms").
+type configDaemon struct {
+	RequestTimeout string // how long a unit waits for a worker before it is sent again
+	Drain          string // how long units in flight may still be answered when stopping
+}
+
 type configPort struct {
 	Name    string // the <port> token in subjects
 	Device  string // a serial device path, or "-" for stdin/stdout
@@ -64,12 +71,19 @@ type configPort struct {
 const (
 	defaultPortName = ""
 	defaultLogLevel = "info"
+
+	defaultRequestTimeout = 2 * time.Second
+	defaultDrain          = 5 * time.Second
 )
 
 func defaultConfig() config {
 	return config{
 		NATS: configNATS{Listen: bus.DefaultListen, Prefix: bus.DefaultPrefix},
 		Log:  configLog{Level: defaultLogLevel},
+		Daemon: configDaemon{
+			RequestTimeout: defaultRequestTimeout.String(),
+			Drain:          defaultDrain.String(),
+		},
 	}
 }
 
@@ -104,6 +118,8 @@ var globalSettings = []setting[config]{
 	{key: "nats.prefix", flag: "nats-prefix", str: func(c *config) *string { return &c.NATS.Prefix }},
 	{key: "log.level", flag: "log-level", str: func(c *config) *string { return &c.Log.Level }},
 	{key: "log.format", flag: "log-format", str: func(c *config) *string { return &c.Log.Format }},
+	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
+	{key: "daemon.drain", flag: "drain", str: func(c *config) *string { return &c.Daemon.Drain }},
 }
 
 var portSettings = []setting[configPort]{
@@ -261,7 +277,7 @@ func (l *configLoader) readFile(data []byte) {
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[key]
 		switch key {
-		case "nats", "log":
+		case "nats", "log", "daemon":
 			t, ok := v.(map[string]any)
 			if !ok {
 				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
@@ -302,7 +318,7 @@ func (l *configLoader) readFile(data []byte) {
 				}
 			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon] and [[port]])")
 		}
 	}
 }
@@ -505,6 +521,14 @@ func (l *configLoader) validate() {
 	}
 	if _, err := logging.ParseFormat(l.c.Log.Format); err != nil {
 		l.fail("log.format", "%v", err)
+	}
+	for _, d := range []struct{ key, v string }{
+		{"daemon.request_timeout", l.c.Daemon.RequestTimeout},
+		{"daemon.drain", l.c.Daemon.Drain},
+	} {
+		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
+			l.fail(d.key, "%q: want a positive duration such as 2s or 500ms", d.v)
+		}
 	}
 
 	names, devices := map[string]int{}, map[string]int{}

@@ -19,17 +19,7 @@ func configFlags(t *testing.T, args ...string) *flag.FlagSet {
 	t.Helper()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	addNATSFlags(fs, "")
-	addLogFlags(fs)
-	fs.String("nats-listen", "127.0.0.1:4222", "")
-	fs.String("port", "", "")
-	fs.String("port-name", "", "")
-	fs.String("problem", "", "")
-	fs.Int("baud", 9600, "")
-	fs.Int("data-bits", 8, "")
-	fs.String("parity", "none", "")
-	fs.String("stop-bits", "1", "")
-	fs.Bool("error-line", false, "")
+	addRunFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +44,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		NATS: configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
-		Log:  configLog{Level: "info"},
+		NATS:   configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
+		Log:    configLog{Level: "info"},
+		Daemon: configDaemon{RequestTimeout: "2s", Drain: "5s"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -76,6 +67,10 @@ prefix = "club"
 level = "debug"
 format = "console"
 
+[daemon]
+request_timeout = "1s"
+drain = "9s"
+
 [[port]]
 name = "lobby"
 device = "/dev/ttyUSB0"
@@ -87,7 +82,7 @@ parity = "even"
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	data, _ := os.ReadFile(path)
 
-	c, err := parseConfig(path, data, configFlags(t, "--log-level", "warn", "--baud", "38400"), getenv)
+	c, err := parseConfig(path, data, configFlags(t, "--log-level", "warn", "--baud", "38400", "--request-timeout", "3s"), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +94,8 @@ parity = "even"
 			Password: "from-env", // environment over file
 			Prefix:   "club",
 		},
-		Log: configLog{Level: "warn", Format: "console"}, // flag over file; file
+		Log:    configLog{Level: "warn", Format: "console"},     // flag over file; file
+		Daemon: configDaemon{RequestTimeout: "3s", Drain: "9s"}, // flag over file; file
 		Ports: []configPort{{
 			Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
 			LineSettings: serialio.LineSettings{Baud: 38400, Parity: "even"}, // flag over file; file
@@ -188,6 +184,7 @@ func TestConfigBadFiles(t *testing.T) {
 		{"wrong type of int", goodPort + goodPort[0:0] + "\n[[port]]\nname = 'hall'\ndevice = '/dev/ttyACM0'\nproblem = 'othello'\nbaud = 'fast'\n",
 			`[[port]] 2 ("hall") baud`, 0, `want an integer, got the string "fast"`},
 		{"wrong type of string", "[log]\nlevel = 3\n", "log.level", 0, "want a string, got the integer 3"},
+		{"bad duration", "[daemon]\ndrain = 'forever'\n", "daemon.drain", 0, `"forever": want a positive duration`},
 		{"wrong type of bool", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\nerror_line = 'yes'\n",
 			`[[port]] 1 ("lobby") error_line`, 0, "want true or false"},
 		{"table for a key", "nats = 'nats://x'\n", "nats", 0, "want a table [nats]"},

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 )
 
 // Environment variables that carry NATS secrets, used when the flag is not given, so
@@ -94,30 +95,43 @@ func (f *natsFlags) connect(name string, log zerolog.Logger) (*nats.Conn, error)
 
 func (f *natsFlags) subjects() bus.Subjects { return bus.Subjects{Prefix: f.prefix} }
 
+// set takes the connection settings merged by loadConfig (flags over environment
+// over file).
+func (f *natsFlags) set(n configNATS) {
+	*f = natsFlags{
+		url: n.URL, user: n.User, password: n.Password, token: n.Token,
+		nkey: n.NKey, creds: n.Creds, tlsCA: n.TLSCA, tlsCert: n.TLSCert, tlsKey: n.TLSKey,
+		prefix: n.Prefix,
+	}
+}
+
 // logFlags are --log-level and --log-format.
 type logFlags struct{ level, format string }
 
 func addLogFlags(fs *flag.FlagSet) *logFlags {
 	l := &logFlags{}
 	fs.StringVar(&l.level, "log-level", "info", "log `level`: trace, debug, info, warn or error")
-	fs.StringVar(&l.format, "log-format", "json", "log `format`: json (lines on stderr) or console")
+	fs.StringVar(&l.format, "log-format", "", "log `format`: json (lines on stderr), console or journald; empty: journald under systemd, console on a terminal, json otherwise")
 	return l
 }
 
-// logger builds the logger the flags ask for, writing to w.
+// set takes the log settings merged by loadConfig.
+func (l *logFlags) set(c configLog) { l.level, l.format = c.Level, c.Format }
+
+// logger builds the logger the flags ask for: the logging package's formats (json,
+// console, journald, or picked from where stderr goes) when w is the process's
+// stderr; JSON lines otherwise (a command run in-process by a test), one writer at a
+// time, since every actor logs.
 func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
-	level, err := zerolog.ParseLevel(strings.ToLower(l.level))
-	if err != nil || level == zerolog.NoLevel {
-		return zerolog.Nop(), fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", l.level)
+	if f, ok := w.(*os.File); ok {
+		log, _, err := logging.New(logging.Options{Level: l.level, Format: l.format, Stderr: f})
+		return log, err
 	}
-	switch l.format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
-	default:
-		return zerolog.Nop(), fmt.Errorf("--log-format %q: want json or console", l.format)
+	lv, err := logging.ParseLevel(l.level)
+	if err != nil {
+		return zerolog.Nop(), err
 	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+	return zerolog.New(zerolog.SyncWriter(w)).Level(lv).With().Timestamp().Logger(), nil
 }
 
 // quietLogger is the logger of the one-shot tools (solve, send, watch): they report

@@ -3,18 +3,18 @@ package main
 import (
 	"context"
 	"flag"
-	"io"
-	"os"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
-	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/sdnotify"
 )
 
 func init() {
@@ -34,7 +34,7 @@ type runFlags struct {
 	listen string
 	log    *logFlags
 	port   daemon.PortConfig
-	// The daemon's timing, flags only.
+	// The daemon's timing.
 	requestTimeout, drain time.Duration
 }
 
@@ -52,8 +52,8 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.port.Line.Parity, "parity", "none", "the serial line's parity: none, odd, even, mark or space")
 	fs.StringVar(&f.port.Line.StopBits, "stop-bits", "1", "the serial line's stop bits: 1, 1.5 or 2")
 	fs.BoolVar(&f.port.ErrorLine, "error-line", false, "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", 2*time.Second, "how long a unit waits for a worker before it is sent again (3 attempts)")
-	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on SIGINT or SIGTERM, how long units in flight may still be answered")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", defaultRequestTimeout, "how long a unit waits for a worker before it is sent again (3 attempts)")
+	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
 	return f
 }
 
@@ -64,37 +64,19 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	if err != nil {
 		return daemon.Config{}, err
 	}
-	n := c.NATS
-	*f.nats = natsFlags{
-		url: n.URL, user: n.User, password: n.Password, token: n.Token,
-		nkey: n.NKey, creds: n.Creds, tlsCA: n.TLSCA, tlsCert: n.TLSCert, tlsKey: n.TLSKey,
-		prefix: n.Prefix,
-	}
-	f.listen = n.Listen
-	f.log.level, f.log.format = c.Log.Level, c.Log.Format
-	cfg := daemon.Config{Prefix: n.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
+	f.nats.set(c.NATS)
+	f.log.set(c.Log)
+	f.listen = c.NATS.Listen
+	// Both were checked by loadConfig.
+	f.requestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
+	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
+	cfg := daemon.Config{Prefix: c.NATS.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
 	for _, p := range c.Ports {
 		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
 			Name: p.Name, Device: p.Device, Problem: p.Problem, Line: p.LineSettings, ErrorLine: p.ErrorLine,
 		})
 	}
 	return cfg, cfg.Validate()
-}
-
-// newRunLogger builds the daemon's logger: the logging package's formats (json,
-// console, journald, or picked from where stderr goes) when w is the process's
-// stderr; JSON lines otherwise (a command run in-process by a test), one writer at a
-// time, since every actor logs.
-func newRunLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
-	if f, ok := w.(*os.File); ok {
-		log, _, err := logging.New(logging.Options{Level: level, Format: format, Stderr: f})
-		return log, err
-	}
-	lv, err := logging.ParseLevel(level)
-	if err != nil {
-		return zerolog.Nop(), err
-	}
-	return zerolog.New(zerolog.SyncWriter(w)).Level(lv).With().Timestamp().Logger(), nil
 }
 
 func runRun(ctx context.Context, args []string, io stdio) error {
@@ -120,7 +102,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	cfg.Stdin, cfg.Stdout = io.in, io.out
-	log, err := newRunLogger(f.log.level, f.log.format, io.err)
+	log, err := f.log.logger(io.err)
 	if err != nil {
 		return err
 	}
@@ -128,8 +110,14 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 }
 
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
-// and the ports. It returns when ctx ends, or when every port has ended (stdin did).
+// the ports, and what tells systemd how they are. It returns when ctx ends, or when
+// every port has ended (stdin did).
 func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logger) error {
+	notify, err := sdnotify.FromEnv()
+	if err != nil {
+		return err
+	}
+
 	// The bus: the embedded server, or an existing one. The workers and the ports
 	// have a connection each: one connection's single reader and writer would carry
 	// every dump and every answer twice, and serialise the pipeline.
@@ -153,44 +141,121 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 			return bus.Connect(f.nats.options(f.nats.url, name), log)
 		}
 	}
-
-	// The workers: solve the dumps of every port, and requests from anyone.
 	wnc, err := connect("scoreboard run workers")
 	if err != nil {
 		return err
 	}
 	defer wnc.Close()
+	// The ports' connection also carries the health check's ping to this process's
+	// workers, so without ports the workers' own connection does.
+	pnc := wnc
+	if len(cfg.Ports) > 0 {
+		if pnc, err = connect("scoreboard run ports"); err != nil {
+			return err
+		}
+		defer pnc.Close()
+	}
+
+	// The workers: solve the dumps of every port, and requests from anyone. They stop
+	// after the ports, so that the units the ports have in flight are still answered.
 	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version}, log)
 	if err != nil {
 		return err
 	}
-	log.Info().Str("nats_url", url).Str("version", version).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
-
-	// The ports: a reader, a display writer and a device writer each. They stop first,
-	// so that the units they have in flight can still be answered by the workers.
-	var portsErr error
-	if len(cfg.Ports) == 0 {
-		<-ctx.Done()
-	} else if pnc, err := connect("scoreboard run ports"); err != nil {
-		portsErr = err
-	} else {
-		portsErr = daemon.Run(ctx, pnc, cfg, log)
-		// The error results the ports published must leave before the connection
-		// closes.
-		if err := pnc.FlushTimeout(2 * time.Second); err != nil {
+	defer func() {
+		if err := workers.Stop(); err != nil {
+			log.Warn().Err(err).Msg("stop workers")
+		}
+		// Results already published must leave before the connection closes.
+		if err := wnc.FlushTimeout(2 * time.Second); err != nil {
 			log.Warn().Err(err).Msg("flush nats connection")
 		}
-		pnc.Close()
-	}
+		log.Info().Msg("stopped")
+	}()
+	log.Info().Str("nats_url", url).Str("version", version).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
 
-	log.Info().Msg("stopping")
-	if err := workers.Stop(); err != nil {
-		log.Warn().Err(err).Msg("stop workers")
-	}
-	// Results already published must leave before the connection closes.
-	if err := wnc.FlushTimeout(2 * time.Second); err != nil {
-		log.Warn().Err(err).Msg("flush nats connection")
-	}
-	log.Info().Msg("stopped")
-	return portsErr
+	mon := daemon.NewMonitor()
+	cfg.Monitor = mon
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var g errgroup.Group
+
+	// The ports: a reader, a display writer and a device writer each. When they all
+	// end (only stdin ends), so does the daemon.
+	g.Go(func() error {
+		defer stop()
+		if len(cfg.Ports) == 0 {
+			<-runCtx.Done()
+			return nil
+		}
+		err := daemon.Run(runCtx, pnc, cfg, log)
+		// The error results the ports published must leave before the connection
+		// closes.
+		if ferr := pnc.FlushTimeout(2 * time.Second); ferr != nil {
+			log.Warn().Err(ferr).Msg("flush nats connection")
+		}
+		return err
+	})
+
+	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
+	// its device; a device still unplugged then shows in the status, not as a start-up
+	// that never ends.
+	g.Go(func() error {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for !mon.Started(len(cfg.Ports)) {
+			select {
+			case <-runCtx.Done():
+				return nil
+			case <-tick.C:
+			}
+		}
+		log.Info().Str("status", mon.Status()).Msg("ready")
+		return notify.Ready()
+	})
+
+	// Status: STATUS= with the counts, whenever they change.
+	g.Go(func() error {
+		notify.RunStatus(runCtx, time.Second, mon.Status, log)
+		return nil
+	})
+
+	// Watchdog: WATCHDOG=1 only while the health check passes, so that systemd
+	// restarts a daemon that is alive but stuck.
+	g.Go(func() error {
+		return notify.Watch(runCtx, healthCheck(wnc, pnc, workers, mon), log)
+	})
+
+	// Stopping: STOPPING=1 as soon as the shutdown begins.
+	g.Go(func() error {
+		<-runCtx.Done()
+		log.Info().Msg("stopping")
+		return notify.Stopping()
+	})
+
+	return g.Wait()
+}
+
+// healthCheck is the watchdog's test of a real round trip: both connections are
+// connected, this process's workers answer a ping sent over the ports' connection,
+// and every port's display writer still turns over.
+func healthCheck(wnc, pnc *nats.Conn, workers *bus.Workers, mon *daemon.Monitor) sdnotify.Check {
+	ping := "$SRV.PING." + bus.ServiceName + "." + workers.ID()
+	return sdnotify.All(
+		func(context.Context) error {
+			for _, nc := range []*nats.Conn{wnc, pnc} {
+				if s := nc.Status(); s != nats.CONNECTED {
+					return fmt.Errorf("bus connection %q is %v", nc.Opts.Name, s)
+				}
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			if _, err := pnc.RequestWithContext(ctx, ping, nil); err != nil {
+				return fmt.Errorf("workers do not answer a ping: %w", err)
+			}
+			return nil
+		},
+		func(context.Context) error { return mon.Health() },
+	)
 }

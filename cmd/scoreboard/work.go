@@ -25,6 +25,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 		"when the server goes away. SIGINT or SIGTERM stop it cleanly.\n\n" +
 		"problems: " + strings.Join(engine.Names(), ", ")
 	fs := newFlagSet("work", "", about, io)
+	configFile := fs.String("config", "", "the configuration `file` (TOML) of run: its [nats] and [log] tables apply")
 	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
 	lf := addLogFlags(fs)
 	problems := fs.String("problems", "", "comma-separated `problems` to serve; empty: all")
@@ -46,6 +47,12 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 			names = append(names, name)
 		}
 	}
+	c, err := loadConfig(*configFile, fs)
+	if err != nil {
+		return err
+	}
+	nf.set(c.NATS)
+	lf.set(c.Log)
 	log, err := lf.logger(io.err)
 	if err != nil {
 		return err

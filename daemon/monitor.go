@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Monitor keeps what the service manager needs to know of the ports: whether each one
+// has started, is open and has a display writer that still turns over, and how many
+// units were answered or failed. It feeds systemd's READY=1, STATUS= and the
+// watchdog's health check. A nil *Monitor does nothing; all methods are safe for
+// concurrent use.
+type Monitor struct {
+	// Stale is how long a display writer may go without a turn of its loop before
+	// the health check fails; its loop ticks several times a second when idle, so
+	// only a stuck writer misses it. Default 10s.
+	Stale time.Duration
+
+	mu       sync.Mutex
+	ports    map[string]*portState
+	answered uint64
+	failed   uint64
+}
+
+type portState struct {
+	tried bool      // the reader made its first attempt to open the device
+	open  bool      // the device is open now
+	beat  time.Time // the display writer's last turn
+	ended bool      // the port's actors have returned (stdin ended, or stopping)
+}
+
+// NewMonitor returns an empty monitor.
+func NewMonitor() *Monitor { return &Monitor{ports: map[string]*portState{}} }
+
+func (m *Monitor) port(name string) *portState {
+	p := m.ports[name]
+	if p == nil {
+		p = &portState{beat: time.Now()}
+		m.ports[name] = p
+	}
+	return p
+}
+
+func (m *Monitor) update(name string, f func(*portState)) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f(m.port(name))
+}
+
+func (m *Monitor) add(name string)   { m.update(name, func(*portState) {}) }
+func (m *Monitor) tried(name string) { m.update(name, func(p *portState) { p.tried = true }) }
+func (m *Monitor) opened(name string) {
+	m.update(name, func(p *portState) { p.tried, p.open = true, true })
+}
+func (m *Monitor) lost(name string) { m.update(name, func(p *portState) { p.open = false }) }
+func (m *Monitor) beat(name string) { m.update(name, func(p *portState) { p.beat = time.Now() }) }
+func (m *Monitor) end(name string) {
+	m.update(name, func(p *portState) { p.ended, p.open = true, false })
+}
+func (m *Monitor) outcome(failed bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if failed {
+		m.failed++
+	} else {
+		m.answered++
+	}
+}
+
+// Started reports whether every port has tried to open its device once: the daemon
+// is up then, even if a device is unplugged (it is reopened when it comes back, and
+// the status line says so).
+func (m *Monitor) Started(ports int) bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, p := range m.ports {
+		if p.tried {
+			n++
+		}
+	}
+	return n >= ports
+}
+
+// Health fails when a port's display writer has not turned over for Stale: its
+// actors are stuck, and a restart is the cure.
+func (m *Monitor) Health() error {
+	if m == nil {
+		return nil
+	}
+	stale := m.Stale
+	if stale <= 0 {
+		stale = 10 * time.Second
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var stuck []string
+	for name, p := range m.ports {
+		if since := time.Since(p.beat); !p.ended && since > stale {
+			stuck = append(stuck, fmt.Sprintf("%s (%s)", name, since.Round(time.Second)))
+		}
+	}
+	if len(stuck) > 0 {
+		sort.Strings(stuck)
+		return fmt.Errorf("port display writer stuck: %s", strings.Join(stuck, ", "))
+	}
+	return nil
+}
+
+// Status is one line for systemd's STATUS=: ports open, units answered, errors, and
+// the ports waiting for their device.
+func (m *Monitor) Status() string {
+	if m == nil {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	open := 0
+	var waiting []string
+	for name, p := range m.ports {
+		switch {
+		case p.open:
+			open++
+		case !p.ended:
+			waiting = append(waiting, name)
+		}
+	}
+	s := fmt.Sprintf("%d of %d ports open, %d units answered, %d errors", open, len(m.ports), m.answered, m.failed)
+	if len(waiting) > 0 {
+		sort.Strings(waiting)
+		s += "; waiting for " + strings.Join(waiting, ", ")
+	}
+	return s
+}
