@@ -9,8 +9,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/goclub/scoreboard/serialio"
 )
 
 func init() {
@@ -49,11 +50,12 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 		input = f
 	}
 
-	master, path, err := openRawPTY()
+	pt, err := serialio.OpenPTY()
 	if err != nil {
 		return err
 	}
-	defer master.Close()
+	defer pt.Close()
+	master, path := pt.Master, pt.Path
 	if *link != "" {
 		_ = os.Remove(*link)
 		if err := os.Symlink(path, *link); err != nil {
@@ -71,8 +73,8 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 		waitCtx, cancel = context.WithTimeout(ctx, *wait)
 		defer cancel()
 	}
-	if err := waitForReader(waitCtx, master); err != nil {
-		return fmt.Errorf("device %s: waiting for a reader: %w", path, err)
+	if err := pt.WaitOpened(waitCtx); err != nil {
+		return err
 	}
 	fmt.Fprintln(io.err, "scoreboard simulate: the device is open; sending")
 
@@ -93,55 +95,6 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 			timer.Reset(*idle)
 		case <-timer.C:
 			return nil
-		}
-	}
-}
-
-// openRawPTY opens a pseudo-terminal pair and returns its master and the device path
-// of its slave. The slave is put in raw mode, so that nothing is echoed back or
-// rewritten before a daemon sets its own line settings, and then closed: the master
-// then sees a hang-up until a daemon opens the device, which is how we know to start.
-func openRawPTY() (*os.File, string, error) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		return nil, "", fmt.Errorf("open a pseudo-terminal: %w", err)
-	}
-	defer slave.Close()
-	t, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
-	if err == nil {
-		// cfmakeraw: no echo, no line editing, no CR/LF rewriting, 8 bits.
-		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		t.Oflag &^= unix.OPOST
-		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		t.Cflag &^= unix.CSIZE | unix.PARENB
-		t.Cflag |= unix.CS8
-		t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
-		err = unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, t)
-	}
-	if err != nil {
-		master.Close()
-		return nil, "", fmt.Errorf("pseudo-terminal %s: raw mode: %w", slave.Name(), err)
-	}
-	return master, slave.Name(), nil
-}
-
-// waitForReader polls the master until no hang-up is reported: some process has
-// opened the slave.
-func waitForReader(ctx context.Context, master *os.File) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		fds := []unix.PollFd{{Fd: int32(master.Fd()), Events: unix.POLLOUT}}
-		if _, err := unix.Poll(fds, 0); err != nil && !errors.Is(err, unix.EINTR) {
-			return err
-		}
-		if fds[0].Revents&unix.POLLHUP == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
 		}
 	}
 }
