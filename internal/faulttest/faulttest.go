@@ -1,0 +1,92 @@
+// Package faulttest counts what became of the units a fault test sent: answered
+// right, reported as errors, lost, answered twice. The fault tests of every package
+// log the counts in one format, which RELIABILITY.md quotes.
+package faulttest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// ErrorPrefix starts the line a port writes for a unit that gets no answer
+// (--error-line).
+const ErrorPrefix = "error: "
+
+// Counts is what became of the units of a fault scenario.
+type Counts struct {
+	Scenario string
+	Sent     int // valid units sent
+	Right    int // answered, with the right answer, in order
+	Errors   int // reported as errors (error lines, error results, or logged cuts)
+	Lost     int // valid units with neither an answer nor an error
+	Twice    int // answers that came again
+	Wrong    int // text that is no expected answer
+}
+
+func (c Counts) String() string {
+	return fmt.Sprintf("counts: scenario=%s sent=%d right=%d errors=%d lost=%d twice=%d wrong=%d",
+		c.Scenario, c.Sent, c.Right, c.Errors, c.Lost, c.Twice, c.Wrong)
+}
+
+// Check logs the counts and fails the test unless every valid unit was answered
+// right, in order: 0 lost, 0 twice, 0 wrong.
+func (c Counts) Check(t testing.TB) {
+	t.Helper()
+	t.Log(c.String())
+	if c.Right != c.Sent || c.Lost != 0 || c.Twice != 0 || c.Wrong != 0 {
+		t.Errorf("scenario %s: want every one of %d valid units answered right, in order, once: %s", c.Scenario, c.Sent, c)
+	}
+}
+
+// Tally walks the text a port received (got) against the answers of the valid
+// units sent, in order (want). Error lines are counted as errors wherever they are;
+// an answer missing is lost; an answer already given that comes again is twice;
+// anything else is wrong.
+func Tally(scenario string, want []string, got string) Counts {
+	c := Counts{Scenario: scenario, Sent: len(want)}
+	seen := map[string]bool{}
+	rest := got
+	skipErrors := func() {
+		for strings.HasPrefix(rest, ErrorPrefix) {
+			c.Errors++
+			_, rest, _ = strings.Cut(rest, "\n")
+		}
+	}
+	for i, w := range want {
+		skipErrors()
+		if strings.HasPrefix(rest, w) {
+			c.Right++
+			seen[w] = true
+			rest = rest[len(w):]
+			continue
+		}
+		// Skip what does not belong, if this answer comes later; else it is lost.
+		k := strings.Index(rest, w)
+		if k < 0 || (i+1 < len(want) && strings.Index(rest, want[i+1]) < k && want[i+1] != w) {
+			c.Lost++
+			continue
+		}
+		c.skipped(rest[:k], seen)
+		rest = rest[k+len(w):]
+		c.Right++
+		seen[w] = true
+	}
+	skipErrors()
+	c.skipped(rest, seen)
+	return c
+}
+
+// skipped counts the lines of text that came where no answer was due.
+func (c *Counts) skipped(text string, seen map[string]bool) {
+	for line := range strings.Lines(text) {
+		switch {
+		case strings.HasPrefix(line, ErrorPrefix):
+			c.Errors++
+		case seen[line]:
+			c.Twice++
+		default:
+			c.Wrong++
+		}
+	}
+}
