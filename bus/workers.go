@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/rs/zerolog"
@@ -52,6 +53,10 @@ type Workers struct {
 	stopErr error
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
+
+	// warn thins out floods of bad units, per port: ten a second are logged, then
+	// one in a hundred, each with the count of those left out.
+	warn *logging.Sampler
 }
 
 // StartWorkers adds the workers to nc. Stop them with Stop; closing nc stops them too.
@@ -73,6 +78,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		subj: Subjects{Prefix: o.Prefix},
 		log:  log.With().Str("component", "workers").Logger(),
 		jobs: make(chan *nats.Msg, o.Concurrency),
+		warn: logging.NewSampler(10, time.Second, 100),
 	}
 	for _, name := range o.Problems {
 		if _, ok := engine.Lookup(name); !ok {
@@ -226,18 +232,22 @@ func (w *Workers) handleDump(msg *nats.Msg) {
 		w.log.Error().Err(err).Msg("marshal result")
 		return
 	}
-	log := w.log.With().Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).Logger()
+	// The unit's fields go on each event rather than on a child logger: building one
+	// per dump would allocate on the hot path even when nothing is logged.
+	unit := func(e *zerolog.Event) *zerolog.Event {
+		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
+	}
 	if res.Error != "" {
-		log.Warn().Str("error", res.Error).Msg("bad unit")
-	} else {
-		log.Debug().Float64("solve_us", res.SolveMicros).Msg("unit solved")
+		unit(w.warn.Warn(&w.log, res.Port)).Str("error", res.Error).Msg("bad unit")
+	} else if e := w.log.Debug(); e.Enabled() {
+		unit(e).Float64("solve_us", res.SolveMicros).Msg("unit solved")
 	}
 	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
-		log.Error().Err(err).Msg("publish result")
+		unit(w.log.Error()).Err(err).Msg("publish result")
 	}
 	if msg.Reply != "" {
 		if err := msg.Respond(data); err != nil {
-			log.Error().Err(err).Msg("reply to dump")
+			unit(w.log.Error()).Err(err).Msg("reply to dump")
 		}
 	}
 }

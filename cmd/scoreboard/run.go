@@ -102,6 +102,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	cfg.Stdin, cfg.Stdout = io.in, io.out
+	tuneGC()
 	log, err := f.log.logger(io.err)
 	if err != nil {
 		return err

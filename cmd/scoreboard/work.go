@@ -53,6 +53,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	}
 	nf.set(c.NATS)
 	lf.set(c.Log)
+	tuneGC()
 	log, err := lf.logger(io.err)
 	if err != nil {
 		return err
