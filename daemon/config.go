@@ -55,8 +55,9 @@ type Config struct {
 	MaxInFlight int
 	// WriteQueue bounds the answers waiting to be written to a port (default 256):
 	// when it is full, the port's reader waits. WriteTimeout bounds one write to the
-	// device (default 2s): a device that does not read loses that write's answers,
-	// with a logged error, and the queue moves on.
+	// device (default 2s): past it, a device that does not read keeps its answers,
+	// written once it reads again, with a logged warning; once the daemon is stopping
+	// it loses them, with a logged error, so that it cannot hold the stop up.
 	WriteQueue   int
 	WriteTimeout time.Duration
 	// ReopenMin and ReopenMax space the attempts to reopen a device that went away:

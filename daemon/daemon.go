@@ -78,7 +78,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 
 	// The device writer: writes answers in the order it is given them.
 	w := &deviceWriter{
-		link: ln, timeout: cfg.WriteTimeout, queue: queue, room: room,
+		link: ln, timeout: cfg.WriteTimeout, queue: queue, room: room, stop: ctx.Done(),
 		log: log.With().Str("component", "writer").Logger(),
 	}
 	writerDone := make(chan struct{})

@@ -187,8 +187,8 @@ func TestUnplugReplug(t *testing.T) {
 	}
 }
 
-// A device that never reads its answers: the daemon keeps serving another port, and
-// stops cleanly.
+// A device that never reads its answers: the daemon holds them, keeps serving another
+// port, and stops cleanly, giving the deaf port's answers up.
 func TestDeviceNeverReads(t *testing.T) {
 	nc := startBus(t, true)
 	deaf, good := newPTY(t), newPTY(t)
@@ -207,7 +207,7 @@ func TestDeviceNeverReads(t *testing.T) {
 	// Enough error lines to fill the pseudo-terminal's buffer many times over (a
 	// board cut short by the next one's spacer each); nobody reads them.
 	go deaf.Master.Write([]byte(strings.Repeat("\n + +\n", 5000)))
-	d.logs.wait(t, 1, map[string]any{"port": "deaf", "message": "the device is not reading; answer dropped"})
+	d.logs.wait(t, 1, map[string]any{"port": "deaf", "message": "the device is not reading; holding its answers"})
 
 	for k := range 20 {
 		b := board(k)
@@ -220,6 +220,10 @@ func TestDeviceNeverReads(t *testing.T) {
 		}
 	}
 	d.stop(t)
+	// Stopping, the deaf port's answers are given up, so it did not hold the stop.
+	if d.logs.count(map[string]any{"port": "deaf", "message": "the device is not reading; answer dropped"}) == 0 {
+		t.Errorf("no answers dropped at the stop; logs:\n%s", d.logs.String())
+	}
 }
 
 // Told to stop, the daemon stops reading and lets the units in flight be answered,

@@ -1,0 +1,215 @@
+package daemon_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/faulttest"
+)
+
+// uniqueBoard is a goscore unit whose answer differs for every k below 180*180: a
+// black stones first in reading order, b white ones last, the empty points between
+// them neutral, so the answer is "a b".
+func uniqueBoard(k int) (unit, answer string) {
+	a, b := 1+k%180, 1+(k/180)%180
+	var s strings.Builder
+	s.WriteString("\n")
+	for i := range 361 {
+		switch {
+		case i < a:
+			s.WriteString(" @")
+		case i >= 361-b:
+			s.WriteString(" O")
+		default:
+			s.WriteString(" +")
+		}
+		if i%19 == 18 {
+			s.WriteString("\n")
+		}
+	}
+	return s.String(), fmt.Sprintf("%d %d\n", a, b)
+}
+
+// collector reads everything a pseudo-terminal's master gets, until it is closed.
+type collector struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *collector) read(r io.Reader, done chan<- struct{}) {
+	defer close(done)
+	b := make([]byte, 4096)
+	for {
+		n, err := r.Read(b)
+		c.mu.Lock()
+		c.buf.Write(b[:n])
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *collector) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+// faultWait polls cond until it holds, failing the test after a long wait.
+func faultWait(t *testing.T, what string, cond func() bool, logs *logs) {
+	t.Helper()
+	deadline := time.Now().Add(long)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v; logs:\n%s", what, long, logs.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// 100 unplug/replug cycles of a pseudo-terminal behind a stable path while units
+// flow: in each cycle a burst of units, and every other cycle a unit cut in the
+// middle by the unplug. Every complete unit is answered right, in order, once; every
+// cut unit is reported (a warning naming the lines dropped) and never answered.
+//
+// The unplug comes once the daemon has read what was written and the answers are in:
+// a hang-up discards the bytes still in the pseudo-terminal, both ways, which no
+// daemon could recover (a real unplug loses the bytes on the wire the same way).
+func TestFaultUnplugReplug100(t *testing.T) {
+	const cycles, burst = 100, 5
+	nc := startBus(t, true)
+	link := filepath.Join(t.TempDir(), "usb-scoreboard")
+	d := startDaemon(t, nc, daemon.Config{
+		Ports:     []daemon.PortConfig{{Device: link, Problem: "goscore", ErrorLine: true}},
+		ReopenMin: 2 * time.Millisecond, ReopenMax: 10 * time.Millisecond,
+	})
+	var (
+		all   strings.Builder // everything the scoreboard received, over every plug
+		want  []string
+		cut   int
+		k     int
+		lines = map[string]any{"message": "line read"}
+	)
+	for cycle := range cycles {
+		pt := newPTY(t)
+		tmp := link + ".new"
+		if err := os.Symlink(pt.Path, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Fatal(err)
+		}
+		waitOpened(t, pt)
+
+		var in, answers strings.Builder
+		for range burst {
+			u, a := uniqueBoard(k)
+			k++
+			in.WriteString(u)
+			answers.WriteString(a)
+			want = append(want, a)
+		}
+		n := strings.Count(in.String(), "\n")
+		if cycle%2 == 1 {
+			u, _ := uniqueBoard(k)
+			k++
+			half := strings.Join(strings.SplitAfter(u, "\n")[:1+cycle%19], "")
+			in.WriteString(half)
+			n += strings.Count(half, "\n")
+			cut++
+		}
+		before := d.logs.count(lines)
+		if _, err := pt.Master.Write([]byte(in.String())); err != nil {
+			t.Fatal(err)
+		}
+		faultWait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() bool { return d.logs.count(lines) >= before+n }, d.logs)
+		all.Write(readN(t, pt.Master, answers.Len()))
+		lost := d.logs.count(map[string]any{"message": "port lost"})
+		pt.Close()
+		faultWait(t, "port lost", func() bool { return d.logs.count(map[string]any{"message": "port lost"}) > lost }, d.logs)
+	}
+	d.stop(t)
+	counts := faulttest.Tally("unplug-replug-100", want, all.String())
+	// The cut units: reported, each with the lines it lost.
+	counts.Errors += d.logs.count(map[string]any{"message": "partial unit dropped: the port was lost in the middle of it"})
+	counts.Check(t)
+	if counts.Errors != cut {
+		t.Errorf("%d cut units reported, want %d", counts.Errors, cut)
+	}
+	if n := d.logs.count(map[string]any{"message": "port reopened"}); n != cycles-1 {
+		t.Errorf("%d reopenings, want %d", n, cycles-1)
+	}
+}
+
+// deafFor is how long the deaf device stops reading: SCOREBOARD_DEAF_FOR (a Go
+// duration; the figure is 1m), 5s by default to keep CI short.
+func deafFor(t *testing.T) time.Duration {
+	if s := os.Getenv("SCOREBOARD_DEAF_FOR"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("SCOREBOARD_DEAF_FOR=%q: %v", s, err)
+		}
+		return d
+	}
+	return 5 * time.Second
+}
+
+// A device that stops reading for a while (keeping on sending its dumps), then
+// resumes: every unit is answered right, in order, once; nothing is dropped; the
+// daemon's defaults hold (a write deadline far shorter than the deafness).
+func TestFaultDeafDevice(t *testing.T) {
+	deaf := deafFor(t)
+	const units = 20000 // answers of ~8 bytes: far more than the pseudo-terminal buffers
+	nc := startBus(t, true)
+	pt := newPTY(t)
+	d := startDaemonLogging(t, nc, daemon.Config{
+		Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},
+	}, 1) // info
+	waitOpened(t, pt)
+	var want []string
+	var in strings.Builder
+	for k := range units {
+		u, a := uniqueBoard(k)
+		in.WriteString(u)
+		want = append(want, a)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := pt.Master.Write([]byte(in.String()))
+		sent <- err
+	}()
+	start := time.Now()
+	time.Sleep(deaf)
+	var c collector
+	done := make(chan struct{})
+	go c.read(pt.Master, done)
+	var total int
+	for _, a := range want {
+		total += len(a)
+	}
+	faultWait(t, "every answer", func() bool { return len(c.String()) >= total }, d.logs)
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("deaf for %v; every answer %v after the start", deaf, time.Since(start).Round(time.Millisecond))
+	d.stop(t)
+	pt.Close()
+	<-done
+	counts := faulttest.Tally(fmt.Sprintf("deaf-device-%v", deaf), want, c.String())
+	counts.Check(t)
+	if n := d.logs.count(map[string]any{"message": "the device is not reading; answer dropped"}); n != 0 {
+		t.Errorf("%d writes dropped", n)
+	}
+	if d.logs.count(map[string]any{"message": "the device is not reading; holding its answers"}) == 0 {
+		t.Errorf("the device never held a write up: the test proved nothing")
+	}
+}
