@@ -15,29 +15,6 @@ import (
 	"github.com/goclub/scoreboard/internal/faulttest"
 )
 
-// uniqueBoard is a goscore unit whose answer differs for every k below 180*180: a
-// black stones first in reading order, b white ones last, the empty points between
-// them neutral, so the answer is "a b".
-func uniqueBoard(k int) (unit, answer string) {
-	a, b := 1+k%180, 1+(k/180)%180
-	var s strings.Builder
-	s.WriteString("\n")
-	for i := range 361 {
-		switch {
-		case i < a:
-			s.WriteString(" @")
-		case i >= 361-b:
-			s.WriteString(" O")
-		default:
-			s.WriteString(" +")
-		}
-		if i%19 == 18 {
-			s.WriteString("\n")
-		}
-	}
-	return s.String(), fmt.Sprintf("%d %d\n", a, b)
-}
-
 // collector reads everything a pseudo-terminal's master gets, until it is closed.
 type collector struct {
 	mu  sync.Mutex
@@ -112,7 +89,7 @@ func TestFaultUnplugReplug100(t *testing.T) {
 
 		var in, answers strings.Builder
 		for range burst {
-			u, a := uniqueBoard(k)
+			u, a := faulttest.GoscoreBoard(k)
 			k++
 			in.WriteString(u)
 			answers.WriteString(a)
@@ -120,7 +97,7 @@ func TestFaultUnplugReplug100(t *testing.T) {
 		}
 		n := strings.Count(in.String(), "\n")
 		if cycle%2 == 1 {
-			u, _ := uniqueBoard(k)
+			u, _ := faulttest.GoscoreBoard(k)
 			k++
 			half := strings.Join(strings.SplitAfter(u, "\n")[:1+cycle%19], "")
 			in.WriteString(half)
@@ -178,7 +155,7 @@ func TestFaultDeafDevice(t *testing.T) {
 	var want []string
 	var in strings.Builder
 	for k := range units {
-		u, a := uniqueBoard(k)
+		u, a := faulttest.GoscoreBoard(k)
 		in.WriteString(u)
 		want = append(want, a)
 	}

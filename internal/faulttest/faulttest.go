@@ -90,3 +90,27 @@ func (c *Counts) skipped(text string, seen map[string]bool) {
 		}
 	}
 }
+
+// GoscoreBoard is a goscore unit whose answer differs for every k below 180*180, so
+// that an answer given twice or to the wrong unit shows: a black stones first in
+// reading order, b white ones last, the empty points between them neutral, so the
+// answer is "a b".
+func GoscoreBoard(k int) (unit, answer string) {
+	a, b := 1+k%180, 1+(k/180)%180
+	var s strings.Builder
+	s.WriteString("\n")
+	for i := range 361 {
+		switch {
+		case i < a:
+			s.WriteString(" @")
+		case i >= 361-b:
+			s.WriteString(" O")
+		default:
+			s.WriteString(" +")
+		}
+		if i%19 == 18 {
+			s.WriteString("\n")
+		}
+	}
+	return s.String(), fmt.Sprintf("%d %d\n", a, b)
+}

@@ -1,6 +1,10 @@
 package faulttest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/goclub/scoreboard/engine"
+)
 
 func TestTally(t *testing.T) {
 	want := []string{"1 2\n", "3 4\n", "5 6\n"}
@@ -19,6 +23,25 @@ func TestTally(t *testing.T) {
 		got := Tally("", want, c.got)
 		if got != c.want {
 			t.Errorf("Tally(%q) = %+v, want %+v", c.got, got, c.want)
+		}
+	}
+}
+
+// Every board's answer is its own, and the engine agrees with it.
+func TestGoscoreBoardUnique(t *testing.T) {
+	seen := map[string]int{}
+	for k := range 180 * 180 {
+		_, a := GoscoreBoard(k)
+		if j, dup := seen[a]; dup {
+			t.Fatalf("boards %d and %d both answer %q", j, k, a)
+		}
+		seen[a] = k
+	}
+	p, _ := engine.Lookup("goscore")
+	for _, k := range []int{0, 1, 18, 19, 179, 180, 181, 180*180 - 1} {
+		u, a := GoscoreBoard(k)
+		if got, err := p.Append(nil, []byte(u)); err != nil || string(got) != a {
+			t.Errorf("board %d: the engine answers %q, %v; want %q", k, got, err, a)
 		}
 	}
 }
