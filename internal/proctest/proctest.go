@@ -254,6 +254,13 @@ func (s *NATSServer) Stop() {
 	_ = s.proc.Stop()
 }
 
+// Kill kills the server process (SIGKILL) and waits until it has exited: its
+// clients' connections are cut without a goodbye.
+func (s *NATSServer) Kill() {
+	s.t.Helper()
+	s.proc.Kill()
+}
+
 // Restart stops the server and starts it again on the same port.
 func (s *NATSServer) Restart() {
 	s.t.Helper()
