@@ -33,7 +33,10 @@ type config struct {
 
 type configNATS struct {
 	Listen string // the embedded server's listener, HOST:PORT or "off"; unused with URL
-	URL    string // an existing server or cluster, comma-separated; "" embeds one
+	// What clients of the embedded server's listener must present: a token, or a
+	// user and password. Required to listen beyond loopback.
+	ListenToken, ListenUser, ListenPassword string
+	URL                                     string // an existing server or cluster, comma-separated; "" embeds one
 
 	User, Password string
 	Token          string
@@ -92,6 +95,8 @@ func defaultConfig() config {
 var configEnv = []struct{ name, key string }{
 	{"SCOREBOARD_NATS_PASSWORD", "nats.password"},
 	{"SCOREBOARD_NATS_TOKEN", "nats.token"},
+	{"SCOREBOARD_NATS_LISTEN_TOKEN", "nats.listen_token"},
+	{"SCOREBOARD_NATS_LISTEN_PASSWORD", "nats.listen_password"},
 }
 
 // A setting is one key of the file with its flag. Exactly one of str, num and boolean
@@ -116,6 +121,9 @@ var globalSettings = []setting[config]{
 	{key: "nats.tls_cert", flag: "nats-tls-cert", str: func(c *config) *string { return &c.NATS.TLSCert }},
 	{key: "nats.tls_key", flag: "nats-tls-key", str: func(c *config) *string { return &c.NATS.TLSKey }},
 	{key: "nats.prefix", flag: "nats-prefix", str: func(c *config) *string { return &c.NATS.Prefix }},
+	{key: "nats.listen_token", flag: "nats-listen-token", str: func(c *config) *string { return &c.NATS.ListenToken }},
+	{key: "nats.listen_user", flag: "nats-listen-user", str: func(c *config) *string { return &c.NATS.ListenUser }},
+	{key: "nats.listen_password", flag: "nats-listen-password", str: func(c *config) *string { return &c.NATS.ListenPassword }},
 	{key: "log.level", flag: "log-level", str: func(c *config) *string { return &c.Log.Level }},
 	{key: "log.format", flag: "log-format", str: func(c *config) *string { return &c.Log.Format }},
 	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
@@ -466,9 +474,20 @@ func (l *configLoader) validate() {
 	n := &l.c.NATS
 	if n.URL == "" {
 		if n.Listen != bus.ListenOff {
-			if _, _, err := bus.ParseListen(n.Listen); err != nil {
+			if host, _, err := bus.ParseListen(n.Listen); err != nil {
 				l.fail("nats.listen", "%v", err)
+			} else if !bus.Loopback(host) && n.ListenToken == "" && n.ListenUser == "" {
+				l.fail("nats.listen", "%q is beyond loopback, where anyone could publish dumps and read results: "+
+					"set --nats-listen-token ($SCOREBOARD_NATS_LISTEN_TOKEN, nats.listen_token), or "+
+					"--nats-listen-user and --nats-listen-password ($SCOREBOARD_NATS_LISTEN_PASSWORD, "+
+					"nats.listen_user and nats.listen_password)", n.Listen)
 			}
+		}
+		switch {
+		case n.ListenToken != "" && n.ListenUser != "":
+			l.fail("nats.listen_token", "give the listener either a token or nats.listen_user and a password, not both")
+		case (n.ListenUser == "") != (n.ListenPassword == ""):
+			l.fail("nats.listen_user", "nats.listen_user and nats.listen_password go together")
 		}
 	} else {
 		// A --nats-url given on the command line wins over the file's listener; from

@@ -49,8 +49,8 @@ func floodUnits(t testing.TB, problem string) (units [][]byte, answers []string)
 // floodHeaders are hostile headers of each problem: sizes and counts out of bounds,
 // overflowing numbers, negative ones.
 var floodHeaders = map[string][]string{
-	"goscore":   {"", " @ @ @ @", "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", " X X X X X X X X X X X X X X X X X X X"},
-	"replay":    {"19 10001", "21 5", "2147483647 1", "-3 2", "7 99999999999999999999", "4 1"},
+	"goscore": {"", " @ @ @ @", "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", " X X X X X X X X X X X X X X X X X X X"},
+	"replay":  {"19 10001", "21 5", "2147483647 1", "-3 2", "7 99999999999999999999", "4 1"},
 	// A territory case is tokens, whatever the lines: a header whose counts are in
 	// bounds claims that many coordinates, so it comes with them.
 	"territory": {"20 1 1\n1 1\n2 2", "19 400 400", "5 99999999999 1", "-1 0 0", "99999999999999999999 1 1\n1 1\n\n2 2"},

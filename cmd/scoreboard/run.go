@@ -34,6 +34,8 @@ type runFlags struct {
 	listen string
 	log    *logFlags
 	port   daemon.PortConfig
+	// The embedded listener's credentials (secrets also from the environment).
+	listenToken, listenUser, listenPassword string
 	// The daemon's timing.
 	requestTimeout, drain time.Duration
 }
@@ -43,6 +45,9 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.config, "config", "", "the configuration `file` (TOML): NATS, logging, and one [[port]] table per scoreboard")
 	f.nats = addNATSFlags(fs, "empty: embed a NATS server")
 	fs.StringVar(&f.listen, "nats-listen", bus.DefaultListen, "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"")
+	fs.StringVar(&f.listenToken, "nats-listen-token", "", "the `token` clients of the embedded listener must present (or $SCOREBOARD_NATS_LISTEN_TOKEN); needed beyond loopback, or a user")
+	fs.StringVar(&f.listenUser, "nats-listen-user", "", "the user `name` clients of the embedded listener must present, with --nats-listen-password")
+	fs.StringVar(&f.listenPassword, "nats-listen-password", "", "the `password` of --nats-listen-user (or $SCOREBOARD_NATS_LISTEN_PASSWORD)")
 	f.log = addLogFlags(fs)
 	fs.StringVar(&f.port.Device, "port", "", "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only")
 	fs.StringVar(&f.port.Problem, "problem", "", "the `problem` the port's dumps are: "+strings.Join(engine.Names(), ", "))
@@ -67,6 +72,7 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	f.nats.set(c.NATS)
 	f.log.set(c.Log)
 	f.listen = c.NATS.Listen
+	f.listenToken, f.listenUser, f.listenPassword = c.NATS.ListenToken, c.NATS.ListenUser, c.NATS.ListenPassword
 	// Both were checked by loadConfig.
 	f.requestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
 	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
@@ -127,7 +133,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		url     string // what other processes connect to, if anything
 	)
 	if f.nats.url == "" {
-		srv, err := bus.StartServer(f.listen, log)
+		srv, err := bus.StartServerWith(bus.ServerOptions{
+			Listen: f.listen, Token: f.listenToken, User: f.listenUser, Password: f.listenPassword,
+		}, log)
 		if err != nil {
 			return err
 		}
