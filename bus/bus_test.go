@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/rs/zerolog"
@@ -21,30 +20,10 @@ import (
 
 func TestMain(m *testing.M) { proctest.Main(m) }
 
-// samplesDir holds the seed samples restored to their real format, in the shared
-// folder beside the repository.
-const samplesDir = "../../shared/samples"
-
-var sampleCases = []struct{ problem, file string }{
-	{"goscore", "goscore"},
-	{"replay", "replay"},
-	{"territory", "territory"},
-	{"territory", "territory-one-line"},
-	{"othello", "othello"},
-	{"capture", "capture"},
-}
-
+// sample returns a seed sample's input and expected output.
 func sample(t testing.TB, file string) (in, out []byte) {
 	t.Helper()
-	in, err := os.ReadFile(filepath.Join(samplesDir, file+".in"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err = os.ReadFile(filepath.Join(samplesDir, file+".out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in, out
+	return samples.Pair(t, samples.Case{File: file})
 }
 
 // testLogger keeps the components' logs, and shows them if the test fails. It does
@@ -138,17 +117,17 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 
 	t.Run("solve samples", func(t *testing.T) {
-		for _, c := range sampleCases {
-			in, want := sample(t, c.file)
-			msg, err := nc.Request(subj.Solve(c.problem), in, 10*time.Second)
+		for _, c := range samples.Cases {
+			in, want := samples.Pair(t, c)
+			msg, err := nc.Request(subj.Solve(c.Problem), in, 10*time.Second)
 			if err != nil {
-				t.Fatalf("%s: %v", c.file, err)
+				t.Fatalf("%s: %v", c.File, err)
 			}
 			if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
-				t.Fatalf("%s: error %s %s", c.file, code, msg.Header.Get(micro.ErrorHeader))
+				t.Fatalf("%s: error %s %s", c.File, code, msg.Header.Get(micro.ErrorHeader))
 			}
 			if string(msg.Data) != string(want) {
-				t.Errorf("%s: got %q, want %q", c.file, msg.Data, want)
+				t.Errorf("%s: got %q, want %q", c.File, msg.Data, want)
 			}
 		}
 	})

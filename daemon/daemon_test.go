@@ -8,31 +8,20 @@ import (
 
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
 )
-
-var sampleCases = []struct{ problem, file string }{
-	{"goscore", "goscore"},
-	{"replay", "replay"},
-	{"territory", "territory"},
-	{"territory", "territory-one-line"},
-	{"othello", "othello"},
-	{"capture", "capture"},
-}
 
 // Every seed sample through stdin and stdout: the daemon returns at the end of input,
 // every unit answered, byte-exact.
 func TestStdioSamples(t *testing.T) {
 	nc := startBus(t, true)
-	for _, c := range sampleCases {
-		t.Run(c.file, func(t *testing.T) {
-			if _, ok := engine.Lookup(c.problem); !ok {
-				t.Skipf("problem %s is not registered yet", c.problem)
-			}
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
 			var out bytes.Buffer
 			d := startDaemon(t, nc, daemon.Config{
-				Ports:  []daemon.PortConfig{{Device: "-", Problem: c.problem}},
-				Stdin:  bytes.NewReader(sample(t, c.file+".in")),
+				Ports:  []daemon.PortConfig{{Device: "-", Problem: c.Problem}},
+				Stdin:  bytes.NewReader(sample(t, c.File+".in")),
 				Stdout: &out,
 			})
 			select {
@@ -44,7 +33,7 @@ func TestStdioSamples(t *testing.T) {
 			case <-time.After(long):
 				t.Fatalf("the daemon did not end with its input; logs:\n%s", d.logs.String())
 			}
-			if want := sample(t, c.file+".out"); !bytes.Equal(out.Bytes(), want) {
+			if want := sample(t, c.File+".out"); !bytes.Equal(out.Bytes(), want) {
 				t.Errorf("output\n got %q\nwant %q", out.Bytes(), want)
 			}
 		})
@@ -54,20 +43,17 @@ func TestStdioSamples(t *testing.T) {
 // Every seed sample through a pseudo-terminal, byte-exact.
 func TestPTYSamples(t *testing.T) {
 	nc := startBus(t, true)
-	for _, c := range sampleCases {
-		t.Run(c.file, func(t *testing.T) {
-			if _, ok := engine.Lookup(c.problem); !ok {
-				t.Skipf("problem %s is not registered yet", c.problem)
-			}
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
 			pt := newPTY(t)
 			d := startDaemon(t, nc, daemon.Config{
-				Ports: []daemon.PortConfig{{Device: pt.Path, Problem: c.problem, Line: serialio.LineSettings{Baud: 115200}}},
+				Ports: []daemon.PortConfig{{Device: pt.Path, Problem: c.Problem, Line: serialio.LineSettings{Baud: 115200}}},
 			})
 			waitOpened(t, pt)
-			if _, err := pt.Master.Write(sample(t, c.file+".in")); err != nil {
+			if _, err := pt.Master.Write(sample(t, c.File+".in")); err != nil {
 				t.Fatal(err)
 			}
-			want := sample(t, c.file+".out")
+			want := sample(t, c.File+".out")
 			if got := readN(t, pt.Master, len(want)); !bytes.Equal(got, want) {
 				t.Errorf("output\n got %q\nwant %q", got, want)
 			}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,22 +16,18 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
 )
-
-const samplesDir = "../../shared/samples"
 
 // long is how long a test waits for something that should happen in milliseconds,
 // generous for a loaded machine running -race.
 const long = 30 * time.Second
 
+// sample returns a seed sample file, such as "goscore.in".
 func sample(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(samplesDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return samples.Read(t, name)
 }
 
 // logs collects a daemon's JSON log lines, and lets a test wait for one.

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
 )
 
 // goscoreBoard builds a unit from 19 short rows: each string gives the first points
@@ -310,10 +309,7 @@ func BenchmarkGoscore(b *testing.B) {
 			goscoreSimple(strs[i%len(strs)])
 		}
 	})
-	sample, err := os.ReadFile(filepath.Join(samplesDir, "goscore.in"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	sample := samples.Read(b, "goscore.in")
 	b.Run("sample2", func(b *testing.B) { // the dense second sample board
 		b.ReportAllocs()
 		unit := sample[bytes.Index(sample[1:], []byte("\n\n"))+2:]

@@ -2,42 +2,19 @@ package engine_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
 )
 
-// samplesDir holds the seed samples restored to their real format; it lives in the
-// shared folder beside the repository.
-const samplesDir = "../../shared/samples"
-
-// sampleCases pairs each sample input with its problem.
-var sampleCases = []struct{ problem, file string }{
-	{"goscore", "goscore"},
-	{"replay", "replay"},
-	{"territory", "territory"},
-	{"territory", "territory-one-line"},
-	{"othello", "othello"},
-	{"capture", "capture"},
-}
-
+// TestSamples: every seed sample, restored to its real format, through the contest
+// function, byte-exact.
 func TestSamples(t *testing.T) {
-	for _, c := range sampleCases {
-		t.Run(c.file, func(t *testing.T) {
-			p, ok := engine.Lookup(c.problem)
-			if !ok {
-				t.Fatalf("problem %q is not registered", c.problem)
-			}
-			in, err := os.ReadFile(filepath.Join(samplesDir, c.file+".in"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(samplesDir, c.file+".out"))
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
+			p := mustProblem(t, c.Problem)
+			in, want := samples.Pair(t, c)
 			var out bytes.Buffer
 			bad, err := engine.Contest(p, bytes.NewReader(in), &out, func(err error) {
 				t.Errorf("unexpected bad unit: %v", err)

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,20 +11,14 @@ import (
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
 
 func busSample(t *testing.T, name string) (in, out string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(samplesDir, name+".in"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := os.ReadFile(filepath.Join(samplesDir, name+".out"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, c := samples.Pair(t, samples.Case{File: name})
 	return string(b), string(c)
 }
 

@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/samples"
 )
 
 // floodUnits are the valid units of a problem and their answers: the sample's units
@@ -18,12 +17,8 @@ import (
 func floodUnits(t testing.TB, problem string) (units [][]byte, answers []string) {
 	t.Helper()
 	p, _ := engine.Lookup(problem)
-	in, err := os.ReadFile(filepath.Join(samplesDir, problem+".in"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, out := samples.Pair(t, samples.Case{Problem: problem, File: problem})
 	if problem == "othello" {
-		out, _ := os.ReadFile(filepath.Join(samplesDir, problem+".out"))
 		return [][]byte{in}, []string{string(out)}
 	}
 	fr := p.NewFramer()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -61,28 +62,19 @@ func runReadAnswers(t *testing.T, pt *serialio.PTY, n int, p *proctest.Process) 
 	return buf
 }
 
-func runSampleFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(samplesDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // Every seed sample through the built daemon on a pseudo-terminal, byte-exact; then
 // SIGTERM, and the daemon exits 0.
 func TestRunPTYSamples(t *testing.T) {
 	bin := proctest.Scoreboard(t)
-	for _, c := range runSamples {
-		t.Run(c.file, func(t *testing.T) {
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
 			pt := runPTY(t)
-			p := proctest.Start(t, bin, "run", "--nats-listen", "off", "--port", pt.Path, "--baud", "115200", "--problem", c.problem)
+			p := proctest.Start(t, bin, "run", "--nats-listen", "off", "--port", pt.Path, "--baud", "115200", "--problem", c.Problem)
 			runWaitOpened(t, pt, p)
-			if _, err := pt.Master.Write(runSampleFile(t, c.file+".in")); err != nil {
+			in, want := samples.Pair(t, c)
+			if _, err := pt.Master.Write(in); err != nil {
 				t.Fatal(err)
 			}
-			want := runSampleFile(t, c.file+".out")
 			if got := runReadAnswers(t, pt, len(want), p); !bytes.Equal(got, want) {
 				t.Fatalf("answers\n got %q\nwant %q", got, want)
 			}
@@ -124,7 +116,7 @@ problem = "othello"
 		pt   *serialio.PTY
 		file string
 	}{{hall, "othello"}, {lobby, "goscore"}} {
-		if _, err := c.pt.Master.Write(runSampleFile(t, c.file+".in")); err != nil {
+		if _, err := c.pt.Master.Write(samples.Read(t, c.file+".in")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +124,7 @@ problem = "othello"
 		pt   *serialio.PTY
 		file string
 	}{{hall, "othello"}, {lobby, "goscore"}} {
-		want := runSampleFile(t, c.file+".out")
+		want := samples.Read(t, c.file+".out")
 		if got := runReadAnswers(t, c.pt, len(want), p); !bytes.Equal(got, want) {
 			t.Fatalf("%s answers\n got %q\nwant %q", c.file, got, want)
 		}

@@ -6,37 +6,21 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 )
-
-var runSamples = []struct{ problem, file string }{
-	{"goscore", "goscore"},
-	{"replay", "replay"},
-	{"territory", "territory"},
-	{"territory", "territory-one-line"},
-	{"othello", "othello"},
-	{"capture", "capture"},
-}
 
 // All five problems through run --port -, in-process: every unit passes through
 // NATS, the workers and the display writer, and run exits 0 at the end of input.
 func TestRunStdioSamples(t *testing.T) {
-	for _, c := range runSamples {
-		t.Run(c.file, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(samplesDir, c.file+".in"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(samplesDir, c.file+".out"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			code, out, errs := runLocked(t, string(in), "run", "--nats-listen", "off", "--port", "-", "--problem", c.problem)
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
+			in, want := samples.Pair(t, c)
+			code, out, errs := runLocked(t, string(in), "run", "--nats-listen", "off", "--port", "-", "--problem", c.Problem)
 			if code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", code, errs)
 			}

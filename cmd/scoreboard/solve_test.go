@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const samplesDir = "../../../shared/samples"
+	"github.com/goclub/scoreboard/internal/samples"
+)
 
 // runCmd runs the command line args in-process with in on stdin.
 func runCmd(t *testing.T, in string, args ...string) (code int, stdout, stderr string) {
@@ -19,24 +17,10 @@ func runCmd(t *testing.T, in string, args ...string) (code int, stdout, stderr s
 }
 
 func TestSolveSamples(t *testing.T) {
-	for _, c := range []struct{ problem, file string }{
-		{"goscore", "goscore"},
-		{"replay", "replay"},
-		{"territory", "territory"},
-		{"territory", "territory-one-line"},
-		{"othello", "othello"},
-		{"capture", "capture"},
-	} {
-		t.Run(c.file, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(samplesDir, c.file+".in"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(samplesDir, c.file+".out"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			code, out, errs := runCmd(t, string(in), "solve", c.problem)
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
+			in, want := samples.Pair(t, c)
+			code, out, errs := runCmd(t, string(in), "solve", c.Problem)
 			if code != 0 || errs != "" {
 				t.Fatalf("exit %d, stderr %q", code, errs)
 			}
@@ -50,10 +34,7 @@ func TestSolveSamples(t *testing.T) {
 // TestSolveBadUnit: a bad board is reported with its problem and line, the boards
 // around it are still answered, and the exit status says something failed.
 func TestSolveBadUnit(t *testing.T) {
-	in, err := os.ReadFile(filepath.Join(samplesDir, "goscore.in"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := samples.Read(t, "goscore.in")
 	lines := strings.SplitAfter(string(in), "\n")
 	bad := append([]string{}, lines[:20]...)
 	bad = append(bad, "\n", strings.Replace(lines[1], "+", "x", 1))

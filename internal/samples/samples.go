@@ -1,0 +1,66 @@
+// Package samples gives the tests of every package the seed samples restored to their
+// real format. They live in the shared folder beside the repository
+// (../shared/samples), not in it, so one list here says which file is which problem's.
+package samples
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Case is one sample: its problem, and the name of its .in and .out files.
+type Case struct {
+	Problem string
+	File    string
+}
+
+// Cases are every sample, each problem's own and the seed's flattened territory input.
+var Cases = []Case{
+	{"goscore", "goscore"},
+	{"replay", "replay"},
+	{"territory", "territory"},
+	{"territory", "territory-one-line"},
+	{"othello", "othello"},
+	{"capture", "capture"},
+}
+
+// Dir is the samples folder: ../shared/samples from the module's root, found from the
+// working directory (a package's folder, when go test runs it).
+func Dir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "samples"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("samples: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Read returns the sample file name (such as "goscore.in"), or stops the test.
+func Read(t testing.TB, name string) []byte {
+	t.Helper()
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Pair returns a sample's input and its expected output.
+func Pair(t testing.TB, c Case) (in, out []byte) {
+	t.Helper()
+	return Read(t, c.File+".in"), Read(t, c.File+".out")
+}
