@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from the command and read from the test.
@@ -95,5 +99,37 @@ func TestSimulatePlaysTheScoreboard(t *testing.T) {
 	}
 	if _, err := os.Lstat(link); !os.IsNotExist(err) {
 		t.Errorf("link %s left behind: %v", link, err)
+	}
+}
+
+// TestSimulateWithRun: simulate plays the scoreboard to a real daemon: the Othello
+// sample, sent at 115200 baud through the pseudo-terminal, comes back as the contest
+// output, each command answered as its line arrives.
+func TestSimulateWithRun(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "board")
+	var stdout, stderr lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, []string{"simulate", "--baud", "115200", "--idle", "2s", "--link", link},
+			stdio{bytes.NewReader(samples.Read(t, "othello.in")), &stdout, &stderr})
+	}()
+	for !strings.Contains(stderr.String(), "device ") {
+		select {
+		case code := <-done:
+			t.Fatalf("simulate exited %d early: %s", code, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", "off", "--port", link, "--baud", "115200", "--problem", "othello")
+	if code := <-done; code != 0 {
+		t.Fatalf("simulate exited %d: %s", code, stderr.String())
+	}
+	if want := string(samples.Read(t, "othello.out")); stdout.String() != want {
+		t.Errorf("simulate printed %q, want %q", stdout.String(), want)
+	}
+	if err := run.Stop(); err != nil {
+		t.Errorf("run: %v\n%s", err, run.Output())
 	}
 }
