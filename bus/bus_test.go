@@ -171,11 +171,22 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 				t.Errorf("endpoint %d = %+v", i, e)
 			}
 		}
-		var stats micro.Stats
-		request(t, nc, "$SRV.STATS.scoreboard", &stats)
-		for _, e := range stats.Endpoints {
-			if e.Name == "goscore" && (e.NumRequests < 2 || e.NumErrors < 1) {
-				t.Errorf("goscore stats %+v, want 2 requests or more, 1 error or more", e)
+		// micro counts a request once its handler has returned, after the reply has
+		// gone: the stats may trail the replies the subtests above already read.
+		var goscore *micro.EndpointStats
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var stats micro.Stats
+			request(t, nc, "$SRV.STATS.scoreboard", &stats)
+			for _, e := range stats.Endpoints {
+				if e.Name == "goscore" {
+					goscore = e
+				}
+			}
+			if goscore != nil && goscore.NumRequests >= 2 && goscore.NumErrors >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("goscore stats %+v, want 2 requests or more, 1 error or more", goscore)
 			}
 		}
 	})
