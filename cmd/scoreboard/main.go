@@ -1,6 +1,11 @@
 // Command scoreboard is the Go club scoreboard daemon and its tools.
 //
-// Each subcommand lives in a file of its own and registers itself in init.
+// Each subcommand lives in a file of its own and registers itself in init. The
+// command line is the standard library's flag package, one FlagSet a subcommand:
+// flag.Visit tells which flags were given, which is all the config file's
+// precedence (flag over environment over file) needs, and the usage stays plain Go
+// flags that every Go user reads; a CLI framework would add a dependency for
+// nothing those seven subcommands use.
 package main
 
 import (
