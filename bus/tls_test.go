@@ -47,19 +47,10 @@ func TestConnectTLSAndNKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
+	ns := startTestServer(t, &server.Options{
 		TLSConfig: tlsConfig, TLSVerify: true, TLS: true,
 		Nkeys: []*server.NkeyUser{{Nkey: pub}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
 	url := "tls://" + ns.Addr().String()
 	full := bus.ConnOptions{
 		URL:          url,
