@@ -124,6 +124,13 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		w.wg.Wait()
 		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
 	}
+	// Subscriptions leave in the connection's write buffer: without a round trip, a
+	// request from another connection made just after start can find no responders
+	// yet. A connection that is reconnecting resends them when it is back, so a
+	// failed round trip is worth a warning, not a failed start.
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		w.log.Warn().Err(err).Msg("the server has not confirmed the workers' subscriptions yet")
+	}
 	w.log.Info().Str("version", SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
 	return w, nil
 }
