@@ -117,12 +117,8 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 	port := proctest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", addr)
-	proctest.WaitTCP(t, addr, 30*time.Second)
+	run.WaitOutput("scoreboard running", 30*time.Second)
 	nc := busConnect(t, "nats://"+addr)
-	busWait(t, "$SRV.PING answer", func() bool {
-		_, err := nc.Request("$SRV.PING.scoreboard", nil, time.Second)
-		return err == nil
-	})
 
 	msg, err := nc.Request("$SRV.INFO.scoreboard", nil, 5*time.Second)
 	if err != nil {

@@ -31,7 +31,9 @@ func TestSecurityRunListenToken(t *testing.T) {
 	t.Setenv("SCOREBOARD_NATS_LISTEN_TOKEN", "club-s3cret")
 	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", "0.0.0.0:"+strconv.Itoa(port))
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
-	proctest.WaitTCP(t, "127.0.0.1:"+strconv.Itoa(port), 30*time.Second)
+	// Logged once the workers' subscriptions are confirmed: the listener alone
+	// comes up before the workers do.
+	run.WaitOutput("scoreboard running", 30*time.Second)
 	in, want := busSample(t, "goscore")
 	for _, token := range []string{"", "club-s3creT"} {
 		code, out, errs := runCmd(t, in, "solve", "--nats-url", url, "--nats-token", token, "goscore")
