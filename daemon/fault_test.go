@@ -163,7 +163,7 @@ func TestUnplugReplug(t *testing.T) {
 	send(master, 1)
 
 	// Unplugged between units.
-	master.Close()
+	unplug(t, link, master)
 	d.logs.wait(t, 1, map[string]any{"message": "port lost"})
 	master = plug()
 	d.logs.wait(t, 1, map[string]any{"message": "port reopened"})
@@ -177,7 +177,7 @@ func TestUnplugReplug(t *testing.T) {
 	// Wait until the daemon has read the half unit's lines: closing the master hangs
 	// up the device and loses what it has not read, and the test would prove nothing.
 	d.logs.wait(t, 1, map[string]any{"message": "line read", "line": float64(30)})
-	master.Close()
+	unplug(t, link, master)
 	d.logs.wait(t, 1, map[string]any{"message": "partial unit dropped: the port was lost in the middle of it", "lines": float64(10)})
 	master = plug()
 	send(master, 4)

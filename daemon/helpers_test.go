@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +198,18 @@ func newPTY(t testing.TB) *serialio.PTY {
 	}
 	t.Cleanup(func() { pt.Close() })
 	return pt
+}
+
+// unplug takes away the device behind link as udev does: the link first, then the
+// device. A link left pointing at a closed pseudo-terminal would let the daemon, as it
+// tries to reopen it, open whatever pseudo-terminal takes that number next: another
+// test's, perhaps in another test binary running at the same time.
+func unplug(t testing.TB, link string, master io.Closer) {
+	t.Helper()
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	master.Close()
 }
 
 func waitOpened(t testing.TB, pt *serialio.PTY) {

@@ -111,7 +111,7 @@ func TestFaultUnplugReplug100(t *testing.T) {
 		faultWait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() bool { return d.logs.count(lines) >= before+n }, d.logs)
 		all.Write(readN(t, pt.Master, answers.Len()))
 		lost := d.logs.count(map[string]any{"message": "port lost"})
-		pt.Close()
+		unplug(t, link, pt)
 		faultWait(t, "port lost", func() bool { return d.logs.count(map[string]any{"message": "port lost"}) > lost }, d.logs)
 	}
 	d.stop(t)

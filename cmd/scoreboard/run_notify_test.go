@@ -8,7 +8,6 @@ import (
 
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/sdnotify/sdnotifytest"
-	"github.com/goclub/scoreboard/serialio"
 )
 
 // nextMatching reads notify messages until one satisfies match, returning it and
@@ -40,11 +39,7 @@ func TestRunNotifiesSystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock.Path())
 	t.Setenv("WATCHDOG_USEC", "400000") // a ping every 200 ms
 	t.Setenv("WATCHDOG_PID", "")
-	pt, err := serialio.OpenPTY()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pt.Close()
+	pt := runPTY(t) // closed after run has stopped, so run never reopens its number
 
 	p := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", ns.URL(),
 		"--port", pt.Path, "--problem", "goscore", "--port-name", "hall", "--log-format", "json")

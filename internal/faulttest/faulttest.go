@@ -22,6 +22,10 @@ type Counts struct {
 	Lost     int // valid units with neither an answer nor an error
 	Twice    int // answers that came again
 	Wrong    int // text that is no expected answer
+
+	// First says where the text first went astray, with what came there, so that a
+	// failure in CI can be understood from its log alone.
+	First string
 }
 
 func (c Counts) String() string {
@@ -35,7 +39,7 @@ func (c Counts) Check(t testing.TB) {
 	t.Helper()
 	t.Log(c.String())
 	if c.Right != c.Sent || c.Lost != 0 || c.Twice != 0 || c.Wrong != 0 {
-		t.Errorf("scenario %s: want every one of %d valid units answered right, in order, once: %s", c.Scenario, c.Sent, c)
+		t.Errorf("scenario %s: want every one of %d valid units answered right, in order, once: %s; first astray: %s", c.Scenario, c.Sent, c, c.First)
 	}
 }
 
@@ -63,6 +67,9 @@ func Tally(scenario string, want []string, got string) Counts {
 		}
 		// Skip what does not belong, if this answer comes later; else it is lost.
 		k := strings.Index(rest, w)
+		if c.First == "" {
+			c.First = fmt.Sprintf("answer %d of %d (%q) was due; %d bytes came next: %q", i+1, len(want), w, len(rest), head(rest, 400))
+		}
 		if k < 0 || (i+1 < len(want) && strings.Index(rest, want[i+1]) < k && want[i+1] != w) {
 			c.Lost++
 			continue
@@ -73,8 +80,18 @@ func Tally(scenario string, want []string, got string) Counts {
 		seen[w] = true
 	}
 	skipErrors()
+	if rest != "" && c.First == "" {
+		c.First = fmt.Sprintf("every answer came; then %d bytes more: %q", len(rest), head(rest, 400))
+	}
 	c.skipped(rest, seen)
 	return c
+}
+
+func head(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // skipped counts the lines of text that came where no answer was due.

@@ -21,6 +21,10 @@ func TestTally(t *testing.T) {
 		{"", Counts{Sent: 3, Lost: 3}},
 	} {
 		got := Tally("", want, c.got)
+		if (got.First == "") != (got.Right == got.Sent && got.Wrong+got.Twice+got.Lost == 0) {
+			t.Errorf("Tally(%q): First = %q", c.got, got.First)
+		}
+		got.First = ""
 		if got != c.want {
 			t.Errorf("Tally(%q) = %+v, want %+v", c.got, got, c.want)
 		}
