@@ -1,6 +1,8 @@
 package bus
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,7 +20,21 @@ const (
 	HeaderPort = "Scoreboard-Port" // the port's name, as in the subject
 	HeaderSeq  = "Scoreboard-Seq"  // the port's sequence number of the unit, from 1
 	HeaderLine = "Scoreboard-Line" // the stream line the unit started on, for error messages
+	// HeaderOrigin names who published the dump and waits for its result (a port of a
+	// daemon, a send command); the result carries it back as origin, so that two of
+	// them using one port name can each tell their own results.
+	HeaderOrigin = "Scoreboard-Origin"
 )
+
+// maxOrigin bounds the origin a result carries back.
+const maxOrigin = 64
+
+// NewOrigin makes a Scoreboard-Origin: random, so that it is one publisher's own.
+func NewOrigin() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
 
 // Subjects builds the subjects under one prefix.
 type Subjects struct{ Prefix string }
@@ -84,6 +100,8 @@ type Result struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// SolveMicros is how long the worker took to parse and solve the unit.
 	SolveMicros float64 `json:"solve_us"`
+	// Origin is the dump's Scoreboard-Origin header, if it had one.
+	Origin string `json:"origin,omitempty"`
 	// Worker names the process that solved the unit (the micro service instance id),
 	// or "reader" for a unit the port reader rejected before it reached a worker.
 	Worker string `json:"worker,omitempty"`

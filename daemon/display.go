@@ -30,12 +30,14 @@ type outcome struct {
 	read   time.Time
 }
 
-// display is a port's display writer actor. It publishes each unit as a dump whose
-// replies come to the port's own inbox, publishes it again when no worker answered
-// in time, and puts the outcomes back in sequence order for the device writer: each
-// unit gets exactly one outcome, the first that comes (later replies to a unit
-// published twice are ignored), and a unit no worker answers ends, after the last
-// attempt, as an error, so it never holds the later ones back.
+// display is a port's display writer actor. It publishes each unit as a dump, takes
+// the workers' answers from the port's results subject (other tools read the same
+// results; a request-reply would put a third message through the server for every
+// unit), publishes a dump again when no worker answered in time, and puts the
+// outcomes back in sequence order for the device writer: each unit gets exactly one
+// outcome, the first that comes (later results of a unit published twice are
+// ignored), and a unit no worker answers ends, after the last attempt, as an error,
+// so it never holds the later ones back.
 type display struct {
 	cfg    *Config
 	pc     PortConfig
@@ -43,11 +45,11 @@ type display struct {
 	log    zerolog.Logger
 	dump   string // the dump subject
 	result string // the result subject
-	inbox  string // replies come to inbox.<seq>
+	origin string // the dumps' Scoreboard-Origin: results carrying another are not ours
 	msg    nats.Msg
 
 	items   <-chan item
-	replies chan *nats.Msg
+	results chan *nats.Msg
 	out     chan<- []byte // to the device writer
 
 	next     uint64 // the seq to write next
@@ -66,9 +68,9 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		cfg: cfg, pc: pc, nc: nc, log: log,
 		dump:     s.Dump(pc.Problem, pc.Name),
 		result:   s.Result(pc.Problem, pc.Name),
-		inbox:    nc.NewInbox(),
+		origin:   bus.NewOrigin(),
 		items:    items,
-		replies:  make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
+		results:  make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
 		out:      out,
 		room:     room,
 		next:     1,
@@ -83,14 +85,18 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 // returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
-	// The connection's reader hands replies straight to this actor: no goroutine in
-	// between. Should the channel ever be full, the reply is dropped (nats.go reports
+	// The connection's reader hands results straight to this actor: no goroutine in
+	// between. Should the channel ever be full, the result is dropped (nats.go reports
 	// a slow consumer) and the unit's next attempt makes up for it.
-	sub, err := d.nc.ChanSubscribe(d.inbox+".*", d.replies)
+	sub, err := d.nc.ChanSubscribe(d.result, d.results)
 	if err != nil {
-		return fmt.Errorf("port %s: subscribe to replies: %w", d.pc.Name, err)
+		return fmt.Errorf("port %s: subscribe to results: %w", d.pc.Name, err)
 	}
 	defer sub.Unsubscribe()
+	// The server must have the subscription before the first dump's result comes.
+	if err := d.nc.Flush(); err != nil {
+		return fmt.Errorf("port %s: subscribe to results: %w", d.pc.Name, err)
+	}
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
 	defer tick.Stop()
@@ -111,8 +117,8 @@ func (d *display) run(ctx context.Context) error {
 				continue
 			}
 			d.take(it)
-		case m := <-d.replies:
-			d.reply(m)
+		case m := <-d.results:
+			d.answer(m)
 		case <-d.room:
 			d.blocked = false
 		case now := <-tick.C:
@@ -160,12 +166,12 @@ func (d *display) publish(f *flight) {
 	m := &d.msg
 	if m.Header == nil {
 		m.Subject = d.dump
-		m.Header = nats.Header{bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}}
+		m.Header = nats.Header{
+			bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}, bus.HeaderOrigin: {d.origin},
+		}
 	}
-	seq := strconv.FormatUint(f.it.seq, 10)
-	m.Reply = d.inbox + "." + seq
 	m.Data = f.it.unit
-	m.Header[bus.HeaderSeq][0] = seq
+	m.Header[bus.HeaderSeq][0] = strconv.FormatUint(f.it.seq, 10)
 	m.Header[bus.HeaderLine][0] = strconv.Itoa(f.it.line)
 	// A publish fails only when the connection is closed for good; the attempt then
 	// times out like any other.
@@ -174,29 +180,29 @@ func (d *display) publish(f *flight) {
 	}
 }
 
-// reply records a worker's answer, unless the unit already has its outcome.
-func (d *display) reply(m *nats.Msg) {
-	seq, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 10, 64)
+// answer records a worker's result, unless it is not one of this port's units (a dump
+// published by hand, or by another daemon using the same port name) or the unit
+// already has its outcome.
+func (d *display) answer(m *nats.Msg) {
+	res, err := parseResult(m.Data)
 	if err != nil {
+		d.warn.Warn(&d.log, "bad result").Err(err).Msg("a message on the results subject is not a result; ignored")
 		return
 	}
-	f, ok := d.inFlight[seq]
+	if res.Origin != d.origin {
+		if res.Origin != "" {
+			d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
+				Msg("a result for another publisher of this port's dumps: is the port name used twice on this bus?")
+		}
+		return
+	}
+	f, ok := d.inFlight[res.Seq]
 	if !ok {
-		d.log.Debug().Uint64("seq", seq).Msg("late or repeated reply ignored")
+		d.log.Debug().Uint64("seq", res.Seq).Msg("late or repeated result ignored")
 		return
 	}
-	if m.Header.Get("Status") == "503" {
-		// No worker is subscribed right now; the attempt times out and the dump is
-		// published again, in case one comes back meanwhile.
-		d.log.Debug().Uint64("seq", seq).Msg("no worker for the dump")
-		return
-	}
-	res, err := parseReply(m.Data)
-	if err != nil {
-		d.log.Error().Err(err).Uint64("seq", seq).Msg("reply is not a result; waiting for another")
-		return
-	}
-	delete(d.inFlight, seq)
+	delete(d.inFlight, res.Seq)
+	seq := res.Seq
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
@@ -232,10 +238,11 @@ func (d *display) giveUp(f *flight, why string) {
 	d.done[f.it.seq] = outcome{err: why, line: f.it.line, read: f.it.read}
 }
 
-// publishError publishes the error result of a unit no worker answered.
+// publishError publishes the error result of a unit no worker answered. It comes back
+// to answer, which ignores it: the unit already has its outcome.
 func (d *display) publishError(seq uint64, line int, msg, who string) {
 	data, err := json.Marshal(bus.Result{
-		Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Worker: who,
+		Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who,
 	})
 	if err == nil {
 		err = d.nc.Publish(d.result, data)

@@ -28,13 +28,15 @@ func slowWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration) 
 			time.Sleep(delay(seq))
 			p, _ := engine.Lookup("goscore")
 			out, err := p.Append(nil, m.Data)
-			res := bus.Result{Problem: "goscore", Port: m.Header.Get(bus.HeaderPort), Seq: uint64(seq), Answer: string(out), Worker: "slow"}
+			port := m.Header.Get(bus.HeaderPort)
+			res := bus.Result{Problem: "goscore", Port: port, Seq: uint64(seq), Answer: string(out),
+				Origin: m.Header.Get(bus.HeaderOrigin), Worker: "slow"}
 			if err != nil {
 				res.Answer, res.Error = "", err.Error()
 			}
 			data, _ := json.Marshal(res)
 			served.Add(1)
-			_ = m.Respond(data)
+			_ = nc.Publish(bus.Subjects{Prefix: bus.DefaultPrefix}.Result("goscore", port), data)
 		}()
 	})
 	if err != nil {
@@ -286,4 +288,43 @@ func TestStopDrains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Two daemons on one bus whose ports have the same name publish dumps on one subject
+// and read results from one subject: each still answers only its own units, with its
+// own answers, and says that the name is used twice.
+func TestPortNameUsedTwice(t *testing.T) {
+	nc := startBus(t, true)
+	srv, _ := servers.Load(nc)
+	other := connect(t, srv.(*bus.Server))
+	ptA, ptB := newPTY(t), newPTY(t)
+	a := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: ptA.Path, Problem: "goscore", Name: "hall"}}})
+	b := startDaemon(t, other, daemon.Config{Ports: []daemon.PortConfig{{Device: ptB.Path, Problem: "goscore", Name: "hall"}}})
+	waitOpened(t, ptA)
+	waitOpened(t, ptB)
+	// The same sequence numbers on both, with different boards.
+	var inA, inB, wantA, wantB strings.Builder
+	for k := range 30 {
+		inA.WriteString(board(k))
+		wantA.WriteString(goscoreAnswer(t, board(k)))
+		inB.WriteString(board(k + 7))
+		wantB.WriteString(goscoreAnswer(t, board(k+7)))
+	}
+	if _, err := ptA.Master.Write([]byte(inA.String())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ptB.Master.Write([]byte(inB.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, ptA.Master, wantA.Len()); string(got) != wantA.String() {
+		t.Errorf("port A got %q, want %q", got, wantA.String())
+	}
+	if got := readN(t, ptB.Master, wantB.Len()); string(got) != wantB.String() {
+		t.Errorf("port B got %q, want %q", got, wantB.String())
+	}
+	used := map[string]any{"message": "a result for another publisher of this port's dumps: is the port name used twice on this bus?"}
+	a.logs.wait(t, 1, used)
+	b.logs.wait(t, 1, used)
+	a.stop(t)
+	b.stop(t)
 }

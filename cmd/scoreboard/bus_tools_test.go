@@ -63,6 +63,36 @@ func TestBusSendBadUnits(t *testing.T) {
 	}
 }
 
+// Results of another publisher on the same port name (a daemon's port, another send)
+// are not taken for send's own: without workers, send still waits for its own.
+func TestBusSendIgnoresOthersResults(t *testing.T) {
+	srv, url := busDaemon(t, false)
+	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		subject := bus.Subjects{Prefix: bus.DefaultPrefix}.Result("goscore", "hall")
+		for seq := uint64(1); ; seq = seq%2 + 1 {
+			data, _ := json.Marshal(bus.Result{Problem: "goscore", Port: "hall", Seq: seq, Answer: "1 1\n", Origin: "someone-else"})
+			_ = nc.Publish(subject, data)
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	in, _ := busSample(t, "goscore")
+	code, out, errs := runCmd(t, in, "send", "--nats-url", url, "--port-name", "hall", "--timeout", "300ms", "goscore")
+	if code != 1 || out != "" || !strings.Contains(errs, "no result within 300ms for unit(s) 1, 2 of 2") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the others' results ignored", code, out, errs)
+	}
+}
+
 func TestBusSendWithoutWorkers(t *testing.T) {
 	_, url := busDaemon(t, false)
 	in, _ := busSample(t, "goscore")

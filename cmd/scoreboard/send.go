@@ -85,12 +85,15 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 		return fmt.Errorf("subscribe to results: %w", err)
 	}
 	events := make(chan sendEvent, 64)
-	go publishUnits(ctx, nc, subj.Dump(p.Name(), *port), *port, p, in, events)
-	return printResults(ctx, results, events, *timeout, stdio)
+	// The results subject is the port's: a daemon serving a port of that name publishes
+	// its own results there too. The origin tells ours.
+	origin := bus.NewOrigin()
+	go publishUnits(ctx, nc, subj.Dump(p.Name(), *port), *port, origin, p, in, events)
+	return printResults(ctx, results, events, origin, *timeout, stdio)
 }
 
 // publishUnits frames the input and publishes each unit as a dump, telling events.
-func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, p engine.Problem, in io.Reader, events chan<- sendEvent) {
+func publishUnits(ctx context.Context, nc *nats.Conn, subject, port, origin string, p engine.Problem, in io.Reader, events chan<- sendEvent) {
 	send := func(ev sendEvent) bool {
 		select {
 		case events <- ev:
@@ -118,6 +121,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, p en
 			msg.Header.Set(bus.HeaderPort, port)
 			msg.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq+1, 10))
 			msg.Header.Set(bus.HeaderLine, strconv.Itoa(f.Line))
+			msg.Header.Set(bus.HeaderOrigin, origin)
 			msg.Data = f.Unit // PublishMsg copies it before the framer reuses it
 			if err := nc.PublishMsg(msg); err != nil {
 				if !send(sendEvent{bad: fmt.Errorf("line %d: publish: %w", f.Line, err)}) {
@@ -158,7 +162,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, p en
 
 // printResults prints the answers in sequence order as their results come in, until
 // every published unit is answered.
-func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, timeout time.Duration, stdio stdio) error {
+func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, origin string, timeout time.Duration, stdio stdio) error {
 	var (
 		published uint64 // the highest sequence number published
 		next      uint64 = 1
@@ -189,8 +193,8 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 				continue
 			}
 			// A result can overtake the news that its unit was published; one from
-			// before next is a duplicate (or another sender's on the same port).
-			if r.Seq < next {
+			// before next is a duplicate.
+			if r.Origin != origin || r.Seq < next {
 				continue
 			}
 			waiting[r.Seq] = &r

@@ -7,12 +7,12 @@ import (
 	"github.com/goclub/scoreboard/bus"
 )
 
-func TestParseReply(t *testing.T) {
+func TestParseResult(t *testing.T) {
 	full, err := json.Marshal(bus.Result{
 		Problem: "othello", Port: "hall", Seq: 7, Line: 12,
 		Answer: "(3,4) (4,3)\nBlack -  1 White -  4\n\"<&>\"\t\\",
 		Result: json.RawMessage(`{"moves":[[3,4],[4,3]],"note":"a } in \"a string\" ]"}`),
-		Worker: "w1",
+		Origin: "a1b2", Worker: "w1",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -26,38 +26,48 @@ func TestParseReply(t *testing.T) {
 		`{"answer":"x","answer":"last wins"}`,
 		`{}`,
 		`{"answer":null}`,
+		`{"seq":18446744073709551615,"origin":"o"}`,
+		`{"seq":0}`,
+		`{"seq":null,"origin":null}`,
+		`{"Seq":5}`,
+		`{"seq":5,"seq":6}`,
+		`{"origin":"x","ORIGIN":"y"}`,
+		`{"\u0073eq":5}`,
 	} {
-		var want reply
+		var want result
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		got, err := parseReply([]byte(in))
+		got, err := parseResult([]byte(in))
 		if err != nil || got != want {
-			t.Errorf("parseReply(%s) = %+v, %v; want %+v", in, got, err, want)
+			t.Errorf("parseResult(%s) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{``, `{`, `{"answer":"x"`, `{"answer":"x"}}`, `[]`, `{"answer":1}`, `{"a":[}`} {
-		if r, err := parseReply([]byte(in)); err == nil {
-			t.Errorf("parseReply(%s) = %+v, want an error", in, r)
+	for _, in := range []string{``, `{`, `{"answer":"x"`, `{"answer":"x"}}`, `[]`, `{"answer":1}`, `{"a":[}`,
+		`{"seq":-1}`, `{"seq":1.5}`, `{"seq":1e3}`, `{"seq":18446744073709551616}`, `{"seq":01}`, `{"seq":"1"}`} {
+		if r, err := parseResult([]byte(in)); err == nil {
+			t.Errorf("parseResult(%s) = %+v, want an error", in, r)
 		}
 	}
 }
 
 // The fast path agrees with encoding/json on whatever encoding/json accepts, and
 // never panics.
-func FuzzParseReply(f *testing.F) {
+func FuzzParseResult(f *testing.F) {
 	f.Add([]byte(`{"problem":"goscore","port":"p","seq":1,"answer":"5 3\n","result":{"black":5,"white":3},"solve_us":3.5,"worker":"w"}`))
 	f.Add([]byte(`{"answer":"","error":"replay: line 2: bad move \"B(99,1)\""}`))
 	f.Add([]byte(`{"answer":"a\u2028b\\n","result":[1,[2,{"x":"]"}]]}`))
 	f.Add([]byte(`{"answer":"x" , "ANSWER":"y"}`))
+	f.Add([]byte(`{"seq":123,"origin":"9f86d081884c7d65","answer":"1 2\n"}`))
+	f.Add([]byte(`{"seq":99999999999999999999}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := parseReply(in)
-		var want reply
+		got, err := parseResult(in)
+		var want result
 		if json.Unmarshal(in, &want) != nil {
 			return
 		}
 		if err != nil || got != want {
-			t.Fatalf("parseReply(%q) = %+v, %v; encoding/json says %+v", in, got, err, want)
+			t.Fatalf("parseResult(%q) = %+v, %v; encoding/json says %+v", in, got, err, want)
 		}
 	})
 }

@@ -6,28 +6,30 @@ import (
 	"strings"
 )
 
-// reply is what the display writer needs of a worker's result.
-type reply struct {
+// result is what the display writer needs of a worker's result.
+type result struct {
+	Seq    uint64 `json:"seq"`
+	Origin string `json:"origin"`
 	Answer string `json:"answer"`
 	Error  string `json:"error"`
 }
 
-// parseReply reads the answer and the error of a result's JSON. It walks the top-level
-// object and skips the other values (the structured answer can be long) instead of
-// decoding them; anything it does not expect goes to encoding/json, whose answer and
-// errors are the reference.
-func parseReply(data []byte) (reply, error) {
-	if r, ok := fastReply(data); ok {
+// parseResult reads a result's JSON. It walks the top-level object and skips the
+// values it does not need (the structured answer can be long) instead of decoding
+// them; anything it does not expect goes to encoding/json, whose answer and errors
+// are the reference.
+func parseResult(data []byte) (result, error) {
+	if r, ok := fastResult(data); ok {
 		return r, nil
 	}
-	var r reply
+	var r result
 	err := json.Unmarshal(data, &r)
 	return r, err
 }
 
 var errSlow = errors.New("take the slow path")
 
-func fastReply(d []byte) (r reply, ok bool) {
+func fastResult(d []byte) (r result, ok bool) {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
 		return r, false
@@ -37,8 +39,8 @@ func fastReply(d []byte) (r reply, ok bool) {
 		return r, skipSpace(d, i+1) == len(d)
 	}
 	for {
-		key, end, err := readString(d, i)
-		if err != nil {
+		key, end, ok := readKey(d, i)
+		if !ok {
 			return r, false
 		}
 		i = skipSpace(d, end)
@@ -46,28 +48,29 @@ func fastReply(d []byte) (r reply, ok bool) {
 			return r, false
 		}
 		i = skipSpace(d, i+1)
-		switch {
-		case key != "answer" && key != "error" && (strings.EqualFold(key, "answer") || strings.EqualFold(key, "error")):
-			return r, false // encoding/json matches keys regardless of case
-		case key == "answer" || key == "error":
-			s, end, err := readString(d, i)
-			if err != nil {
+		var err error
+		switch string(key) {
+		case "seq":
+			r.Seq, end, ok = readUint(d, i)
+			if !ok {
 				return r, false
 			}
-			if key == "answer" {
-				r.Answer = s
-			} else {
-				r.Error = s
-			}
-			i = end
+		case "origin":
+			r.Origin, end, err = readString(d, i)
+		case "answer":
+			r.Answer, end, err = readString(d, i)
+		case "error":
+			r.Error, end, err = readString(d, i)
 		default:
-			end, err := skipValue(d, i)
-			if err != nil {
-				return r, false
+			if foldsToField(key) {
+				return r, false // encoding/json matches keys regardless of case
 			}
-			i = end
+			end, err = skipValue(d, i)
 		}
-		i = skipSpace(d, i)
+		if err != nil {
+			return r, false
+		}
+		i = skipSpace(d, end)
 		if i >= len(d) {
 			return r, false
 		}
@@ -80,6 +83,51 @@ func fastReply(d []byte) (r reply, ok bool) {
 			return r, false
 		}
 	}
+}
+
+// readKey returns the bytes of the object key at d[i], without copying them; a key
+// with an escape or a byte outside printable ASCII is left to encoding/json.
+func readKey(d []byte, i int) (key []byte, end int, ok bool) {
+	if i >= len(d) || d[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(d); j++ {
+		switch c := d[j]; {
+		case c == '"':
+			return d[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+func foldsToField(key []byte) bool {
+	for _, f := range [...]string{"seq", "origin", "answer", "error"} {
+		if strings.EqualFold(string(key), f) {
+			return true
+		}
+	}
+	return false
+}
+
+// readUint reads the unsigned integer at d[i]; JSON's other numbers, and null, are
+// left to encoding/json.
+func readUint(d []byte, i int) (n uint64, end int, ok bool) {
+	j := i
+	for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+		j++
+	}
+	if j == i || j-i > 19 || (d[i] == '0' && j-i > 1) {
+		return 0, 0, false // none, possibly too big, or a leading zero
+	}
+	if j < len(d) && (d[j] == '.' || d[j] == 'e' || d[j] == 'E') {
+		return 0, 0, false
+	}
+	for _, c := range d[i:j] {
+		n = n*10 + uint64(c-'0')
+	}
+	return n, j, true
 }
 
 func skipSpace(d []byte, i int) int {
