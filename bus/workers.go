@@ -112,8 +112,9 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	// pending list, not a full channel, absorbs a burst.
 	for range o.Concurrency {
 		w.wg.Go(func() {
+			var buf []byte // each solver's own, for the results' JSON
 			for msg := range w.jobs {
-				w.handleDump(msg)
+				buf = w.handleDump(msg, buf[:0])
 			}
 		})
 	}
@@ -229,16 +230,13 @@ func (w *Workers) release(c *contest) {
 
 // handleDump solves one dump, publishes its result, and replies with the same result
 // when the dump was sent as a request. A dump without headers (published by hand)
-// still gets a result, with seq 0.
-func (w *Workers) handleDump(msg *nats.Msg) {
+// still gets a result, with seq 0. It encodes the result in buf and returns it, for
+// the next dump: publishing copies the message.
+func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	start := time.Now()
 	res := w.solveDump(msg)
 	res.SolveMicros = float64(time.Since(start).Nanoseconds()) / 1e3
-	data, err := json.Marshal(res)
-	if err != nil { // only a problem's answer could fail to marshal, and it did not
-		w.log.Error().Err(err).Msg("marshal result")
-		return
-	}
+	data := res.AppendJSON(buf)
 	// The unit's fields go on each event rather than on a child logger: building one
 	// per dump would allocate on the hot path even when nothing is logged.
 	unit := func(e *zerolog.Event) *zerolog.Event {
@@ -257,6 +255,7 @@ func (w *Workers) handleDump(msg *nats.Msg) {
 			unit(w.log.Error()).Err(err).Msg("reply to dump")
 		}
 	}
+	return data
 }
 
 func (w *Workers) solveDump(msg *nats.Msg) (res Result) {

@@ -199,7 +199,8 @@ func skipValue(d []byte, i int) (int, error) {
 		_, end, err := readString(d, i)
 		return end, err
 	case '{', '[':
-		var stack []byte
+		var opened [32]byte // deeper nesting goes to encoding/json
+		stack := opened[:0]
 		for i < len(d) {
 			switch c := d[i]; c {
 			case '"':
@@ -210,6 +211,9 @@ func skipValue(d []byte, i int) (int, error) {
 				i = end
 				continue
 			case '{', '[':
+				if len(stack) == len(opened) {
+					return 0, errSlow
+				}
 				stack = append(stack, c)
 			case '}', ']':
 				if len(stack) == 0 || (c == '}') != (stack[len(stack)-1] == '{') {

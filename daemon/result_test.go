@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/goclub/scoreboard/bus"
@@ -33,6 +34,7 @@ func TestParseResult(t *testing.T) {
 		`{"seq":5,"seq":6}`,
 		`{"origin":"x","ORIGIN":"y"}`,
 		`{"\u0073eq":5}`,
+		`{"result":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,"answer":"deep"}`, // past the fast path's depth
 	} {
 		var want result
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
