@@ -104,12 +104,12 @@ func (d *display) run(ctx context.Context) error {
 	items := d.items
 	stopping := ctx.Done()
 	for items != nil || d.next <= d.last {
-		// Stop reading while as many units as allowed wait for their answers, or
-		// while the device writer is behind.
 		take := items
-		if d.blocked || d.last-d.next+1 >= uint64(d.cfg.MaxInFlight) {
+		if !d.canTake() {
 			take = nil
 		}
+		// What else is already queued on the channel woken for is taken at once: a
+		// receive from one channel costs a fraction of this select over all of them.
 		select {
 		case it, ok := <-take:
 			if !ok {
@@ -117,8 +117,14 @@ func (d *display) run(ctx context.Context) error {
 				continue
 			}
 			d.take(it)
+			for len(items) > 0 && d.canTake() {
+				d.take(<-items)
+			}
 		case m := <-d.results:
 			d.answer(m)
+			for range len(d.results) {
+				d.answer(<-d.results)
+			}
 		case <-d.room:
 			d.blocked = false
 		case now := <-tick.C:
@@ -142,6 +148,12 @@ func (d *display) run(ctx context.Context) error {
 		d.flush()
 	}
 	return nil
+}
+
+// canTake says whether to take another unit: not while as many units as allowed wait
+// for their answers, nor while the device writer is behind.
+func (d *display) canTake() bool {
+	return !d.blocked && d.last-d.next+1 < uint64(d.cfg.MaxInFlight)
 }
 
 // take publishes a unit from the reader, or records its framing error.
