@@ -104,7 +104,7 @@ func readKey(d []byte, i int) (key []byte, end int, ok bool) {
 
 func foldsToField(key []byte) bool {
 	for _, f := range [...]string{"seq", "origin", "answer", "error"} {
-		if strings.EqualFold(string(key), f) {
+		if len(key) == len(f) && strings.EqualFold(string(key), f) {
 			return true
 		}
 	}
@@ -196,15 +196,14 @@ func skipValue(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
-		_, end, err := readString(d, i)
-		return end, err
+		return skipString(d, i)
 	case '{', '[':
 		var opened [32]byte // deeper nesting goes to encoding/json
 		stack := opened[:0]
 		for i < len(d) {
 			switch c := d[i]; c {
 			case '"':
-				_, end, err := readString(d, i)
+				end, err := skipString(d, i)
 				if err != nil {
 					return 0, err
 				}
@@ -236,10 +235,64 @@ func skipValue(d []byte, i int) (int, error) {
 				break literal
 			}
 		}
-		lit := d[start:i]
-		if !json.Valid(lit) {
+		if !validLiteral(d[start:i]) {
 			return 0, errSlow
 		}
 		return i, nil
 	}
+}
+
+// skipString skips the JSON string at d[i] without decoding it.
+func skipString(d []byte, i int) (int, error) {
+	for j := i + 1; j < len(d); j++ {
+		switch c := d[j]; {
+		case c == '"':
+			return j + 1, nil
+		case c == '\\':
+			j++ // the escaped byte; encoding/json checks the escapes if it matters
+		case c < 0x20:
+			return 0, errSlow
+		}
+	}
+	return 0, errSlow
+}
+
+// validLiteral reports whether lit is true, false, null or a JSON number.
+func validLiteral(lit []byte) bool {
+	switch string(lit) {
+	case "true", "false", "null":
+		return true
+	}
+	i := 0
+	digits := func() bool {
+		start := i
+		for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(lit) && lit[i] == '-' {
+		i++
+	}
+	if i < len(lit) && lit[i] == '0' {
+		i++
+	} else if !digits() {
+		return false
+	}
+	if i < len(lit) && lit[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		i++
+		if i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(lit)
 }

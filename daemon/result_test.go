@@ -34,6 +34,7 @@ func TestParseResult(t *testing.T) {
 		`{"seq":5,"seq":6}`,
 		`{"origin":"x","ORIGIN":"y"}`,
 		`{"\u0073eq":5}`,
+		`{"x":-0.5e+10,"y":[1E3,true,false,null,"s\"]"],"answer":"a"}`,
 		`{"result":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,"answer":"deep"}`, // past the fast path's depth
 	} {
 		var want result
@@ -46,7 +47,8 @@ func TestParseResult(t *testing.T) {
 		}
 	}
 	for _, in := range []string{``, `{`, `{"answer":"x"`, `{"answer":"x"}}`, `[]`, `{"answer":1}`, `{"a":[}`,
-		`{"seq":-1}`, `{"seq":1.5}`, `{"seq":1e3}`, `{"seq":18446744073709551616}`, `{"seq":01}`, `{"seq":"1"}`} {
+		`{"seq":-1}`, `{"seq":1.5}`, `{"seq":1e3}`, `{"seq":18446744073709551616}`, `{"seq":01}`, `{"seq":"1"}`,
+		`{"x":1.}`, `{"x":-}`, `{"x":tru}`, `{"x":1e}`, `{"x":"a` + "\x01" + `"}`} {
 		if r, err := parseResult([]byte(in)); err == nil {
 			t.Errorf("parseResult(%s) = %+v, want an error", in, r)
 		}
@@ -70,6 +72,30 @@ func FuzzParseResult(f *testing.F) {
 		}
 		if err != nil || got != want {
 			t.Fatalf("parseResult(%q) = %+v, %v; encoding/json says %+v", in, got, err, want)
+		}
+	})
+}
+
+// The result parser beside encoding/json, on a goscore result as a worker writes it.
+func BenchmarkParseResult(b *testing.B) {
+	data, err := json.Marshal(bus.Result{Problem: "goscore", Port: "hall", Seq: 1234, Line: 24661, Answer: "177 175\n",
+		Result: json.RawMessage(`{"black":177,"white":175}`), SolveMicros: 1.234, Origin: "9f86d081884c7d65", Worker: "Edl2cd5MmB7cXiLlfPBmpe"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parseResult", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := parseResult(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var r result
+			if err := json.Unmarshal(data, &r); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
