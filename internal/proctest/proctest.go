@@ -161,6 +161,15 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Freeze stops the process (SIGSTOP) without ending it: its connections stay open and
+// what is sent to it waits, unanswered, as on a machine that has hung.
+func (p *Process) Freeze() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.t.Fatalf("freeze %s: %v", p.name, err)
+	}
+}
+
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
