@@ -192,20 +192,21 @@ func (d *display) publish(f *flight) {
 	}
 }
 
-// answer records a worker's result, unless it is not one of this port's units (a dump
-// published by hand, or by another daemon using the same port name) or the unit
-// already has its outcome.
+// answer records a worker's result, unless it is not one of this port's units (another
+// daemon or a send command using the same port name) or the unit already has its
+// outcome.
 func (d *display) answer(m *nats.Msg) {
 	res, err := parseResult(m.Data)
 	if err != nil {
 		d.warn.Warn(&d.log, "bad result").Err(err).Msg("a message on the results subject is not a result; ignored")
 		return
 	}
-	if res.Origin != d.origin {
-		if res.Origin != "" {
-			d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
-				Msg("a result for another publisher of this port's dumps: is the port name used twice on this bus?")
-		}
+	// A result without an origin is taken like one of ours: it comes from a worker
+	// older than origins (a cluster being upgraded worker by worker), and a dump
+	// published by hand without headers has seq 0, which is never in flight.
+	if res.Origin != d.origin && res.Origin != "" {
+		d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
+			Msg("a result for another publisher of this port's dumps: is the port name used twice on this bus?")
 		return
 	}
 	f, ok := d.inFlight[res.Seq]

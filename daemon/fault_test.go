@@ -21,6 +21,13 @@ import (
 // delay, as a worker on an overloaded machine would. It returns how many it served.
 func slowWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration) *atomic.Int64 {
 	t.Helper()
+	return fakeWorker(t, nc, delay, true)
+}
+
+// fakeWorker is slowWorker; without echoOrigin its results have no origin, as those
+// of a worker older than origins.
+func fakeWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration, echoOrigin bool) *atomic.Int64 {
+	t.Helper()
 	var served atomic.Int64
 	sub, err := nc.QueueSubscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllDumps(), bus.QueueGroup, func(m *nats.Msg) {
 		seq, _ := strconv.Atoi(m.Header.Get(bus.HeaderSeq))
@@ -29,8 +36,10 @@ func slowWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration) 
 			p, _ := engine.Lookup("goscore")
 			out, err := p.Append(nil, m.Data)
 			port := m.Header.Get(bus.HeaderPort)
-			res := bus.Result{Problem: "goscore", Port: port, Seq: uint64(seq), Answer: string(out),
-				Origin: m.Header.Get(bus.HeaderOrigin), Worker: "slow"}
+			res := bus.Result{Problem: "goscore", Port: port, Seq: uint64(seq), Answer: string(out), Worker: "slow"}
+			if echoOrigin {
+				res.Origin = m.Header.Get(bus.HeaderOrigin)
+			}
 			if err != nil {
 				res.Answer, res.Error = "", err.Error()
 			}
@@ -327,4 +336,30 @@ func TestPortNameUsedTwice(t *testing.T) {
 	b.logs.wait(t, 1, used)
 	a.stop(t)
 	b.stop(t)
+}
+
+// A worker older than origins publishes results without one: during an upgrade of a
+// cluster the daemon still takes them.
+func TestWorkerWithoutOrigin(t *testing.T) {
+	nc := startBus(t, false)
+	srv, _ := servers.Load(nc)
+	served := fakeWorker(t, connect(t, srv.(*bus.Server)), func(int) time.Duration { return 0 }, false)
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore"}}})
+	waitOpened(t, pt)
+	var in, want strings.Builder
+	for k := range 10 {
+		in.WriteString(board(k))
+		want.WriteString(goscoreAnswer(t, board(k)))
+	}
+	if _, err := pt.Master.Write([]byte(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, pt.Master, want.Len()); string(got) != want.String() {
+		t.Fatalf("answers %q, want %q", got, want.String())
+	}
+	if served.Load() != 10 {
+		t.Errorf("the worker served %d units, want 10", served.Load())
+	}
+	d.stop(t)
 }
