@@ -93,9 +93,11 @@ func (d *display) run(ctx context.Context) error {
 		return fmt.Errorf("port %s: subscribe to results: %w", d.pc.Name, err)
 	}
 	defer sub.Unsubscribe()
-	// The server must have the subscription before the first dump's result comes.
-	if err := d.nc.Flush(); err != nil {
-		return fmt.Errorf("port %s: subscribe to results: %w", d.pc.Name, err)
+	// The server must have the subscription before the first dump's result comes. A
+	// connection that is reconnecting resends it when it is back, and the units' next
+	// attempts make up for results missed meanwhile: a warning, not a failed port.
+	if err := d.nc.FlushTimeout(5 * time.Second); err != nil {
+		d.log.Warn().Err(err).Msg("the server has not confirmed the results subscription yet")
 	}
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
