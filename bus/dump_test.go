@@ -49,3 +49,23 @@ func TestHeaderSafe(t *testing.T) {
 		t.Errorf("headerSafe(long) = %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }
+
+// A result carries its dump's origin back, cut to 64 bytes; a dump without one gets a
+// result without one.
+func TestDumpOrigin(t *testing.T) {
+	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "test"}
+	long := strings.Repeat("o", 100)
+	for origin, want := range map[string]string{"": "", "9f86d081884c7d65": "9f86d081884c7d65", long: long[:64]} {
+		msg := nats.NewMsg(w.subj.Dump("goscore", "hall"))
+		if origin != "" {
+			msg.Header.Set(HeaderOrigin, origin)
+		}
+		msg.Data = []byte("garbage")
+		if r := w.solveDump(msg); r.Origin != want {
+			t.Errorf("origin %q: result origin %q, want %q", origin, r.Origin, want)
+		}
+	}
+	if !FromOrigin("", "mine") || !FromOrigin("mine", "mine") || FromOrigin("theirs", "mine") {
+		t.Error("FromOrigin: want a result of mine or of no origin, not of another's")
+	}
+}

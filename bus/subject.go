@@ -26,8 +26,14 @@ const (
 	HeaderOrigin = "Scoreboard-Origin"
 )
 
-// maxOrigin bounds the origin a result carries back.
+// maxOrigin bounds the origin a result carries back: a longer one is cut.
 const maxOrigin = 64
+
+// FromOrigin reports whether a result whose origin is got answers a dump published
+// with mine. A result without an origin does: it comes from a worker older than
+// origins (a cluster upgraded worker by worker), and a dump published by hand without
+// headers, the other kind, has seq 0, which no publisher waits for.
+func FromOrigin(got, mine string) bool { return got == mine || got == "" }
 
 // NewOrigin makes a Scoreboard-Origin: random, so that it is one publisher's own.
 func NewOrigin() string {

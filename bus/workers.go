@@ -269,9 +269,8 @@ func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
 			w.log.Warn().Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
 		}
 	}
-	if s := msg.Header.Get(HeaderOrigin); len(s) <= maxOrigin {
-		res.Origin = s
-	}
+	res.Origin = msg.Header.Get(HeaderOrigin)
+	res.Origin = res.Origin[:min(len(res.Origin), maxOrigin)]
 	if s := msg.Header.Get(HeaderLine); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			res.Line = n

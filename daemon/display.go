@@ -203,10 +203,7 @@ func (d *display) answer(m *nats.Msg) {
 		d.warn.Warn(&d.log, "bad result").Err(err).Msg("a message on the results subject is not a result; ignored")
 		return
 	}
-	// A result without an origin is taken like one of ours: it comes from a worker
-	// older than origins (a cluster being upgraded worker by worker), and a dump
-	// published by hand without headers has seq 0, which is never in flight.
-	if res.Origin != d.origin && res.Origin != "" {
+	if !bus.FromOrigin(res.Origin, d.origin) {
 		d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
 			Msg("a result for another publisher of this port's dumps: is the port name used twice on this bus?")
 		return

@@ -192,11 +192,10 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 				fmt.Fprintf(stdio.err, "scoreboard send: malformed result on %s: %v\n", m.Subject, err)
 				continue
 			}
-			// Another publisher's result on this port name is not ours; one without
-			// an origin comes from a worker older than origins. A result can overtake
-			// the news that its unit was published; one from before next is a
-			// duplicate.
-			if (r.Origin != origin && r.Origin != "") || r.Seq < next {
+			// Another publisher's result on this port name is not ours. A result can
+			// overtake the news that its unit was published; one from before next is
+			// a duplicate.
+			if !bus.FromOrigin(r.Origin, origin) || r.Seq < next {
 				continue
 			}
 			waiting[r.Seq] = &r
