@@ -141,25 +141,13 @@ func TestNoWorkerGivesUp(t *testing.T) {
 func TestUnplugReplug(t *testing.T) {
 	nc := startBus(t, true)
 	link := filepath.Join(t.TempDir(), "usb-scoreboard")
-	plug := func() *os.File {
-		pt := newPTY(t)
-		tmp := link + ".new"
-		if err := os.Symlink(pt.Path, tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, link); err != nil {
-			t.Fatal(err)
-		}
-		waitOpened(t, pt)
-		return pt.Master
-	}
 	// The daemon starts before the device is there, as at boot.
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:     []daemon.PortConfig{{Device: link, Problem: "goscore"}},
 		ReopenMin: 5 * time.Millisecond, ReopenMax: 20 * time.Millisecond,
 	})
 	d.logs.wait(t, 1, map[string]any{"message": "port not available"})
-	master := plug()
+	master := plug(t, link).Master
 	send := func(m *os.File, k int) {
 		t.Helper()
 		b := board(k)
@@ -176,7 +164,7 @@ func TestUnplugReplug(t *testing.T) {
 	// Unplugged between units.
 	unplug(t, link, master)
 	d.logs.wait(t, 1, map[string]any{"message": "port lost"})
-	master = plug()
+	master = plug(t, link).Master
 	d.logs.wait(t, 1, map[string]any{"message": "port reopened"})
 	send(master, 2)
 
@@ -190,7 +178,7 @@ func TestUnplugReplug(t *testing.T) {
 	d.logs.wait(t, 1, map[string]any{"message": "line read", "line": float64(30)})
 	unplug(t, link, master)
 	d.logs.wait(t, 1, map[string]any{"message": "partial unit dropped: the port was lost in the middle of it", "lines": float64(10)})
-	master = plug()
+	master = plug(t, link).Master
 	send(master, 4)
 	d.stop(t)
 	if n := d.logs.count(map[string]any{"message": "port reopened"}); n != 2 {

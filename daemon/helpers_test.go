@@ -200,6 +200,22 @@ func newPTY(t testing.TB) *serialio.PTY {
 	return pt
 }
 
+// plug plugs a new device in behind link, as udev links /dev/serial/by-id/... to a
+// device that appears, and waits until the daemon has opened it.
+func plug(t testing.TB, link string) *serialio.PTY {
+	t.Helper()
+	pt := newPTY(t)
+	tmp := link + ".new"
+	if err := os.Symlink(pt.Path, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	waitOpened(t, pt)
+	return pt
+}
+
 // unplug takes away the device behind link as udev does: the link first, then the
 // device. A link left pointing at a closed pseudo-terminal would let the daemon, as it
 // tries to reopen it, open whatever pseudo-terminal takes that number next: another

@@ -77,15 +77,7 @@ func TestFaultUnplugReplug100(t *testing.T) {
 		lines = map[string]any{"message": "line read"}
 	)
 	for cycle := range cycles {
-		pt := newPTY(t)
-		tmp := link + ".new"
-		if err := os.Symlink(pt.Path, tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, link); err != nil {
-			t.Fatal(err)
-		}
-		waitOpened(t, pt)
+		pt := plug(t, link)
 
 		var in, answers strings.Builder
 		for range burst {
