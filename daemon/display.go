@@ -205,7 +205,7 @@ func (d *display) answer(m *nats.Msg) {
 	}
 	if !bus.FromOrigin(res.Origin, d.origin) {
 		d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
-			Msg("a result for another publisher of this port's dumps: is the port name used twice on this bus?")
+			Msg("a result for another publisher of this port's dumps: the port name is used twice on this bus; give each port its own --port-name (name in [[port]])")
 		return
 	}
 	f, ok := d.inFlight[res.Seq]

@@ -319,7 +319,7 @@ func TestPortNameUsedTwice(t *testing.T) {
 	if got := readN(t, ptB.Master, wantB.Len()); string(got) != wantB.String() {
 		t.Errorf("port B got %q, want %q", got, wantB.String())
 	}
-	used := map[string]any{"message": "a result for another publisher of this port's dumps: is the port name used twice on this bus?"}
+	used := map[string]any{"message": "a result for another publisher of this port's dumps: the port name is used twice on this bus; give each port its own --port-name (name in [[port]])"}
 	a.logs.wait(t, 1, used)
 	b.logs.wait(t, 1, used)
 	a.stop(t)
