@@ -92,13 +92,16 @@ func TestSecurityListenAuth(t *testing.T) {
 					t.Errorf("wrong credential %d: %v, want an authorization violation", i, err)
 				}
 			}
+			// The right credential is the worker's: it serves the solve endpoint
+			// beside the in-process workers, for a request from in-process.
 			o := c.right
 			o.URL = url
 			nc := connect(t, o)
+			startWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}})
 			in, want := sample(t, "goscore")
-			msg, err := nc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), in, 10*time.Second)
+			msg, err := inproc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), in, 10*time.Second)
 			if err != nil || string(msg.Data) != string(want) {
-				t.Fatalf("solve through the authenticated listener: %v, %+v", err, msg)
+				t.Fatalf("solve beside a worker of the authenticated listener: %v, %+v", err, msg)
 			}
 		})
 	}

@@ -41,10 +41,15 @@ type ServerOptions struct {
 	// Listen is "HOST:PORT" (port 0 for a free one), or ListenOff for in-process
 	// clients only.
 	Listen string
-	// Token, or User and Password, are what clients of the TCP listener must present.
-	// In-process clients (the daemon's own parts) need none.
+	// Token, or User and Password, are the worker credentials: clients of the TCP
+	// listener that present them get the worker role. Clients without credentials
+	// get the tool role, on a loopback listener only. In-process clients (the
+	// daemon's own parts) need none and have every right.
 	Token          string
 	User, Password string
+	// Prefix is the subjects' prefix the roles' rights are for; DefaultPrefix when
+	// empty.
+	Prefix string
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -73,6 +78,10 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		return nil, errors.New("embedded nats-server: a user and a password go together")
 	}
 	auth := o.Token != "" || o.User != ""
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	la := &listenAuth{token: o.Token, user: o.User, password: o.Password, tools: true}
 	if o.Listen == ListenOff {
 		opts.DontListen = true
 	} else {
@@ -87,10 +96,14 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		if port == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+		// Beyond loopback a tool's rights (publish dumps, read every result) are
+		// too much for anyone on the network: only credentials let in.
+		la.tools = Loopback(host)
 	}
-	if auth {
-		opts.CustomClientAuthentication = &listenAuth{token: o.Token, user: o.User, password: o.Password}
-	}
+	s := Subjects{Prefix: o.Prefix}
+	la.worker = &server.User{Username: RoleWorker, Permissions: WorkerPermissions(s)}
+	la.tool = &server.User{Username: RoleTool, Permissions: ToolPermissions(s)}
+	opts.CustomClientAuthentication = la
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats-server: %w", err)
@@ -121,24 +134,45 @@ func Loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// listenAuth checks the credentials of the listener's clients. In-process clients
-// come through a net.Pipe and are the daemon's own: they need none.
-type listenAuth struct{ token, user, password string }
+// listenAuth gives each client its role, which the server then enforces.
+// In-process clients come through a net.Pipe and are the daemon's own: every right,
+// without credentials. A listener's client with the worker credentials is a worker;
+// one without any credentials is a tool, where tools are let in (loopback).
+type listenAuth struct {
+	token, user, password string
+	tools                 bool // clients without credentials are let in, as tools
+	worker, tool          *server.User
+}
 
 func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 	if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+		c.RegisterUser(&server.User{Username: RoleDaemon})
 		return true
 	}
 	o := c.GetOpts()
 	if o == nil {
 		return false
 	}
-	if a.token != "" {
-		return equal(o.Token, a.token)
+	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" && o.JWT == "" {
+		if !a.tools {
+			return false
+		}
+		c.RegisterUser(a.tool)
+		return true
 	}
-	// Both compared, so the time taken tells nothing of which one was wrong.
-	u, p := equal(o.Username, a.user), equal(o.Password, a.password)
-	return u && p
+	var ok bool
+	switch {
+	case a.token != "":
+		ok = equal(o.Token, a.token)
+	case a.user != "":
+		// Both compared, so the time taken tells nothing of which one was wrong.
+		u, p := equal(o.Username, a.user), equal(o.Password, a.password)
+		ok = u && p
+	}
+	if ok {
+		c.RegisterUser(a.worker)
+	}
+	return ok
 }
 
 func equal(got, want string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 }

@@ -112,3 +112,18 @@ type Result struct {
 	// or "reader" for a unit the port reader rejected before it reached a worker.
 	Worker string `json:"worker,omitempty"`
 }
+
+// Stream is the name of the JetStream stream that keeps the history under this
+// prefix: the prefix upper-cased, '.' and '-' made '_' ("SCOREBOARD").
+func (s Subjects) Stream() string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' {
+			return '_'
+		}
+		return r
+	}, strings.ToUpper(s.Prefix))
+}
+
+// Boards is the name of the key-value bucket of each port's last board
+// ("SCOREBOARD_BOARDS"); JetStream keeps it as the stream "KV_" + Boards().
+func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }

@@ -134,7 +134,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	)
 	if f.nats.url == "" {
 		srv, err := bus.StartServerWith(bus.ServerOptions{
-			Listen: f.listen, Token: f.listenToken, User: f.listenUser, Password: f.listenPassword,
+			Listen: f.listen, Token: f.listenToken, User: f.listenUser, Password: f.listenPassword, Prefix: f.nats.prefix,
 		}, log)
 		if err != nil {
 			return err

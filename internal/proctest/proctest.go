@@ -204,6 +204,10 @@ func (p *Process) WaitOutput(s string, timeout time.Duration) {
 type NATSOptions struct {
 	Token          string
 	User, Password string
+	// Config is a configuration file (-c); the address, port and name given here
+	// win over its own. Variables it takes from the environment come from the
+	// test's (t.Setenv).
+	Config string
 }
 
 // NATSServer is an external nats-server process on a loopback port.
@@ -232,6 +236,9 @@ func (s *NATSServer) Addr() string { return net.JoinHostPort("127.0.0.1", strcon
 func (s *NATSServer) start() {
 	s.t.Helper()
 	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-n", "proctest"}
+	if s.opts.Config != "" {
+		args = append(args, "-c", s.opts.Config)
+	}
 	switch {
 	case s.opts.Token != "":
 		args = append(args, "--auth", s.opts.Token)

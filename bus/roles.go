@@ -1,0 +1,96 @@
+package bus
+
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// The roles on the bus, enforced by the NATS server itself (the embedded one, or an
+// external one configured as configs/nats-server.conf says):
+//
+//   - the daemon: every right. Its parts connect in-process to the embedded server.
+//   - a worker (`scoreboard work`, with the worker credentials): takes dumps and
+//     solve requests in QueueGroup, publishes results, answers on the reply subject
+//     of what it received (allow_responses), and serves $SRV.
+//   - a tool (no credentials, on a loopback listener): sends solve requests, publishes
+//     dumps, reads everything under the prefix, $SRV and the history (JetStream, read
+//     only). It may not publish results, answer anything, join QueueGroup, or write
+//     the history.
+//
+// A port's display writer takes its answers only from the reply subjects of its own
+// dumps, under an inbox of its own: a tool cannot publish there, and a worker can
+// only answer a message it received.
+
+// Role names: the users of configs/nats-server.conf, and the user names the embedded
+// server gives its clients.
+const (
+	RoleDaemon = "daemon"
+	RoleWorker = "worker"
+	RoleTool   = "tool"
+)
+
+// ResponseExpiry is how long a worker may answer a message it received: the reply
+// subject stays open to it for this long (allow_responses), for one message.
+const ResponseExpiry = 2 * time.Minute
+
+// WorkerPermissions are the rights of a worker under the prefix of s.
+func WorkerPermissions(s Subjects) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{
+			Allow: []string{s.AllResults(), "$SRV.>"},
+		},
+		Subscribe: &server.SubjectPermission{
+			Allow: []string{
+				s.AllDumps() + " " + QueueGroup,
+				s.Prefix + ".solve.* " + QueueGroup,
+				"$SRV.>",
+				"_INBOX.>",
+			},
+		},
+		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseExpiry},
+	}
+}
+
+// ToolPermissions are the rights of a client without credentials under the prefix of
+// s: request solve endpoints, publish dumps, read everything under the prefix and
+// $SRV, and read the history stream and the boards bucket (JetStream's read-only API:
+// stream info, message and direct gets, ephemeral consumers and their flow control).
+func ToolPermissions(s Subjects) *server.Permissions {
+	pub := []string{
+		s.Prefix + ".solve.*",
+		s.Prefix + ".dump.>",
+		"$SRV.>",
+		"$JS.API.INFO",
+		"$JS.API.STREAM.NAMES",
+		"$JS.API.STREAM.LIST",
+	}
+	for _, stream := range []string{s.Stream(), "KV_" + s.Boards()} {
+		pub = append(pub,
+			"$JS.API.STREAM.INFO."+stream,
+			"$JS.API.STREAM.MSG.GET."+stream,
+			"$JS.API.DIRECT.GET."+stream,
+			"$JS.API.DIRECT.GET."+stream+".>",
+			"$JS.API.CONSUMER.CREATE."+stream,
+			"$JS.API.CONSUMER.CREATE."+stream+".>",
+			"$JS.API.CONSUMER.INFO."+stream+".*",
+			"$JS.API.CONSUMER.DELETE."+stream+".*",
+			"$JS.API.CONSUMER.MSG.NEXT."+stream+".*",
+			"$JS.API.CONSUMER.NAMES."+stream,
+			"$JS.API.CONSUMER.LIST."+stream,
+			"$JS.FC."+stream+".>",
+		)
+	}
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{
+			Allow: pub,
+			// Outside the allow list anyway; said again so that a broader allow list
+			// can never let a tool answer a port.
+			Deny: []string{s.AllResults(), "_INBOX.>"},
+		},
+		Subscribe: &server.SubjectPermission{
+			Allow: []string{s.Prefix + ".>", "_INBOX.>", "$SRV.>"},
+			Deny:  []string{"> " + QueueGroup},
+		},
+	}
+}
