@@ -38,6 +38,8 @@ func (captureProblem) Limits() Limits {
 		MaxLine: captureMaxLine,
 		// The header, M move lines and the blank lines kept, each with its "\n".
 		MaxUnit: (1+captureMaxMoves)*(captureMaxLine+1) + captureMaxBlanks,
+		// No more stones are captured than were played.
+		MaxAnswer: len(strconv.Itoa(captureMaxMoves)) + 1,
 	}
 }
 

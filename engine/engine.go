@@ -9,6 +9,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -44,7 +45,14 @@ type Answer interface {
 type Limits struct {
 	MaxLine int // longest line, in bytes, without its terminator
 	MaxUnit int // largest unit, in bytes, as emitted by the framer
+	// MaxAnswer is the longest contest output one unit can have, in bytes: a longer
+	// text, whatever claims to be its answer, is not one.
+	MaxAnswer int
 }
+
+// maxScoreLine is the length of the longest "B W\n" line whose numbers are at most
+// most.
+func maxScoreLine(most int) int { return 2*len(strconv.Itoa(most)) + 2 }
 
 // Frame is what a Framer hands back: one complete unit, or an error for input that
 // could not be framed and was skipped.

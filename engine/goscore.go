@@ -23,7 +23,10 @@ type goscoreProblem struct{}
 func (goscoreProblem) Name() string { return goscoreName }
 
 func (goscoreProblem) Limits() Limits {
-	return Limits{MaxLine: goscoreMaxLine, MaxUnit: 1 + goscoreSide*(goscoreMaxLine+1)}
+	return Limits{
+		MaxLine: goscoreMaxLine, MaxUnit: 1 + goscoreSide*(goscoreMaxLine+1),
+		MaxAnswer: maxScoreLine(goscoreSide * goscoreSide),
+	}
 }
 
 func (goscoreProblem) NewFramer() Framer { return &goscoreFramer{} }

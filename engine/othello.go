@@ -578,7 +578,12 @@ type othelloProblem struct{}
 func (othelloProblem) Name() string { return othelloName }
 
 func (othelloProblem) Limits() Limits {
-	return Limits{MaxLine: othelloMaxLine, MaxUnit: othelloMaxUnit}
+	return Limits{
+		MaxLine: othelloMaxLine, MaxUnit: othelloMaxUnit,
+		// The blank line between games, then the longest of the answers: every
+		// square a move, "(r,c)" and a blank or the "\n" each.
+		MaxAnswer: 1 + 64*len("(r,c) "),
+	}
 }
 
 func (othelloProblem) NewFramer() Framer { return &othelloFramer{} }

@@ -22,7 +22,11 @@ type replayProblem struct{}
 func (replayProblem) Name() string { return replayName }
 
 func (replayProblem) Limits() Limits {
-	return Limits{MaxLine: replayMaxLine, MaxUnit: (1 + replayMaxMoves) * (replayMaxLine + 1)}
+	return Limits{
+		MaxLine: replayMaxLine, MaxUnit: (1 + replayMaxMoves) * (replayMaxLine + 1),
+		// Vacant points owned plus stones captured, each at most every point or move.
+		MaxAnswer: maxScoreLine(19*19 + replayMaxMoves),
+	}
 }
 
 func (replayProblem) NewFramer() Framer { return &replayFramer{} }

@@ -22,7 +22,10 @@ type territoryProblem struct{}
 func (territoryProblem) Name() string { return territoryName }
 
 func (territoryProblem) Limits() Limits {
-	return Limits{MaxLine: territoryMaxLine, MaxUnit: territoryMaxUnit}
+	return Limits{
+		MaxLine: territoryMaxLine, MaxUnit: territoryMaxUnit,
+		MaxAnswer: len("White wins by \n") + len(strconv.Itoa(19*19)),
+	}
 }
 
 func (territoryProblem) NewFramer() Framer { return &territoryFramer{} }
