@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"errors"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -61,11 +62,38 @@ func TestDumpOrigin(t *testing.T) {
 			msg.Header.Set(HeaderOrigin, origin)
 		}
 		msg.Data = []byte("garbage")
-		if r := w.solveDump(msg); r.Origin != want {
-			t.Errorf("origin %q: result origin %q, want %q", origin, r.Origin, want)
+		if r := w.solveDump(msg); r.Origin != want || r.UnitDigest != UnitDigest(msg.Data) {
+			t.Errorf("origin %q: result origin %q, digest %q; want %q and the unit's digest", origin, r.Origin, r.UnitDigest, want)
 		}
 	}
-	if !FromOrigin("", "mine") || !FromOrigin("mine", "mine") || FromOrigin("theirs", "mine") {
-		t.Error("FromOrigin: want a result of mine or of no origin, not of another's")
+}
+
+// A reply answers a dump only with its origin, its seq, its unit's digest, and an
+// answer within the problem's bound: a result without an origin or a digest (a
+// forger's, or an old worker's) is refused.
+func TestDumpedCheck(t *testing.T) {
+	d := Dumped{Seq: 7, Origin: "mine", Digest: UnitDigest([]byte("unit")), MaxAnswer: 8}
+	if err := d.Check(7, "mine", d.Digest, 8); err != nil {
+		t.Errorf("the right reply: %v", err)
+	}
+	for _, c := range []struct {
+		seq            uint64
+		origin, digest string
+		n              int
+		want           error
+	}{
+		{7, "", d.Digest, 4, ErrNotMine},
+		{7, "theirs", d.Digest, 4, ErrNotMine},
+		{8, "mine", d.Digest, 4, ErrOtherSeq},
+		{7, "mine", "", 4, ErrOtherUnit},
+		{7, "mine", UnitDigest([]byte("unit2")), 4, ErrOtherUnit},
+		{7, "mine", d.Digest, 9, ErrTooLong},
+	} {
+		if err := d.Check(c.seq, c.origin, c.digest, c.n); !errors.Is(err, c.want) {
+			t.Errorf("%+v: %v, want %v", c, err, c.want)
+		}
+	}
+	if err := (Dumped{Seq: 1}).Check(1, "", "", 0); err == nil {
+		t.Error("a publisher without an answer bound accepted a reply")
 	}
 }

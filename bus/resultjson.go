@@ -38,6 +38,10 @@ func (r *Result) AppendJSON(b []byte) []byte {
 		b = append(b, `,"origin":`...)
 		b = appendJSONString(b, r.Origin)
 	}
+	if r.UnitDigest != "" {
+		b = append(b, `,"unit_digest":`...)
+		b = appendJSONString(b, r.UnitDigest)
+	}
 	if r.Worker != "" {
 		b = append(b, `,"worker":`...)
 		b = appendJSONString(b, r.Worker)

@@ -27,7 +27,7 @@ func TestResultAppendJSON(t *testing.T) {
 	answer, _ := json.Marshal(map[string]any{"black": 5, "white": 3, "note": "<&> \u2028"})
 	for _, r := range []bus.Result{
 		{},
-		{Problem: "goscore", Port: "hall", Seq: 7, Line: 12, Answer: "5 3\n", Result: answer, SolveMicros: 1.25, Origin: "9f86d081884c7d65", Worker: "w1"},
+		{Problem: "goscore", Port: "hall", Seq: 7, Line: 12, Answer: "5 3\n", Result: answer, SolveMicros: 1.25, Origin: "9f86d081884c7d65", UnitDigest: "00ff", Worker: "w1"},
 		{Problem: "replay", Port: "p", Seq: math.MaxUint64, Line: -3, Error: "replay: line 2: bad move \"B(99,1)\"\t<x>&", Worker: "daemon"},
 		{Answer: "\x00\x01\x1f\x7f\b\f\n\r\t\\\"/", SolveMicros: 1e21},
 		{Answer: "caf\xc3\xa9 \xff\xfe bad \xe2\x80 cut \u2029 \U0001F600", SolveMicros: 1e-7},
@@ -51,7 +51,7 @@ func FuzzResultAppendJSON(f *testing.F) {
 		raw, _ := json.Marshal(map[string]string{"a": answer, "e": errText})
 		resultJSONAgrees(t, bus.Result{
 			Problem: problem, Port: port, Seq: seq, Line: line, Answer: answer, Error: errText,
-			Result: raw, SolveMicros: us, Origin: origin, Worker: worker,
+			Result: raw, SolveMicros: us, Origin: origin, UnitDigest: origin, Worker: worker,
 		})
 	})
 }

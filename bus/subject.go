@@ -2,8 +2,10 @@ package bus
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -29,11 +31,51 @@ const (
 // maxOrigin bounds the origin a result carries back: a longer one is cut.
 const maxOrigin = 64
 
-// FromOrigin reports whether a result whose origin is got answers a dump published
-// with mine. A result without an origin does: it comes from a worker older than
-// origins (a cluster upgraded worker by worker), and a dump published by hand without
-// headers, the other kind, has seq 0, which no publisher waits for.
-func FromOrigin(got, mine string) bool { return got == mine || got == "" }
+// UnitDigest is what a result carries to say which unit it answers: the first 16
+// bytes of the SHA-256 of the dump's data, in hex. A publisher compares it with its
+// own unit's: a dump forged with its reply subject, origin and seq, but another unit,
+// gets a result that does not match.
+func UnitDigest(unit []byte) string {
+	sum := sha256.Sum256(unit)
+	return hex.EncodeToString(sum[:16])
+}
+
+// Dumped is what a publisher knows of a dump it sent, to check the reply that claims
+// to answer it.
+type Dumped struct {
+	Seq       uint64
+	Origin    string
+	Digest    string // UnitDigest of the unit
+	MaxAnswer int    // the problem's longest answer (engine.Limits.MaxAnswer)
+}
+
+// Why a reply is not the answer to a dump.
+var (
+	ErrNotMine     = errors.New("not for this publisher's dumps (another origin, or none: a worker older than the origins)")
+	ErrOtherUnit   = errors.New("answers another unit (its digest differs, or it has none: a worker older than the digests)")
+	ErrTooLong     = errors.New("longer than any answer of the problem")
+	ErrOtherSeq    = errors.New("for another sequence number than its reply subject's")
+	errNoMaxAnswer = errors.New("the problem has no answer bound")
+)
+
+// Check says why a reply carrying seq, origin, digest and an answer of n bytes is
+// not the answer to d, or nil if it is. A result without an origin or a digest is
+// refused: anyone able to publish where the publisher listens could send one.
+func (d Dumped) Check(seq uint64, origin, digest string, n int) error {
+	switch {
+	case origin != d.Origin:
+		return ErrNotMine
+	case seq != d.Seq:
+		return fmt.Errorf("seq %d, want %d: %w", seq, d.Seq, ErrOtherSeq)
+	case digest != d.Digest:
+		return ErrOtherUnit
+	case d.MaxAnswer <= 0:
+		return errNoMaxAnswer
+	case n > d.MaxAnswer:
+		return fmt.Errorf("%d bytes, at most %d: %w", n, d.MaxAnswer, ErrTooLong)
+	}
+	return nil
+}
 
 // NewOrigin makes a Scoreboard-Origin: random, so that it is one publisher's own.
 func NewOrigin() string {
@@ -108,6 +150,8 @@ type Result struct {
 	SolveMicros float64 `json:"solve_us"`
 	// Origin is the dump's Scoreboard-Origin header, if it had one.
 	Origin string `json:"origin,omitempty"`
+	// UnitDigest is UnitDigest of the dump's data: which unit this answers.
+	UnitDigest string `json:"unit_digest,omitempty"`
 	// Worker names the process that solved the unit (the micro service instance id),
 	// or "reader" for a unit the port reader rejected before it reached a worker.
 	Worker string `json:"worker,omitempty"`

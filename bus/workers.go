@@ -271,6 +271,7 @@ func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
 	}
 	res.Origin = msg.Header.Get(HeaderOrigin)
 	res.Origin = res.Origin[:min(len(res.Origin), maxOrigin)]
+	res.UnitDigest = UnitDigest(msg.Data)
 	if s := msg.Header.Get(HeaderLine); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			res.Line = n

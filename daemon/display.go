@@ -12,12 +12,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 )
 
 // flight is a unit published as a dump and not answered yet.
 type flight struct {
 	it       item
+	digest   string // bus.UnitDigest of the unit: its answer must carry it back
 	attempts int
 	deadline time.Time
 }
@@ -30,26 +32,34 @@ type outcome struct {
 	read   time.Time
 }
 
-// display is a port's display writer actor. It publishes each unit as a dump, takes
-// the workers' answers from the port's results subject (other tools read the same
-// results; a request-reply would put a third message through the server for every
-// unit), publishes a dump again when no worker answered in time, and puts the
+// display is a port's display writer actor. It publishes each unit as a dump whose
+// reply subject is under the port's own inbox, takes the workers' answers from that
+// inbox only, publishes a dump again when no worker answered in time, and puts the
 // outcomes back in sequence order for the device writer: each unit gets exactly one
 // outcome, the first that comes (later results of a unit published twice are
 // ignored), and a unit no worker answers ends, after the last attempt, as an error,
 // so it never holds the later ones back.
+//
+// Only a worker can publish on the inbox, and only on the reply subject of a dump
+// it received (the bus's roles, bus/roles.go); the results subject, which anyone
+// with rights on the bus may write, is never read here. An answer must also carry
+// the dump's origin, its seq and its unit's digest (a dump forged with a copied
+// reply subject gets an answer to another unit), and be no longer than the
+// problem's longest answer. Anything else is counted and ignored.
 type display struct {
-	cfg    *Config
-	pc     PortConfig
-	nc     *nats.Conn
-	log    zerolog.Logger
-	dump   string // the dump subject
-	result string // the result subject
-	origin string // the dumps' Scoreboard-Origin: results carrying another are not ours
-	msg    nats.Msg
+	cfg       *Config
+	pc        PortConfig
+	nc        *nats.Conn
+	log       zerolog.Logger
+	dump      string // the dump subject
+	result    string // the result subject, for the error results the daemon publishes
+	inbox     string // the prefix of the dumps' reply subjects: inbox.<seq>
+	origin    string // the dumps' Scoreboard-Origin
+	maxAnswer int    // the problem's longest answer
+	msg       nats.Msg
 
 	items   <-chan item
-	results chan *nats.Msg
+	replies chan *nats.Msg
 	out     chan<- []byte // to the device writer
 
 	next     uint64 // the seq to write next
@@ -64,13 +74,16 @@ type display struct {
 
 func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
 	s := bus.Subjects{Prefix: cfg.Prefix}
+	p, _ := engine.Lookup(pc.Problem) // checked by Config.Validate
 	return &display{
 		cfg: cfg, pc: pc, nc: nc, log: log,
-		dump:     s.Dump(pc.Problem, pc.Name),
-		result:   s.Result(pc.Problem, pc.Name),
-		origin:   bus.NewOrigin(),
-		items:    items,
-		results:  make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
+		dump:      s.Dump(pc.Problem, pc.Name),
+		result:    s.Result(pc.Problem, pc.Name),
+		inbox:     nc.NewInbox(),
+		origin:    bus.NewOrigin(),
+		maxAnswer: p.Limits().MaxAnswer,
+		items:     items,
+		replies:   make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
 		out:      out,
 		room:     room,
 		next:     1,
@@ -85,19 +98,19 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 // returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
-	// The connection's reader hands results straight to this actor: no goroutine in
-	// between. Should the channel ever be full, the result is dropped (nats.go reports
+	// The connection's reader hands answers straight to this actor: no goroutine in
+	// between. Should the channel ever be full, the answer is dropped (nats.go reports
 	// a slow consumer) and the unit's next attempt makes up for it.
-	sub, err := d.nc.ChanSubscribe(d.result, d.results)
+	sub, err := d.nc.ChanSubscribe(d.inbox+".*", d.replies)
 	if err != nil {
-		return fmt.Errorf("port %s: subscribe to results: %w", d.pc.Name, err)
+		return fmt.Errorf("port %s: subscribe to its inbox: %w", d.pc.Name, err)
 	}
 	defer sub.Unsubscribe()
-	// The server must have the subscription before the first dump's result comes. A
+	// The server must have the subscription before the first dump's answer comes. A
 	// connection that is reconnecting resends it when it is back, and the units' next
-	// attempts make up for results missed meanwhile: a warning, not a failed port.
+	// attempts make up for answers missed meanwhile: a warning, not a failed port.
 	if err := d.nc.FlushTimeout(5 * time.Second); err != nil {
-		d.log.Warn().Err(err).Msg("the server has not confirmed the results subscription yet")
+		d.log.Warn().Err(err).Msg("the server has not confirmed the inbox subscription yet")
 	}
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
@@ -122,10 +135,10 @@ func (d *display) run(ctx context.Context) error {
 			for len(items) > 0 && d.canTake() {
 				d.take(<-items)
 			}
-		case m := <-d.results:
+		case m := <-d.replies:
 			d.answer(m)
-			for range len(d.results) {
-				d.answer(<-d.results)
+			for range len(d.replies) {
+				d.answer(<-d.replies)
 			}
 		case <-d.room:
 			d.blocked = false
@@ -168,7 +181,7 @@ func (d *display) take(it item) {
 		return
 	}
 	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
-	f := &flight{it: it}
+	f := &flight{it: it, digest: bus.UnitDigest(it.unit)}
 	d.inFlight[it.seq] = f
 	d.publish(f)
 }
@@ -185,6 +198,7 @@ func (d *display) publish(f *flight) {
 		}
 	}
 	m.Data = f.it.unit
+	m.Reply = d.inbox + "." + strconv.FormatUint(f.it.seq, 10)
 	m.Header[bus.HeaderSeq][0] = strconv.FormatUint(f.it.seq, 10)
 	m.Header[bus.HeaderLine][0] = strconv.Itoa(f.it.line)
 	// A publish fails only when the connection is closed for good; the attempt then
@@ -194,27 +208,31 @@ func (d *display) publish(f *flight) {
 	}
 }
 
-// answer records a worker's result, unless it is not one of this port's units (another
-// daemon or a send command using the same port name) or the unit already has its
-// outcome.
+// answer records a worker's answer to one of this port's dumps, from the reply
+// subject of the dump, unless the unit already has its outcome. A reply that is not
+// the answer to the dump (another origin, seq or unit, or an answer longer than any
+// of the problem's) is refused, counted, and never written.
 func (d *display) answer(m *nats.Msg) {
-	res, err := parseResult(m.Data)
+	seq, err := strconv.ParseUint(strings.TrimPrefix(m.Subject, d.inbox+"."), 10, 64)
 	if err != nil {
-		d.warn.Warn(&d.log, "bad result").Err(err).Msg("a message on the results subject is not a result; ignored")
+		d.refuse(m, 0, err)
 		return
 	}
-	if !bus.FromOrigin(res.Origin, d.origin) {
-		d.warn.Warn(&d.log, "foreign result").Str("origin", res.Origin).Uint64("seq", res.Seq).
-			Msg("a result for another publisher of this port's dumps: the port name is used twice on this bus; give each port its own --port-name (name in [[port]])")
-		return
-	}
-	f, ok := d.inFlight[res.Seq]
+	f, ok := d.inFlight[seq]
 	if !ok {
-		d.log.Debug().Uint64("seq", res.Seq).Msg("late or repeated result ignored")
+		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
 		return
 	}
-	delete(d.inFlight, res.Seq)
-	seq := res.Seq
+	res, err := parseResult(m.Data)
+	if err == nil {
+		err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.digest, MaxAnswer: d.maxAnswer}.
+			Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
+	}
+	if err != nil {
+		d.refuse(m, seq, err)
+		return
+	}
+	delete(d.inFlight, seq)
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
@@ -225,6 +243,14 @@ func (d *display) answer(m *nats.Msg) {
 		e.Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Msg("unit answered")
 	}
 	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
+}
+
+// refuse counts a reply that is not an answer to this port's dump, with a sampled
+// warning: a worker that sends one has a bug, or someone forged it.
+func (d *display) refuse(m *nats.Msg, seq uint64, why error) {
+	d.cfg.Monitor.refused()
+	d.warn.Warn(&d.log, "refused answer").Uint64("seq", seq).Int("bytes", len(m.Data)).Err(why).
+		Msg("a reply on the port's inbox is not the answer to its dump; refused, never written")
 }
 
 // expire publishes again the dumps whose attempt timed out, and gives up those out

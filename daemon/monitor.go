@@ -23,6 +23,7 @@ type Monitor struct {
 	ports    map[string]*portState
 	answered uint64
 	failed   uint64
+	refusals uint64 // replies on a port's inbox that were no answer to its dump
 }
 
 type portState struct {
@@ -63,6 +64,26 @@ func (m *Monitor) beat(name string) { m.update(name, func(p *portState) { p.beat
 func (m *Monitor) end(name string) {
 	m.update(name, func(p *portState) { p.ended, p.open = true, false })
 }
+func (m *Monitor) refused() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refusals++
+}
+
+// Refused is how many replies on the ports' inboxes were refused: not the answer to
+// their dump (a forged one, or a worker's bug).
+func (m *Monitor) Refused() uint64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refusals
+}
+
 func (m *Monitor) outcome(failed bool) {
 	if m == nil {
 		return
@@ -138,6 +159,9 @@ func (m *Monitor) Status() string {
 		}
 	}
 	s := fmt.Sprintf("%d of %d ports open, %d units answered, %d errors", open, len(m.ports), m.answered, m.failed)
+	if m.refusals > 0 {
+		s += fmt.Sprintf(", %d answers refused", m.refusals)
+	}
 	if len(waiting) > 0 {
 		sort.Strings(waiting)
 		s += "; waiting for " + strings.Join(waiting, ", ")

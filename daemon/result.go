@@ -8,10 +8,11 @@ import (
 
 // result is what the display writer needs of a worker's result.
 type result struct {
-	Seq    uint64 `json:"seq"`
-	Origin string `json:"origin"`
-	Answer string `json:"answer"`
-	Error  string `json:"error"`
+	Seq        uint64 `json:"seq"`
+	Origin     string `json:"origin"`
+	Answer     string `json:"answer"`
+	Error      string `json:"error"`
+	UnitDigest string `json:"unit_digest"`
 }
 
 // parseResult reads a result's JSON. It walks the top-level object and skips the
@@ -61,6 +62,8 @@ func fastResult(d []byte) (r result, ok bool) {
 			r.Answer, end, err = readString(d, i)
 		case "error":
 			r.Error, end, err = readString(d, i)
+		case "unit_digest":
+			r.UnitDigest, end, err = readString(d, i)
 		default:
 			if foldsToField(key) {
 				return r, false // encoding/json matches keys regardless of case
@@ -103,7 +106,7 @@ func readKey(d []byte, i int) (key []byte, end int, ok bool) {
 }
 
 func foldsToField(key []byte) bool {
-	for _, f := range [...]string{"seq", "origin", "answer", "error"} {
+	for _, f := range [...]string{"seq", "origin", "answer", "error", "unit_digest"} {
 		if len(key) == len(f) && strings.EqualFold(string(key), f) {
 			return true
 		}

@@ -13,7 +13,7 @@ func TestParseResult(t *testing.T) {
 		Problem: "othello", Port: "hall", Seq: 7, Line: 12,
 		Answer: "(3,4) (4,3)\nBlack -  1 White -  4\n\"<&>\"\t\\",
 		Result: json.RawMessage(`{"moves":[[3,4],[4,3]],"note":"a } in \"a string\" ]"}`),
-		Origin: "a1b2", Worker: "w1",
+		Origin: "a1b2", UnitDigest: bus.UnitDigest([]byte("unit")), Worker: "w1",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +33,7 @@ func TestParseResult(t *testing.T) {
 		`{"Seq":5}`,
 		`{"seq":5,"seq":6}`,
 		`{"origin":"x","ORIGIN":"y"}`,
+		`{"unit_digest":"ab","Unit_Digest":"cd"}`,
 		`{"\u0073eq":5}`,
 		`{"x":-0.5e+10,"y":[1E3,true,false,null,"s\"]"],"answer":"a"}`,
 		`{"result":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,"answer":"deep"}`, // past the fast path's depth
@@ -64,6 +65,7 @@ func FuzzParseResult(f *testing.F) {
 	f.Add([]byte(`{"answer":"x" , "ANSWER":"y"}`))
 	f.Add([]byte(`{"seq":123,"origin":"9f86d081884c7d65","answer":"1 2\n"}`))
 	f.Add([]byte(`{"seq":99999999999999999999}`))
+	f.Add([]byte(`{"seq":7,"origin":"o","unit_digest":"0123456789abcdef0123456789abcdef","answer":"5 3\n"}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := parseResult(in)
 		var want result
