@@ -112,10 +112,11 @@ func busSolveRequests(t *testing.T, nc *nats.Conn, n int) {
 
 // The "done when": 'scoreboard run' serves requests from another process on
 // its loopback listener, its $SRV.INFO lists five endpoints, and a 'scoreboard work'
-// process joins and shares the load.
+// process with the worker credentials joins and shares the load.
 func TestBusRunServesAndWorkJoins(t *testing.T) {
 	port := proctest.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	t.Setenv("SCOREBOARD_NATS_LISTEN_TOKEN", "worker-t0ken")
 	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", addr)
 	run.WaitOutput("scoreboard running", 30*time.Second)
 	nc := busConnect(t, "nats://"+addr)
@@ -143,7 +144,7 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 		}
 	}
 
-	busStartWork(t, nc, "--nats-url", "nats://"+addr)
+	busStartWork(t, nc, "--nats-url", "nats://"+addr, "--nats-token", "worker-t0ken")
 	busSolveRequests(t, nc, 64)
 	stats := busStats(t, nc, 2)
 	if len(stats) != 2 {

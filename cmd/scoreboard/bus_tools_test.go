@@ -103,8 +103,13 @@ func TestBusSendWithoutWorkers(t *testing.T) {
 }
 
 func TestBusWatch(t *testing.T) {
-	_, url := busDaemon(t, true)
-	nc := busConnect(t, url)
+	srv, url := busDaemon(t, true)
+	// The probe is a result: only the daemon's own parts (or a worker) may publish one.
+	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
 	in, _ := busSample(t, "goscore")
 	for _, c := range []struct {
 		args []string

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
@@ -74,26 +75,67 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 	}
 	defer nc.Close()
 	subj := nf.subjects()
-	// Subscribe before publishing, or the first results could be missed.
+	// The answers come on the reply subjects of the dumps, under an inbox of send's
+	// own, where only the worker that took a dump can answer it (README, "Trust").
+	// Subscribe before publishing, or the first answers could be missed.
+	ds := &sentDumps{inbox: nc.NewInbox(), origin: bus.NewOrigin(), maxAnswer: p.Limits().MaxAnswer, digests: map[uint64]string{}}
 	results := make(chan *nats.Msg, 256)
-	sub, err := nc.Subscribe(subj.Result(p.Name(), *port), func(m *nats.Msg) { results <- m })
+	sub, err := nc.Subscribe(ds.inbox+".*", func(m *nats.Msg) { results <- m })
 	if err != nil {
-		return fmt.Errorf("subscribe to results: %w", err)
+		return fmt.Errorf("subscribe to its inbox: %w", err)
 	}
 	defer sub.Unsubscribe()
 	if err := nc.Flush(); err != nil {
-		return fmt.Errorf("subscribe to results: %w", err)
+		return fmt.Errorf("subscribe to its inbox: %w", err)
 	}
 	events := make(chan sendEvent, 64)
-	// The results subject is the port's: a daemon serving a port of that name publishes
-	// its own results there too. The origin tells ours.
-	origin := bus.NewOrigin()
-	go publishUnits(ctx, nc, subj.Dump(p.Name(), *port), *port, origin, p, in, events)
-	return printResults(ctx, results, events, origin, *timeout, stdio)
+	go publishUnits(ctx, nc, subj.Dump(p.Name(), *port), *port, ds, p, in, events)
+	return printResults(ctx, results, events, ds, *timeout, stdio)
+}
+
+// sentDumps is what send knows of the dumps it published, to check their answers.
+type sentDumps struct {
+	inbox, origin string
+	maxAnswer     int
+
+	mu      sync.Mutex
+	digests map[uint64]string // seq -> unit digest, of the dumps not answered yet
+}
+
+func (s *sentDumps) sent(seq uint64, unit []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.digests[seq] = bus.UnitDigest(unit)
+}
+
+// check reads a reply on the inbox and says why it is not the answer to a dump
+// still waiting for one, if it is not.
+func (s *sentDumps) check(m *nats.Msg) (*bus.Result, error) {
+	seq, err := strconv.ParseUint(strings.TrimPrefix(m.Subject, s.inbox+"."), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("reply subject %s: %w", m.Subject, err)
+	}
+	var r bus.Result
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return nil, fmt.Errorf("malformed result for unit %d: %w", seq, err)
+	}
+	s.mu.Lock()
+	digest, ok := s.digests[seq]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil // a late answer to a unit already answered
+	}
+	if err := (bus.Dumped{Seq: seq, Origin: s.origin, Digest: digest, MaxAnswer: s.maxAnswer}).Check(r.Seq, r.Origin, r.UnitDigest, len(r.Answer)); err != nil {
+		return nil, fmt.Errorf("refused a reply for unit %d: %w", seq, err)
+	}
+	s.mu.Lock()
+	delete(s.digests, seq)
+	s.mu.Unlock()
+	return &r, nil
 }
 
 // publishUnits frames the input and publishes each unit as a dump, telling events.
-func publishUnits(ctx context.Context, nc *nats.Conn, subject, port, origin string, p engine.Problem, in io.Reader, events chan<- sendEvent) {
+func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, ds *sentDumps, p engine.Problem, in io.Reader, events chan<- sendEvent) {
 	send := func(ev sendEvent) bool {
 		select {
 		case events <- ev:
@@ -118,11 +160,13 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port, origin stri
 				continue
 			}
 			msg := nats.NewMsg(subject)
+			msg.Reply = ds.inbox + "." + strconv.FormatUint(seq+1, 10)
 			msg.Header.Set(bus.HeaderPort, port)
 			msg.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq+1, 10))
 			msg.Header.Set(bus.HeaderLine, strconv.Itoa(f.Line))
-			msg.Header.Set(bus.HeaderOrigin, origin)
+			msg.Header.Set(bus.HeaderOrigin, ds.origin)
 			msg.Data = f.Unit // PublishMsg copies it before the framer reuses it
+			ds.sent(seq+1, f.Unit)
 			if err := nc.PublishMsg(msg); err != nil {
 				if !send(sendEvent{bad: fmt.Errorf("line %d: publish: %w", f.Line, err)}) {
 					return false
@@ -162,7 +206,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port, origin stri
 
 // printResults prints the answers in sequence order as their results come in, until
 // every published unit is answered.
-func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, origin string, timeout time.Duration, stdio stdio) error {
+func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, ds *sentDumps, timeout time.Duration, stdio stdio) error {
 	var (
 		published uint64 // the highest sequence number published
 		next      uint64 = 1
@@ -187,18 +231,16 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 				published = ev.seq
 			}
 		case m := <-results:
-			var r bus.Result
-			if err := json.Unmarshal(m.Data, &r); err != nil {
-				fmt.Fprintf(stdio.err, "scoreboard send: malformed result on %s: %v\n", m.Subject, err)
+			// A result can overtake the news that its unit was published.
+			r, err := ds.check(m)
+			if err != nil {
+				fmt.Fprintln(stdio.err, "scoreboard send:", err)
 				continue
 			}
-			// Another publisher's result on this port name is not ours. A result can
-			// overtake the news that its unit was published; one from before next is
-			// a duplicate.
-			if !bus.FromOrigin(r.Origin, origin) || r.Seq < next {
+			if r == nil {
 				continue
 			}
-			waiting[r.Seq] = &r
+			waiting[r.Seq] = r
 			for waiting[next] != nil {
 				r := waiting[next]
 				delete(waiting, next)
