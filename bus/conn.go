@@ -123,7 +123,9 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 		if o.Server != nil {
 			return nil, fmt.Errorf("nats in-process: %w", err)
 		}
-		return nil, fmt.Errorf("nats %s: %w%s", redact(serverURL), err, hint(err))
+		// nats.go's own errors may quote the URL (a malformed one), secrets and all.
+		msg := fmt.Sprintf("nats %s: %v%s", RedactURL(serverURL), err, hint(err))
+		return nil, &redactedError{msg: scrub(msg, append(urlSecrets(serverURL), o.Password, o.Token)...), err: err}
 	}
 	if o.Server != nil {
 		log.Info().Str("server", "in-process").Msg("nats connected")
@@ -144,24 +146,82 @@ func hint(err error) string {
 	return ""
 }
 
-// redact hides the passwords and tokens in a comma-separated list of URLs before it
-// is printed.
-func redact(urls string) string {
+// redacted stands where a secret was.
+const redacted = "xxxxx"
+
+// RedactURL hides the passwords and tokens in a comma-separated list of URLs before
+// it is logged or printed. A URL that does not parse loses everything between its
+// scheme and its last '@', where user info would be.
+func RedactURL(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
 		u, err := url.Parse(strings.TrimSpace(p))
-		if err != nil || u.User == nil {
-			continue
+		switch {
+		case err != nil:
+			if at := strings.LastIndex(p, "@"); at >= 0 {
+				start := strings.Index(p, "://") + len("://")
+				if start < len("://") || start > at {
+					start = 0
+				}
+				parts[i] = p[:start] + redacted + p[at:]
+			}
+		case u.User == nil:
+		default:
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), redacted)
+			} else {
+				u.User = url.User(redacted)
+			}
+			parts[i] = u.String()
 		}
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-		parts[i] = u.String()
 	}
 	return strings.Join(parts, ",")
 }
+
+// urlSecrets are the passwords and tokens in the user info of a list of URLs, as
+// written and as url.Parse decodes them.
+func urlSecrets(urls string) []string {
+	var s []string
+	for p := range strings.SplitSeq(urls, ",") {
+		at := strings.LastIndex(p, "@")
+		if at < 0 {
+			continue
+		}
+		info := p[:at]
+		if i := strings.Index(info, "://"); i >= 0 {
+			info = info[i+len("://"):]
+		}
+		secret := info
+		if _, pw, ok := strings.Cut(info, ":"); ok {
+			secret = pw // user:password; else the whole user info is a token
+		}
+		s = append(s, secret)
+		if dec, err := url.PathUnescape(secret); err == nil {
+			s = append(s, dec)
+		}
+	}
+	return s
+}
+
+// scrub replaces each non-empty secret in msg.
+func scrub(msg string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
+	}
+	return msg
+}
+
+// redactedError is an error whose text had its secrets removed; errors.Is and As
+// still see the error it came from.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 func backoff(attempts int) time.Duration {
 	d := reconnectMax

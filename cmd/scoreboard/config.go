@@ -498,16 +498,17 @@ func (l *configLoader) validate() {
 		if listenFlag || (l.inFile["nats.listen"] && !urlFlag) {
 			l.fail("nats.listen", "the embedded server's listener cannot go with nats.url (an existing server)")
 		}
+		// The URLs may carry a password or a token: errors show them redacted.
 		for u := range strings.SplitSeq(n.URL, ",") {
 			u = strings.TrimSpace(u)
 			pu, err := url.Parse(u)
 			switch {
 			case u == "":
-				l.fail("nats.url", "empty URL in %q", n.URL)
+				l.fail("nats.url", "empty URL in %q", bus.RedactURL(n.URL))
 			case err != nil:
-				l.fail("nats.url", "%v", err)
+				l.fail("nats.url", "%q is not a URL: want nats://HOST:PORT (or tls://, ws://, wss://)", bus.RedactURL(u))
 			case pu.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, pu.Scheme):
-				l.fail("nats.url", "%q: want nats://HOST:PORT (or tls://, ws://, wss://)", u)
+				l.fail("nats.url", "%q: want nats://HOST:PORT (or tls://, ws://, wss://)", bus.RedactURL(u))
 			}
 		}
 	}
