@@ -1,8 +1,8 @@
 package bus
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"

@@ -84,12 +84,12 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		maxAnswer: p.Limits().MaxAnswer,
 		items:     items,
 		replies:   make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
-		out:      out,
-		room:     room,
-		next:     1,
-		inFlight: map[uint64]*flight{},
-		done:     map[uint64]outcome{},
-		warn:     newWarnSampler(),
+		out:       out,
+		room:      room,
+		next:      1,
+		inFlight:  map[uint64]*flight{},
+		done:      map[uint64]outcome{},
+		warn:      newWarnSampler(),
 	}
 }
 
