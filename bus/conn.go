@@ -150,14 +150,15 @@ func hint(err error) string {
 const redacted = "xxxxx"
 
 // RedactURL hides the passwords and tokens in a comma-separated list of URLs before
-// it is logged or printed. A URL that does not parse loses everything between its
-// scheme and its last '@', where user info would be.
+// it is logged or printed. A URL that does not parse, or has an '@' elsewhere than
+// after its user info, loses everything between its scheme and its last '@'.
 func RedactURL(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
 		u, err := url.Parse(strings.TrimSpace(p))
 		switch {
-		case err != nil:
+		case err != nil || u.User == nil && strings.Contains(p, "@"):
+			// Not a URL, or one whose '@' is not after user info (opaque).
 			if at := strings.LastIndex(p, "@"); at >= 0 {
 				start := strings.Index(p, "://") + len("://")
 				if start < len("://") || start > at {

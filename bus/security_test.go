@@ -231,3 +231,20 @@ func writeSeed(t *testing.T, dir, name string, kp nkeys.KeyPair) string {
 	}
 	return path
 }
+
+// URLs lose their user info before they are logged or printed, parsed or not.
+func TestSecurityRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222":                        "nats://127.0.0.1:4222",
+		"nats://bob:s3cret@host:4222":                  "nats://bob:xxxxx@host:4222",
+		"nats://t0ken@host:4222":                       "nats://xxxxx@host:4222",
+		"nats://a:s3cret@h1:4222,nats://b:s3cret@h2:1": "nats://a:xxxxx@h1:4222,nats://b:xxxxx@h2:1",
+		"nats://bob:s3cret@host:99999x":                "nats://xxxxx@host:99999x",
+		"nats://bob:s3cret@[::1":                       "nats://xxxxx@[::1",
+		"bob:s3cret@host:4222 x":                       "xxxxx@host:4222 x",
+	} {
+		if got := bus.RedactURL(in); got != want || strings.Contains(got, "s3cret") || strings.Contains(got, "t0ken") {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

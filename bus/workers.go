@@ -247,13 +247,14 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	} else if e := w.log.Debug(); e.Enabled() {
 		unit(e).Float64("solve_us", res.SolveMicros).Msg("unit solved")
 	}
-	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
-		unit(w.log.Error()).Err(err).Msg("publish result")
-	}
+	// The reply first: it is what a port waits for; the public record can follow.
 	if msg.Reply != "" {
 		if err := msg.Respond(data); err != nil {
 			unit(w.log.Error()).Err(err).Msg("reply to dump")
 		}
+	}
+	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
+		unit(w.log.Error()).Err(err).Msg("publish result")
 	}
 	return data
 }

@@ -19,7 +19,6 @@ import (
 // flight is a unit published as a dump and not answered yet.
 type flight struct {
 	it       item
-	digest   string // bus.UnitDigest of the unit: its answer must carry it back
 	attempts int
 	deadline time.Time
 }
@@ -181,7 +180,7 @@ func (d *display) take(it item) {
 		return
 	}
 	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
-	f := &flight{it: it, digest: bus.UnitDigest(it.unit)}
+	f := &flight{it: it}
 	d.inFlight[it.seq] = f
 	d.publish(f)
 }
@@ -225,7 +224,7 @@ func (d *display) answer(m *nats.Msg) {
 	}
 	res, err := parseResult(m.Data)
 	if err == nil {
-		err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.digest, MaxAnswer: d.maxAnswer}.
+		err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.it.digest, MaxAnswer: d.maxAnswer}.
 			Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -65,6 +66,9 @@ type item struct {
 	seq  uint64
 	line int
 	unit []byte // a copy, owned by the item
+	// digest is bus.UnitDigest of unit, which its answer must carry: computed here,
+	// beside the display writer rather than in its loop.
+	digest string
 	err  error  // an *engine.InputError: the input was skipped
 	read time.Time
 }
@@ -147,6 +151,7 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 		it := item{seq: *seq + 1, line: u.Line, err: u.Err, read: time.Now()}
 		if u.Err == nil {
 			it.unit = append([]byte(nil), u.Data...)
+			it.digest = bus.UnitDigest(it.unit)
 		}
 		select {
 		case r.items <- it:
