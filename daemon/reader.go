@@ -69,8 +69,8 @@ type item struct {
 	// digest is bus.UnitDigest of unit, which its answer must carry: computed here,
 	// beside the display writer rather than in its loop.
 	digest string
-	err  error  // an *engine.InputError: the input was skipped
-	read time.Time
+	err    error // an *engine.InputError: the input was skipped
+	read   time.Time
 }
 
 // reader is a port's reader actor: it opens the device (and reopens it when it goes
