@@ -52,7 +52,7 @@ type display struct {
 	log       zerolog.Logger
 	dump      string // the dump subject
 	result    string // the result subject, for the error results the daemon publishes
-	inbox     string // the prefix of the dumps' reply subjects: inbox.<seq>
+	inbox     string // the prefix of the dumps' reply subjects: inbox.<slot>
 	origin    string // the dumps' Scoreboard-Origin
 	maxAnswer int    // the problem's longest answer
 	msg       nats.Msg
@@ -197,7 +197,7 @@ func (d *display) publish(f *flight) {
 		}
 	}
 	m.Data = f.it.unit
-	m.Reply = d.inbox + "." + strconv.FormatUint(f.it.seq, 10)
+	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
 	m.Header[bus.HeaderSeq][0] = strconv.FormatUint(f.it.seq, 10)
 	m.Header[bus.HeaderLine][0] = strconv.Itoa(f.it.line)
 	// A publish fails only when the connection is closed for good; the attempt then
@@ -212,9 +212,19 @@ func (d *display) publish(f *flight) {
 // the answer to the dump (another origin, seq or unit, or an answer longer than any
 // of the problem's) is refused, counted, and never written.
 func (d *display) answer(m *nats.Msg) {
-	seq, err := strconv.ParseUint(strings.TrimPrefix(m.Subject, d.inbox+"."), 10, 64)
+	slot, err := strconv.ParseUint(strings.TrimPrefix(m.Subject, d.inbox+"."), 10, 64)
 	if err != nil {
 		d.refuse(m, 0, err)
+		return
+	}
+	res, err := parseResult(m.Data)
+	if err != nil {
+		d.refuse(m, 0, err)
+		return
+	}
+	seq := res.Seq
+	if d.slot(seq) != slot {
+		d.refuse(m, seq, fmt.Errorf("on the reply subject of slot %d, not %d: %w", slot, d.slot(seq), bus.ErrOtherSeq))
 		return
 	}
 	f, ok := d.inFlight[seq]
@@ -222,11 +232,8 @@ func (d *display) answer(m *nats.Msg) {
 		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
 		return
 	}
-	res, err := parseResult(m.Data)
-	if err == nil {
-		err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.it.digest, MaxAnswer: d.maxAnswer}.
-			Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
-	}
+	err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.it.digest, MaxAnswer: d.maxAnswer}.
+		Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
 	if err != nil {
 		d.refuse(m, seq, err)
 		return
@@ -243,6 +250,12 @@ func (d *display) answer(m *nats.Msg) {
 	}
 	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
 }
+
+// slot is the token of a unit's reply subject. The units in flight span fewer seqs
+// than MaxInFlight, so no two of them share one: a worker allowed to answer once on
+// a reply subject (allow_responses) can always answer its dump. A few subjects
+// reused, rather than one per seq, keep the server's subject cache warm.
+func (d *display) slot(seq uint64) uint64 { return seq % uint64(d.cfg.MaxInFlight) }
 
 // refuse counts a reply that is not an answer to this port's dump, with a sampled
 // warning: a worker that sends one has a bug, or someone forged it.
