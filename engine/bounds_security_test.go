@@ -38,13 +38,13 @@ func TestSecurityInputBounds(t *testing.T) {
 			t.Errorf("%s %.40q: output %q, errors:\n%s\nwant an error naming the line and %q", c.problem, c.in, out.String(), all, c.want)
 		}
 	}
-	// The bounds the framers buffer to.
+	// The bounds the framers buffer to, and the longest answers.
 	for name, want := range map[string]engine.Limits{
-		"goscore":   {MaxLine: 128, MaxUnit: 1 + 19*129},
-		"replay":    {MaxLine: 80, MaxUnit: 10001 * 81},
-		"territory": {MaxLine: 64 << 10, MaxUnit: 4 << 10},
-		"othello":   {MaxLine: 64, MaxUnit: 200},
-		"capture":   {MaxLine: 64, MaxUnit: 25001*65 + 25000},
+		"goscore":   {MaxLine: 128, MaxUnit: 1 + 19*129, MaxAnswer: len("361 361\n")},
+		"replay":    {MaxLine: 80, MaxUnit: 10001 * 81, MaxAnswer: len("10361 10361\n")},
+		"territory": {MaxLine: 64 << 10, MaxUnit: 4 << 10, MaxAnswer: len("White wins by 361\n")},
+		"othello":   {MaxLine: 64, MaxUnit: 200, MaxAnswer: 1 + 64*6},
+		"capture":   {MaxLine: 64, MaxUnit: 25001*65 + 25000, MaxAnswer: len("25000\n")},
 	} {
 		p, _ := engine.Lookup(name)
 		if got := p.Limits(); got != want {
