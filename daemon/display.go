@@ -227,15 +227,21 @@ func (d *display) answer(m *nats.Msg) {
 		d.refuse(m, seq, fmt.Errorf("on the reply subject of slot %d, not %d: %w", slot, d.slot(seq), bus.ErrOtherSeq))
 		return
 	}
+	// A late answer's unit is gone, and its digest with it: its origin and length
+	// are still checked, so that a forgery is counted however late it comes.
 	f, ok := d.inFlight[seq]
-	if !ok {
-		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
-		return
+	digest := res.UnitDigest
+	if ok {
+		digest = f.it.digest
 	}
-	err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: f.it.digest, MaxAnswer: d.maxAnswer}.
+	err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: digest, MaxAnswer: d.maxAnswer}.
 		Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
 	if err != nil {
 		d.refuse(m, seq, err)
+		return
+	}
+	if !ok {
+		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
 		return
 	}
 	delete(d.inFlight, seq)

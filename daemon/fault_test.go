@@ -352,7 +352,7 @@ func TestWorkerWithoutOriginRefused(t *testing.T) {
 	if n := strings.Count(got, "error: no worker answered"); n != units {
 		t.Errorf("port got %q; want %d error lines and no answer", got, units)
 	}
-	// A reply that comes after its unit gave up is ignored as late, not counted.
+	// Replies still on their way when the test looks are not counted yet.
 	if r := mon.Refused(); r == 0 || r > uint64(served.Load()) {
 		t.Errorf("%d answers refused, the worker sent %d; want them refused", r, served.Load())
 	}
