@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { proctest.Main(m) }
 // connection is back: with an hour's request timeout, only the reconnection can get
 // it answered. The worker shares the daemon's connection, whose subscriptions are
 // sent again before anything else, so the dump published again finds it.
-func TestReconnectPublishesInFlightAgain(t *testing.T) {
+func TestFaultReconnectRepublishes(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Name: t.Name()}, zerolog.Nop())
 	if err != nil {
