@@ -111,6 +111,10 @@ func (d *display) run(ctx context.Context) error {
 	if err := d.nc.FlushTimeout(5 * time.Second); err != nil {
 		d.log.Warn().Err(err).Msg("the server has not confirmed the inbox subscription yet")
 	}
+	// A reconnection means dumps and results may have died with the old server, or
+	// reached it before the workers had subscribed again: see reconnected.
+	back := d.nc.StatusChanged(nats.CONNECTED)
+	defer d.nc.RemoveStatusListener(back)
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
 	defer tick.Stop()
@@ -141,6 +145,8 @@ func (d *display) run(ctx context.Context) error {
 			}
 		case <-d.room:
 			d.blocked = false
+		case <-back:
+			d.reconnected()
 		case now := <-tick.C:
 			d.expire(now)
 			d.cfg.Monitor.beat(d.pc.Name)
@@ -183,6 +189,23 @@ func (d *display) take(it item) {
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
 	d.publish(f)
+}
+
+// reconnected publishes again, at once, every dump still in flight, without spending
+// one of its attempts. An attempt that spans a reconnection proves nothing about the
+// workers: its dump or its result may have died with the server, or reached the new
+// one before the workers' subscriptions did (and a server drops a message nobody
+// subscribes to). Counted, a few quick restarts of the server would use up a unit's
+// attempts while workers were ready, and give it up as an error.
+func (d *display) reconnected() {
+	if len(d.inFlight) == 0 {
+		return
+	}
+	d.log.Warn().Int("in_flight", len(d.inFlight)).Msg("reconnected: publishing the dumps in flight again")
+	for _, f := range d.inFlight {
+		f.attempts--
+		d.publish(f)
+	}
 }
 
 func (d *display) publish(f *flight) {

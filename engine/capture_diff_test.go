@@ -56,10 +56,7 @@ func captureShort(g *captureGame) string {
 func TestCaptureDiffRandom(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(4, 4))
-	n := 3000
-	if testing.Short() {
-		n = 300
-	}
+	n := diffSize(600, 12000)
 	for i := range n {
 		size := 1 + r.IntN(9)
 		moves := 1 + r.IntN(300)
@@ -75,7 +72,7 @@ func TestCaptureDiffLong(t *testing.T) {
 	t.Parallel()
 	// Long games on mid-sized boards: many captures, big groups, many merges.
 	r := rand.New(rand.NewPCG(5, 5))
-	for range 12 {
+	for range diffSize(2, 40) {
 		captureDiff(t, captureRandomGame(r, 5+r.IntN(20), 3000+r.IntN(3000), 0))
 	}
 }
@@ -86,7 +83,7 @@ func TestCaptureDiffLong(t *testing.T) {
 func TestCaptureDiffTranslated(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(6, 6))
-	for i := range 500 {
+	for i := range diffSize(250, 5000) {
 		size := 3 + r.IntN(8)
 		g := captureRandomGame(r, size, 1+r.IntN(300), 0)
 		big := []int{size + 1 + r.IntN(100), 100000, 1<<31 - 1}[i%3]

@@ -241,10 +241,7 @@ func TestGoscoreDifferential(t *testing.T) {
 	p := mustProblem(t, "goscore")
 	rng := rand.New(rand.NewPCG(3, 4))
 	var stream, want strings.Builder
-	units := 3000
-	if testing.Short() {
-		units = 300
-	}
+	units := diffSize(600, 12000)
 	for i := 0; i < units; i++ {
 		unit := goscoreText(rng, boardGenPosition(rng, 19), i%2 == 0)
 		simple, ok := goscoreSimple(unit)

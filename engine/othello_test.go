@@ -399,8 +399,8 @@ func TestOthelloMovesMatchReference(t *testing.T) {
 // driver and compares whole outputs with the array implementation's.
 func TestOthelloDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1992, 3))
-	games := 0
-	for i := range 1000 {
+	games, inputs := 0, diffSize(250, 5000)
+	for i := range inputs {
 		bad := i%2 == 1
 		in := othelloGenContest(rng, 1+rng.IntN(3), bad)
 		games += bytes.Count(in, []byte("\nQ\n"))
@@ -410,7 +410,7 @@ func TestOthelloDifferential(t *testing.T) {
 			t.Fatalf("input %q\noutput %q (%d errors %v)\nwant   %q (%d errors)", in, got, len(errs), errs, want, wantBad)
 		}
 	}
-	if games < 3000 {
+	if games < 3*inputs {
 		t.Errorf("only %d games generated", games)
 	}
 }

@@ -174,10 +174,7 @@ func TestReplayDifferential(t *testing.T) {
 	p := mustProblem(t, "replay")
 	rng := rand.New(rand.NewPCG(15, 16))
 	var stream, want strings.Builder
-	games, captures := 2000, 0
-	if testing.Short() {
-		games = 200
-	}
+	games, captures := diffSize(400, 8000), 0
 	for i := 0; i < games; i++ {
 		n := 3 + 2*rng.IntN(9)
 		moves, _ := boardGenGame(rng, n, rng.IntN(2*n*n+1))

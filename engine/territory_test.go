@@ -229,10 +229,7 @@ func TestTerritoryDifferential(t *testing.T) {
 	p := mustProblem(t, "territory")
 	rng := rand.New(rand.NewPCG(9, 10))
 	var stream, want strings.Builder
-	units := 4000
-	if testing.Short() {
-		units = 400
-	}
+	units := diffSize(1000, 20000)
 	for i := 0; i < units; i++ {
 		unit := territoryLayout(rng, territoryGenCase(rng))
 		simple, ok := territorySimple(unit)

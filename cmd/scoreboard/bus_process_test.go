@@ -37,7 +37,7 @@ func busStartWork(t *testing.T, nc *nats.Conn, args ...string) *proctest.Process
 	t.Helper()
 	before := len(busStats(t, nc, 0))
 	p := proctest.Start(t, proctest.Scoreboard(t), append([]string{"work"}, args...)...)
-	p.WaitOutput("scoreboard worker running", 30*time.Second)
+	p.WaitOutput("scoreboard worker running", faultPatience)
 	busWait(t, "the new worker's $SRV.PING", func() bool { return len(busStats(t, nc, before+1)) > before })
 	return p
 }
@@ -86,10 +86,10 @@ func busRequests(stats micro.Stats) int {
 
 func busWait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(faultPatience)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 30s", what)
+			t.Fatalf("no %s within %v", what, faultPatience)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

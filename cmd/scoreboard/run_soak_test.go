@@ -133,7 +133,7 @@ func TestSoakStdio(t *testing.T) {
 	rssEnd := rssKiB(t)
 	// The connections' goroutines end shortly after Close.
 	var gAfter int
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(faultPatience); ; time.Sleep(20 * time.Millisecond) {
 		if gAfter = runtime.NumGoroutine(); gAfter <= gBefore || time.Now().After(deadline) {
 			break
 		}

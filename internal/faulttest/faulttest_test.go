@@ -1,6 +1,7 @@
 package faulttest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/goclub/scoreboard/engine"
@@ -28,6 +29,35 @@ func TestTally(t *testing.T) {
 		if got != c.want {
 			t.Errorf("Tally(%q) = %+v, want %+v", c.got, got, c.want)
 		}
+	}
+}
+
+// Answers are whole lines: an answer given up (an error line in its place) is not
+// found inside a later answer that ends like it. Issue 14's report of units given up
+// at the start was "sent=655 right=555 errors=3 lost=100 twice=0 wrong=176": "1 1\n"
+// matched the end of "11 1\n", and every answer after it was misread.
+func TestTallyWholeLines(t *testing.T) {
+	for _, skip := range []int{0, 4, 184, 300} {
+		var want []string
+		var got strings.Builder
+		for k := range 655 {
+			_, a := GoscoreBoard(k)
+			want = append(want, a)
+			if k >= skip && k < skip+3 {
+				a = ErrorPrefix + "no worker answered within 2s (3 attempts)\n"
+			}
+			got.WriteString(a)
+		}
+		c := Tally("", want, got.String())
+		c.First = ""
+		if w := (Counts{Sent: 655, Right: 652, Errors: 3, Lost: 3}); c != w {
+			t.Errorf("units %d to %d given up: %s, want %s", skip, skip+2, c, w)
+		}
+	}
+	// A line that ends like an answer due is wrong, not that answer.
+	c := Tally("", []string{"1 1\n", "2 1\n"}, "11 1\n1 1\n2 1\n")
+	if c.Right != 2 || c.Wrong != 1 {
+		t.Errorf("got %s, want 2 right, 1 wrong", c)
 	}
 }
 
