@@ -20,8 +20,9 @@ func TestMain(m *testing.M) { proctest.Main(m) }
 
 // A unit whose dump or result died with the server is published again as soon as the
 // connection is back: with an hour's request timeout, only the reconnection can get
-// it answered. The worker shares the daemon's connection, whose subscriptions are
-// sent again before anything else, so the dump published again finds it.
+// it answered. The worker answers on the dump's reply subject, as real ones do, and
+// shares the daemon's connection, whose subscriptions are sent again before anything
+// else, so the dump published again finds it.
 func TestFaultReconnectRepublishes(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Name: t.Name()}, zerolog.Nop())
@@ -42,12 +43,13 @@ func TestFaultReconnectRepublishes(t *testing.T) {
 		out, err := p.Append(nil, m.Data)
 		seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
 		res := bus.Result{Problem: "goscore", Port: m.Header.Get(bus.HeaderPort), Seq: seq,
-			Answer: string(out), Origin: m.Header.Get(bus.HeaderOrigin), Worker: "test"}
+			Answer: string(out), Origin: m.Header.Get(bus.HeaderOrigin), UnitDigest: bus.UnitDigest(m.Data), Worker: "test"}
 		if err != nil {
 			res.Answer, res.Error = "", err.Error()
 		}
 		data, _ := json.Marshal(res)
-		_ = nc.Publish(subj.Result("goscore", res.Port), data)
+		// The display takes its answers from the dump's reply subject only.
+		_ = m.Respond(data)
 	})
 	if err != nil {
 		t.Fatal(err)
