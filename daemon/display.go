@@ -58,6 +58,8 @@ type display struct {
 	done     map[uint64]outcome
 	blocked  bool          // an outcome waits for room in the device writer's queue
 	drained  bool          // stopping, and the drain bound has passed
+	answered uint64        // outcomes handed to the device writer: answers
+	failed   uint64        // and errors
 	room     chan struct{} // the device writer took answers from its queue
 	warn     *logging.Sampler
 }
@@ -81,8 +83,9 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 }
 
 // run works until the reader has stopped and every unit it handed over has its
-// outcome; or, once ctx ends, for at most cfg.Drain more. It closes out when it
-// returns.
+// outcome. Once ctx ends, it takes every unit the reader still hands over, whatever
+// the bounds, and gives them and those in flight cfg.Drain to be answered; then each
+// one left gets its error outcome. It closes out when it returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
 	// The connection's reader hands results straight to this actor: no goroutine in
@@ -102,12 +105,13 @@ func (d *display) run(ctx context.Context) error {
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
 	defer tick.Stop()
-	var drain <-chan time.Time
+	var drain, grace <-chan time.Time
 	items := d.items
 	stopping := ctx.Done()
 	for items != nil || d.next <= d.last {
+		// Stopping, the units read are taken whatever the bounds: none is left behind.
 		take := items
-		if !d.canTake() {
+		if stopping != nil && !d.canTake() {
 			take = nil
 		}
 		// What else is already queued on the channel woken for is taken at once: a
@@ -119,7 +123,7 @@ func (d *display) run(ctx context.Context) error {
 				continue
 			}
 			d.take(it)
-			for len(items) > 0 && d.canTake() {
+			for len(items) > 0 && (stopping == nil || d.canTake()) {
 				d.take(<-items)
 			}
 		case m := <-d.results:
@@ -133,34 +137,57 @@ func (d *display) run(ctx context.Context) error {
 			d.expire(now)
 			d.cfg.Monitor.beat(d.pc.Name)
 		case <-stopping:
-			// Stop taking units, and give those in flight a bounded time to finish.
-			stopping, items = nil, nil
+			// The reader stops reading; what it read is still taken, and the units
+			// get a bounded time to be answered.
+			stopping = nil
 			t := time.NewTimer(d.cfg.Drain)
 			defer t.Stop()
 			drain = t.C
-			d.log.Info().Int("in_flight", len(d.inFlight)).Dur("bound", d.cfg.Drain).Msg("stopping: draining units in flight")
+			d.log.Info().Int("in_flight", len(d.inFlight)).Uint64("held", d.last-d.next+1).Dur("bound", d.cfg.Drain).
+				Msg("stopping: answering the units read")
 		case <-drain:
+			drain = nil
 			d.drained = true
 			for seq := d.next; seq <= d.last; seq++ {
 				if f, ok := d.inFlight[seq]; ok {
-					d.giveUp(f, "daemon stopping: no answer within the drain bound")
+					d.giveUp(f, stopGiveUp)
 				}
 			}
+			// The reader, its reads interrupted, closes items at once; one blocked in a
+			// read that cannot be interrupted (stdin) gets a second, then is left.
+			if items != nil {
+				g := time.NewTimer(time.Second)
+				defer g.Stop()
+				grace = g.C
+			}
+		case <-grace:
+			items = nil
 		}
 		d.flush()
 	}
+	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
+		Msg("display writer stopped")
 	return nil
 }
 
+const stopGiveUp = "daemon stopping: no answer within the drain bound"
+
 // canTake says whether to take another unit: not while as many units as allowed wait
-// for their answers, nor while the device writer is behind.
+// for a worker, nor while as many as allowed are held for the device. The device
+// writer being behind does not stop the reader before that: a relay blocked writing
+// into the port must be read from before it reads the answers.
 func (d *display) canTake() bool {
-	return !d.blocked && d.last-d.next+1 < uint64(d.cfg.MaxInFlight)
+	return len(d.inFlight) < d.cfg.MaxInFlight && d.last-d.next+1 < uint64(d.cfg.MaxHeld)
 }
 
-// take publishes a unit from the reader, or records its framing error.
+// take publishes a unit from the reader, or records its framing error. Past the
+// drain bound, it gives the unit up at once.
 func (d *display) take(it item) {
 	d.last = it.seq
+	if d.drained && it.err == nil {
+		d.giveUp(&flight{it: it}, stopGiveUp)
+		return
+	}
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
 		d.publishError(it.seq, it.line, it.err.Error(), "reader")
@@ -296,6 +323,11 @@ func (d *display) flush() {
 			}
 		}
 		d.cfg.Monitor.outcome(o.err != "")
+		if o.err != "" {
+			d.failed++
+		} else {
+			d.answered++
+		}
 		delete(d.done, d.next)
 		d.next++
 	}
