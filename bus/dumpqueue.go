@@ -17,6 +17,9 @@ const (
 	maxPortBytes  = 32 << 20
 	maxTotalDumps = 16384
 	maxTotalBytes = 64 << 20
+
+	pendingDumps     = 64 << 10
+	pendingDumpBytes = 32 << 20
 )
 
 // dumpQueue holds the dumps the workers took and have not solved yet, one FIFO per

@@ -80,9 +80,9 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		o.Concurrency = runtime.GOMAXPROCS(0)
 	}
 	w := &Workers{
-		nc:   nc,
-		subj: Subjects{Prefix: o.Prefix},
-		log:  log.With().Str("component", "workers").Logger(),
+		nc:    nc,
+		subj:  Subjects{Prefix: o.Prefix},
+		log:   log.With().Str("component", "workers").Logger(),
 		queue: newDumpQueue(),
 		drain: o.Drain,
 		warn:  logging.NewSampler(10, time.Second, 100),
@@ -141,6 +141,13 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		w.queue.close()
 		w.wg.Wait()
 		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
+	}
+	// What the subscription holds before the callback takes it is memory too: nats.go's
+	// default lets half a million messages wait. The callback never waits, so a list
+	// this long is only reached by a flood faster than it, whose excess nats.go then
+	// drops (and reports as a slow consumer).
+	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
+		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 	}
 	// Subscriptions leave in the connection's write buffer: without a round trip, a
 	// request from another connection made just after start can find no responders
@@ -225,10 +232,28 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 	}
 	shed, ok := w.queue.push(port, msg)
 	for _, m := range shed {
-		w.reject(m, nil, &w.counts.shed, "workers overloaded: this port's dumps come faster than they are solved; dump dropped")
+		w.shed(m)
 	}
 	if !ok {
 		w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+	}
+}
+
+// shed drops a dump its port's queue has no room for, counted and logged (sampled).
+// Only a dump sent as a request gets its error result, as the reply: publishing one
+// for each would double a flood's load on the bus just when it is too much, and the
+// only other publisher waiting for a result, a daemon's port, never queues that many
+// and publishes a dump again when its result does not come.
+func (w *Workers) shed(msg *nats.Msg) {
+	const why = "workers overloaded: this port's dumps come faster than they are solved; dump dropped"
+	if msg.Reply != "" {
+		w.reject(msg, nil, &w.counts.shed, why)
+		return
+	}
+	w.counts.shed.Add(1)
+	if e := w.warn.Warn(&w.log, "shed"); e != nil {
+		problem, port, _ := w.subj.ParseDump(msg.Subject)
+		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
 	}
 }
 

@@ -137,9 +137,16 @@ func keepOnHangup(log zerolog.Logger) (stop func()) {
 // allocates its NATS messages, so under load Go's default (double) collects hundreds
 // of times a second; run --port - answers about a fifth more boards a second this
 // way, for a few megabytes more.
+//
+// A soft memory limit of 256 MiB (unless $GOMEMLIMIT says otherwise) keeps that
+// factor of five from applying to a flood of large messages: near the limit the
+// collector runs as often as it must.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(256 << 20)
 	}
 }
 
