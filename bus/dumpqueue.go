@@ -11,15 +11,15 @@ import (
 // units in flight (daemon.Config.MaxInFlight), so a real port never comes near them;
 // a publisher flooding one port's subject reaches them, and only its own dumps are
 // then dropped. The total bounds memory, whatever the number of port names used: the
-// largest unit is 1.65 MB, so 64 MB is about 40 of those.
+// largest unit is 1.65 MB, so 48 MB is about 30 of those.
 const (
 	maxPortDumps  = 4096
 	maxPortBytes  = 32 << 20
 	maxTotalDumps = 16384
-	maxTotalBytes = 64 << 20
+	maxTotalBytes = 48 << 20
 
 	pendingDumps     = 64 << 10
-	pendingDumpBytes = 32 << 20
+	pendingDumpBytes = 16 << 20
 )
 
 // dumpQueue holds the dumps the workers took and have not solved yet, one FIFO per

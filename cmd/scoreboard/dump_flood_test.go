@@ -52,9 +52,9 @@ func TestFaultDumpFlood(t *testing.T) {
 		perSecond     int // 0: as fast as the client publishes
 		maxHWM        int // KiB
 	}{
-		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), 100000, 256 << 10},
-		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 320 << 10},
-		{"max-size", "scoreboard.dump.capture.other", big, 0, 320 << 10},
+		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), 100000, 192 << 10},
+		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 192 << 10},
+		{"max-size", "scoreboard.dump.capture.other", big, 0, 192 << 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pt := runPTY(t)

@@ -138,7 +138,7 @@ func keepOnHangup(log zerolog.Logger) (stop func()) {
 // of times a second; run --port - answers about a fifth more boards a second this
 // way, for a few megabytes more.
 //
-// A soft memory limit of 256 MiB (unless $GOMEMLIMIT says otherwise) keeps that
+// A soft memory limit of 128 MiB (unless $GOMEMLIMIT says otherwise) keeps that
 // factor of five from applying to a flood of large messages: near the limit the
 // collector runs as often as it must.
 func tuneGC() {
@@ -146,7 +146,7 @@ func tuneGC() {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(256 << 20)
+		debug.SetMemoryLimit(128 << 20)
 	}
 }
 
