@@ -37,6 +37,7 @@ func maxSizeCapture() []byte {
 // (refused before any copy), and valid capture units of the largest size allowed.
 func TestFaultDumpFlood(t *testing.T) {
 	units := envInt(t, "SCOREBOARD_FLOOD_UNITS", 300)
+	rate := envInt(t, "SCOREBOARD_FLOOD_RATE", 100000) // junk dumps a second
 	oversize := make([]byte, bus.MaxPayload-64<<10) // goscore's largest unit is 2,452 bytes
 	for i := range oversize {
 		oversize[i] = " @O+\n"[i%5]
@@ -52,7 +53,7 @@ func TestFaultDumpFlood(t *testing.T) {
 		perSecond     int // 0: as fast as the client publishes
 		maxHWM        int // KiB
 	}{
-		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), 100000, 192 << 10},
+		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), rate, 192 << 10},
 		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 192 << 10},
 		{"max-size", "scoreboard.dump.capture.other", big, 0, 192 << 10},
 	} {
