@@ -38,7 +38,7 @@ func maxSizeCapture() []byte {
 func TestFaultDumpFlood(t *testing.T) {
 	units := envInt(t, "SCOREBOARD_FLOOD_UNITS", 300)
 	rate := envInt(t, "SCOREBOARD_FLOOD_RATE", 100000) // junk dumps a second
-	oversize := make([]byte, bus.MaxPayload-64<<10) // goscore's largest unit is 2,452 bytes
+	oversize := make([]byte, bus.MaxPayload-64<<10)    // goscore's largest unit is 2,452 bytes
 	for i := range oversize {
 		oversize[i] = " @O+\n"[i%5]
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
 )
 
@@ -163,6 +164,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port, origin stri
 // printResults prints the answers in sequence order as their results come in, until
 // every published unit is answered.
 func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, origin string, timeout time.Duration, stdio stdio) error {
+	malformed := logging.NewSampler(10, time.Second, 100)
 	var (
 		published uint64 // the highest sequence number published
 		next      uint64 = 1
@@ -189,7 +191,11 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 		case m := <-results:
 			var r bus.Result
 			if err := json.Unmarshal(m.Data, &r); err != nil {
-				fmt.Fprintf(stdio.err, "scoreboard send: malformed result on %s: %v\n", m.Subject, err)
+				// Anyone may publish junk on the results subject: sampled, as the
+				// daemon's warnings are.
+				if ok, left := malformed.Allow(m.Subject); ok {
+					fmt.Fprintf(stdio.err, "scoreboard send: malformed result on %s: %v (%d more left out)\n", m.Subject, err, left)
+				}
 				continue
 			}
 			// Another publisher's result on this port name is not ours. A result can
