@@ -67,12 +67,14 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 		defer close(readerDone)
 		r.run(readCtx)
 	}()
+	stuck := make(chan struct{}) // closed when the reader's reads cannot be interrupted
 	go func() {
 		select {
 		case <-readerDone:
 		case <-readCtx.Done():
 			if !ln.stopReading() {
 				r.log.Debug().Msg("the port's reads cannot be interrupted; the reader stops at its next line")
+				close(stuck)
 			}
 		}
 	}()
@@ -90,6 +92,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 
 	// The display writer: dumps out, answers back in sequence order.
 	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue, room)
+	d.stuck = stuck
 	err := d.run(ctx)
 	close(gone)
 

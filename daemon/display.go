@@ -56,11 +56,12 @@ type display struct {
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
 	done     map[uint64]outcome
-	blocked  bool          // an outcome waits for room in the device writer's queue
-	drained  bool          // stopping, and the drain bound has passed
-	answered uint64        // outcomes handed to the device writer: answers
-	failed   uint64        // and errors
-	room     chan struct{} // the device writer took answers from its queue
+	blocked  bool            // an outcome waits for room in the device writer's queue
+	drained  bool            // stopping, and the drain bound has passed
+	answered uint64          // outcomes handed to the device writer: answers
+	failed   uint64          // and errors
+	room     chan struct{}   // the device writer took answers from its queue
+	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
 }
 
@@ -153,12 +154,16 @@ func (d *display) run(ctx context.Context) error {
 					d.giveUp(f, stopGiveUp)
 				}
 			}
+			if items != nil && grace == nil {
+				grace = time.After(time.Second)
+			}
+		case <-d.stuck:
 			// The reader, its reads interrupted, closes items at once; one blocked in a
-			// read that cannot be interrupted (stdin) gets a second, then is left.
-			if items != nil {
-				g := time.NewTimer(time.Second)
-				defer g.Stop()
-				grace = g.C
+			// read that cannot be interrupted (stdin) is given a second for a unit it
+			// may be handing over, then left.
+			d.stuck = nil
+			if grace == nil {
+				grace = time.After(time.Second)
 			}
 		case <-grace:
 			items = nil

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,25 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 			t.Fatal("an error result is missing")
 		}
 	}
+}
+
+// Stopped while its stdin (a pipe it cannot interrupt) is blocked in a read, with
+// nothing in flight, the daemon does not wait out its drain bound for the reader.
+func TestStopStdinBlocked(t *testing.T) {
+	nc := startBus(t, true)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	d := startDaemon(t, nc, daemon.Config{
+		Ports: []daemon.PortConfig{{Device: "-", Problem: "goscore"}},
+		Stdin: inR, Stdout: outW,
+		Drain: time.Hour, // waited out, the test would fail
+	})
+	u, a := faulttest.GoscoreBoard(3)
+	go inW.Write([]byte(u))
+	if got := readN(t, outR, len(a)); string(got) != a {
+		t.Fatalf("answer %q, want %q", got, a)
+	}
+	d.stop(t)
+	d.logs.wait(t, 1, map[string]any{"message": "display writer stopped", "units": float64(1), "answered": float64(1)})
 }
