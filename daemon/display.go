@@ -58,6 +58,7 @@ type display struct {
 	done     map[uint64]outcome
 	blocked  bool            // an outcome waits for room in the device writer's queue
 	drained  bool            // stopping, and the drain bound has passed
+	dropping bool            // and a write timeout more: outcomes the queue has no room for are dropped
 	answered uint64          // outcomes handed to the device writer: answers
 	failed   uint64          // and errors
 	room     chan struct{}   // the device writer took answers from its queue
@@ -106,7 +107,7 @@ func (d *display) run(ctx context.Context) error {
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
 	defer tick.Stop()
-	var drain, grace <-chan time.Time
+	var drain, grace, dropBy <-chan time.Time
 	items := d.items
 	stopping := ctx.Done()
 	for items != nil || d.next <= d.last {
@@ -149,6 +150,9 @@ func (d *display) run(ctx context.Context) error {
 		case <-drain:
 			drain = nil
 			d.drained = true
+			// The outcomes left, error lines among them, still go to a device that
+			// reads; one that does not gets a write timeout more.
+			dropBy = time.After(d.cfg.WriteTimeout)
 			for seq := d.next; seq <= d.last; seq++ {
 				if f, ok := d.inFlight[seq]; ok {
 					d.giveUp(f, stopGiveUp)
@@ -167,6 +171,9 @@ func (d *display) run(ctx context.Context) error {
 			}
 		case <-grace:
 			items = nil
+		case <-dropBy:
+			dropBy = nil
+			d.dropping = true
 		}
 		d.flush()
 	}
@@ -315,15 +322,15 @@ func (d *display) flush() {
 			select {
 			case d.out <- text:
 			default:
-				if !d.drained {
-					// The device writer is behind: keep the outcome, and take no
-					// more units until it catches up, so the reader stops reading.
-					// A device that does not read at all still lets the queue move:
-					// each write gives up after its deadline.
+				if !d.dropping {
+					// The device writer is behind: keep the outcome until it makes
+					// room. A device that does not read at all still lets the queue
+					// move: each write gives up after its deadline.
 					d.blocked = true
 					return
 				}
-				// Stopping, and the drain bound has passed: no more waiting.
+				// Stopping, the drain bound and a write timeout more have passed: a
+				// device still this far behind is not reading; no more waiting.
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}

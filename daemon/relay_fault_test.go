@@ -42,7 +42,7 @@ func socat(t *testing.T) string {
 // 8 KiB writes carries 4,096 units.
 func TestFaultDeafRelay(t *testing.T) {
 	bin := socat(t)
-	const commands = 50000
+	const commands = 20000
 	var in strings.Builder
 	in.WriteString("1\n--------\n--------\n--------\n---WB---\n---BW---\n--------\n--------\n--------\nW\n")
 	in.WriteString(strings.Repeat("L\n", commands))
