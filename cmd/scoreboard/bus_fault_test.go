@@ -24,6 +24,7 @@ type faultFlow struct {
 	gap  time.Duration
 	stop chan struct{}
 	done chan struct{}
+	read chan struct{} // closed when the port's end is closed and everything read
 	sent atomic.Int64
 
 	mu   sync.Mutex
@@ -33,7 +34,7 @@ type faultFlow struct {
 }
 
 func startFaultFlow(t *testing.T, pt *serialio.PTY, gap time.Duration) *faultFlow {
-	f := &faultFlow{pt: pt, gap: gap, stop: make(chan struct{}), done: make(chan struct{})}
+	f := &faultFlow{pt: pt, gap: gap, stop: make(chan struct{}), done: make(chan struct{}), read: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		for k := 0; ; k++ {
@@ -48,13 +49,18 @@ func startFaultFlow(t *testing.T, pt *serialio.PTY, gap time.Duration) *faultFlo
 			f.n += len(a)
 			f.mu.Unlock()
 			if _, err := pt.Master.Write([]byte(u)); err != nil {
-				t.Errorf("write unit %d: %v", k, err)
+				select {
+				case <-f.stop: // the port went away as the test stopped the flow
+				default:
+					t.Errorf("write unit %d: %v", k, err)
+				}
 				return
 			}
 			f.sent.Add(1)
 		}
 	}()
 	go func() {
+		defer close(f.read)
 		b := make([]byte, 4096)
 		for {
 			n, err := pt.Master.Read(b)
@@ -67,6 +73,13 @@ func startFaultFlow(t *testing.T, pt *serialio.PTY, gap time.Duration) *faultFlo
 		}
 	}()
 	return f
+}
+
+// text is what came back so far.
+func (f *faultFlow) text() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got.String()
 }
 
 // finish stops sending and waits for the answers, or for as many bytes as the answers

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
-	"github.com/goclub/scoreboard/serialio"
 )
 
 // envInt is the integer in the environment variable name, or def.
@@ -153,58 +151,6 @@ func (h *heavyLoad) finish() {
 	<-h.done
 }
 
-// boardFlow plays a scoreboard on a pseudo-terminal that dumps goscore boards (each
-// with its own answer) as fast as the line takes them, and keeps what comes back.
-type boardFlow struct {
-	pt       *serialio.PTY
-	sent     atomic.Int64
-	stop     chan struct{}
-	wrote    chan struct{}
-	readDone chan struct{}
-
-	mu  sync.Mutex
-	got strings.Builder
-}
-
-func startBoardFlow(pt *serialio.PTY) *boardFlow {
-	f := &boardFlow{pt: pt, stop: make(chan struct{}), wrote: make(chan struct{}), readDone: make(chan struct{})}
-	go func() {
-		defer close(f.wrote)
-		for k := 0; ; k++ {
-			select {
-			case <-f.stop:
-				return
-			default:
-			}
-			u, _ := faulttest.GoscoreBoard(k)
-			if _, err := pt.Master.Write([]byte(u)); err != nil {
-				return
-			}
-			f.sent.Add(1)
-		}
-	}()
-	go func() {
-		defer close(f.readDone)
-		b := make([]byte, 4096)
-		for {
-			n, err := pt.Master.Read(b)
-			f.mu.Lock()
-			f.got.Write(b[:n])
-			f.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return f
-}
-
-func (f *boardFlow) text() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.got.String()
-}
-
 // stopCounts walks what the port got for the first units boards: each one's answer
 // or an error line, in order. It returns how many were answered, how many got an
 // error line, and what came that was neither (wrong, and lost units).
@@ -249,7 +195,7 @@ func TestFaultStopUnderLoad(t *testing.T) {
 		p.WaitOutput("scoreboard running", 30*time.Second)
 		nc := busConnect(t, "nats://"+addr, nats.MaxReconnects(0))
 		load := startHeavyLoad(t, nc, heavy, 400)
-		flow := startBoardFlow(pt)
+		flow := startFaultFlow(t, pt, 0) // as fast as the line takes them
 		// Under load: answers come, and the workers hold more heavy dumps than they
 		// solve within the drain bound (two solvers, about 10 ms a dump).
 		busWait(t, "answers and a backlog of heavy dumps", func() bool {
@@ -266,7 +212,7 @@ func TestFaultStopUnderLoad(t *testing.T) {
 		}
 		// The daemon has closed the port: what it wrote can all be read now.
 		select {
-		case <-flow.readDone:
+		case <-flow.read:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("run %d: the port's answers do not end", i+1)
 		}
