@@ -431,3 +431,98 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// The embedded server's max payload fits the largest unit of every problem with its
+// headers, and little more: a flood of huge messages must cost little.
+func TestMaxPayloadFitsLargestUnit(t *testing.T) {
+	largest := 0
+	for _, name := range engine.Names() {
+		p, _ := engine.Lookup(name)
+		largest = max(largest, p.Limits().MaxUnit)
+	}
+	const headers = 4 << 10
+	if largest+headers > bus.MaxPayload || bus.MaxPayload > 2*largest {
+		t.Fatalf("max payload %d bytes for a largest unit of %d bytes: want it to fit with %d bytes of headers, and be under twice the unit", bus.MaxPayload, largest, headers)
+	}
+}
+
+// A dump larger than its problem's largest unit gets an error result at once and is
+// counted; the workers go on. Stopped with a backlog, the workers give every dump they
+// took exactly one result: solved within the drain bound, or an error.
+func TestWorkersOversizeAndStopBacklog(t *testing.T) {
+	srv := startServer(t, bus.ListenOff)
+	nc := connect(t, bus.ConnOptions{Server: srv})
+	client := connect(t, bus.ConnOptions{Server: srv})
+	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goscore, _ := engine.Lookup("goscore")
+	msg, err := client.Request("scoreboard.dump.goscore.hall", make([]byte, goscore.Limits().MaxUnit+1), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r bus.Result
+	if err := json.Unmarshal(msg.Data, &r); err != nil || !strings.Contains(r.Error, "larger than the problem's largest unit") {
+		t.Fatalf("oversize dump: result %s, %v", msg.Data, err)
+	}
+	if c := w.Counts(); c.Oversize != 1 || c.Taken != 1 {
+		t.Fatalf("counts %+v, want 1 taken, 1 oversize", c)
+	}
+
+	// A backlog of capture dumps, more than one solver does in the drain bound.
+	var unit strings.Builder
+	unit.WriteString("300 25000\n")
+	for i := range 25000 {
+		fmt.Fprintf(&unit, "%d %d\n", i%300, i/300*3%300)
+	}
+	inbox := nats.NewInbox()
+	replies := make(chan *nats.Msg, 1000)
+	sub, err := client.ChanSubscribe(inbox, replies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	const sent = 100
+	for range sent {
+		if err := client.PublishRequest("scoreboard.dump.capture.heavy", inbox, []byte(unit.String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers took %+v of %d dumps", w.Counts(), 1+sent)
+		}
+	}
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	c := w.Counts()
+	if err := client.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, stopping := 0, 0
+	for got < sent {
+		select {
+		case m := <-replies:
+			got++
+			if strings.Contains(string(m.Data), "worker stopping") {
+				stopping++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d results for %d dumps; counts %+v", got, sent, c)
+		}
+	}
+	t.Logf("counts: taken=%d solved=%d bad=%d stopping=%d shed=%d oversize=%d", c.Taken, c.Solved, c.Bad, c.Stopping, c.Shed, c.Oversize)
+	if c.Solved+c.Bad+c.Stopping+c.Shed+c.Oversize != c.Taken || c.Stopping == 0 || int64(stopping) != c.Stopping {
+		t.Fatalf("counts %+v, %d error results for stopping; want every dump counted once, some stopped", c, stopping)
+	}
+	select {
+	case m := <-replies:
+		t.Fatalf("a result more: %s", m.Data)
+	case <-time.After(50 * time.Millisecond):
+	}
+}

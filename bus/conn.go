@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/logging"
 )
 
 // ConnOptions says how to reach NATS: the embedded server in-process, or a URL with
@@ -48,6 +50,7 @@ const (
 // credentials fail at once with the server's reason.
 func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 	log = log.With().Str("component", "bus").Logger()
+	errSampler := logging.NewSampler(10, time.Second, 100)
 	opts := []nats.Option{
 		nats.Name(o.Name),
 		nats.MaxReconnects(-1),
@@ -77,7 +80,13 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 			log.Debug().Msg("nats connection closed")
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			ev := log.Error().Err(err)
+			// A flood makes a slow consumer report again and again: sampled, per
+			// subscription.
+			key := ""
+			if sub != nil {
+				key = sub.Subject
+			}
+			ev := errSampler.Event(&log, zerolog.ErrorLevel, key).Err(err)
 			if sub != nil {
 				ev = ev.Str("subject", sub.Subject)
 			}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )
@@ -15,7 +17,7 @@ import (
 // FuzzDump: any dump, whatever its subject tokens, headers and body, gets exactly one
 // result that names its problem and port and has either an answer or an error.
 func FuzzDump(f *testing.F) {
-	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "fuzz"}
+	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "fuzz", warn: logging.NewSampler(10, time.Second, 100)}
 	f.Fuzz(func(t *testing.T, problem, port, seq, line string, unit []byte) {
 		if !ValidToken(problem) || !ValidToken(port) {
 			t.Skip() // the subscription's wildcard only lets such subjects in
@@ -54,7 +56,7 @@ func TestHeaderSafe(t *testing.T) {
 // A result carries its dump's origin back, cut to 64 bytes; a dump without one gets a
 // result without one.
 func TestDumpOrigin(t *testing.T) {
-	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "test"}
+	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "test", warn: logging.NewSampler(10, time.Second, 100)}
 	long := strings.Repeat("o", 100)
 	for origin, want := range map[string]string{"": "", "9f86d081884c7d65": "9f86d081884c7d65", long: long[:64]} {
 		msg := nats.NewMsg(w.subj.Dump("goscore", "hall"))

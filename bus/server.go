@@ -21,9 +21,12 @@ const ListenOff = "off"
 // local tools can reach it and nothing else can.
 const DefaultListen = "127.0.0.1:4222"
 
-// maxPayload is the largest message the embedded server accepts. A whole contest
-// input sent to a solve endpoint can exceed NATS's default 1 MB.
-const maxPayload = 8 << 20
+// MaxPayload is the largest message the embedded server accepts: 2 MB, room for the
+// largest unit any problem allows (capture: 1,650,065 bytes) with its headers, and
+// no more, so that a flood of huge messages costs little. A whole contest input sent
+// to a solve endpoint must fit it too; a larger one is solved in-process (scoreboard
+// solve without --nats-url) or in parts.
+const MaxPayload = 2 << 20
 
 // Server is an embedded nats-server.
 type Server struct {
@@ -69,7 +72,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	opts := &server.Options{
 		ServerName: "scoreboard",
 		NoSigs:     true,
-		MaxPayload: maxPayload,
+		MaxPayload: MaxPayload,
 	}
 	switch {
 	case o.Token != "" && (o.User != "" || o.Password != ""):

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goclub/scoreboard/engine"
@@ -34,6 +35,9 @@ type WorkerOptions struct {
 	Problems []string
 	// Concurrency is how many dumps are solved at once; GOMAXPROCS when 0.
 	Concurrency int
+	// Drain bounds how long Stop lets the dumps already taken be solved; those still
+	// queued then get an error result. 5s when 0.
+	Drain time.Duration
 }
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
@@ -47,10 +51,12 @@ type Workers struct {
 	id   string
 
 	dumps   *nats.Subscription
-	jobs    chan *nats.Msg
+	queue   *dumpQueue
+	drain   time.Duration
 	wg      sync.WaitGroup
 	stopped sync.Once
 	stopErr error
+	counts  dumpCounts
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
 
@@ -74,11 +80,15 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		o.Concurrency = runtime.GOMAXPROCS(0)
 	}
 	w := &Workers{
-		nc:   nc,
-		subj: Subjects{Prefix: o.Prefix},
-		log:  log.With().Str("component", "workers").Logger(),
-		jobs: make(chan *nats.Msg, o.Concurrency),
-		warn: logging.NewSampler(10, time.Second, 100),
+		nc:    nc,
+		subj:  Subjects{Prefix: o.Prefix},
+		log:   log.With().Str("component", "workers").Logger(),
+		queue: newDumpQueue(),
+		drain: o.Drain,
+		warn:  logging.NewSampler(10, time.Second, 100),
+	}
+	if w.drain <= 0 {
+		w.drain = 5 * time.Second
 	}
 	for _, name := range o.Problems {
 		if _, ok := engine.Lookup(name); !ok {
@@ -107,23 +117,37 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 			return nil, fmt.Errorf("workers: endpoint %s: %w", name, err)
 		}
 	}
-	// The subscription's callback only hands each dump on; a bounded pool solves
-	// them, so dumps of all ports are solved in parallel while the subscription's
-	// pending list, not a full channel, absorbs a burst.
+	// The subscription's callback never waits: it answers at once a dump that cannot
+	// be solved (unknown problem, larger than its problem's largest unit, the workers
+	// stopping) and queues the others per port, within bounds; a bounded pool solves
+	// them, taking the ports in turn, so that a flood on one port's subject delays
+	// another port's dumps by one dump at most, and its excess gets error results.
 	for range o.Concurrency {
 		w.wg.Go(func() {
 			var buf []byte // each solver's own, for the results' JSON
-			for msg := range w.jobs {
+			for {
+				msg, ok := w.queue.pop()
+				if !ok {
+					return
+				}
 				buf = w.handleDump(msg, buf[:0])
+				w.queue.done()
 			}
 		})
 	}
-	w.dumps, err = nc.QueueSubscribe(w.subj.AllDumps(), QueueGroup, func(msg *nats.Msg) { w.jobs <- msg })
+	w.dumps, err = nc.QueueSubscribe(w.subj.AllDumps(), QueueGroup, w.takeDump)
 	if err != nil {
 		_ = svc.Stop()
-		close(w.jobs)
+		w.queue.close()
 		w.wg.Wait()
 		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
+	}
+	// What the subscription holds before the callback takes it is memory too: nats.go's
+	// default lets half a million messages wait. The callback never waits, so a list
+	// this long is only reached by a flood faster than it, whose excess nats.go then
+	// drops (and reports as a slow consumer).
+	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
+		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 	}
 	// Subscriptions leave in the connection's write buffer: without a round trip, a
 	// request from another connection made just after start can find no responders
@@ -139,23 +163,109 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 // ID is the micro service instance id of these workers, as in results' worker field.
 func (w *Workers) ID() string { return w.id }
 
-// Stop stops taking requests and dumps, finishes those already taken, and returns.
+// Stop stops taking requests and dumps, solves those already taken within the drain
+// bound (WorkerOptions.Drain), gives each one still queued then an error result, and
+// returns once the dumps being solved are done. No dump taken goes without a result.
 // It is safe to call more than once.
 func (w *Workers) Stop() error {
 	w.stopped.Do(func() {
 		var errs []error
+		deadline := time.Now().Add(w.drain)
 		if err := w.svc.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop service: %w", err))
 		}
-		if err := w.drainDumps(5 * time.Second); err != nil {
+		if err := w.drainDumps(time.Until(deadline)); err != nil {
 			errs = append(errs, err)
 		}
-		close(w.jobs)
+		// Whatever the callback takes from now on is answered at once with an error.
+		if !w.queue.waitEmpty(deadline) {
+			w.log.Warn().Dur("bound", w.drain).Msg("stopping: dumps not solved within the drain bound get an error result")
+		}
+		var buf []byte
+		for _, msg := range w.queue.close() {
+			buf = w.reject(msg, buf[:0], &w.counts.stopping, "worker stopping: not solved within the drain bound")
+		}
 		w.wg.Wait()
 		w.stopErr = errors.Join(errs...)
-		w.log.Info().Msg("workers stopped")
+		c := &w.counts
+		w.log.Info().Int64("dumps", c.taken.Load()).Int64("solved", c.solved.Load()).Int64("bad", c.bad.Load()).
+			Int64("oversize", c.oversize.Load()).Int64("shed", c.shed.Load()).Int64("stopping", c.stopping.Load()).
+			Msg("workers stopped")
 	})
 	return w.stopErr
+}
+
+// DumpCounts are what became of the dumps the workers took: every one is solved,
+// bad (the worker's error result), oversize, shed (its port's queue was full) or
+// stopping (not solved within the drain bound); each has had its result.
+type DumpCounts struct {
+	Taken, Solved, Bad, Oversize, Shed, Stopping int64
+}
+
+// Counts returns the workers' dump counts so far.
+func (w *Workers) Counts() DumpCounts {
+	c := &w.counts
+	return DumpCounts{
+		Taken: c.taken.Load(), Solved: c.solved.Load(), Bad: c.bad.Load(),
+		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(),
+	}
+}
+
+type dumpCounts struct {
+	taken, solved, bad, oversize, shed, stopping atomic.Int64
+}
+
+// takeDump is the dumps subscription's callback. It never waits, so the
+// subscription never holds a dump the workers have not seen, and a stop never finds
+// it blocked.
+func (w *Workers) takeDump(msg *nats.Msg) {
+	w.counts.taken.Add(1)
+	problem, port, err := w.subj.ParseDump(msg.Subject)
+	if err != nil { // the subscription's wildcard only lets dump subjects in
+		problem, port = "unknown", "unknown"
+	}
+	if p, ok := engine.Lookup(problem); ok && len(msg.Data) > p.Limits().MaxUnit {
+		// Checked before anything copies it: such a dump is no unit of the problem.
+		w.reject(msg, nil, &w.counts.oversize, fmt.Sprintf("%s: dump of %d bytes: larger than the problem's largest unit (%d bytes)",
+			problem, len(msg.Data), p.Limits().MaxUnit))
+		return
+	}
+	shed, ok := w.queue.push(port, msg)
+	for _, m := range shed {
+		w.shed(m)
+	}
+	if !ok {
+		w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+	}
+}
+
+// shed drops a dump its port's queue has no room for, counted and logged (sampled).
+// Only a dump sent as a request gets its error result, as the reply: publishing one
+// for each would double a flood's load on the bus just when it is too much, and the
+// only other publisher waiting for a result, a daemon's port, never queues that many
+// and publishes a dump again when its result does not come.
+func (w *Workers) shed(msg *nats.Msg) {
+	const why = "workers overloaded: this port's dumps come faster than they are solved; dump dropped"
+	if msg.Reply != "" {
+		w.reject(msg, nil, &w.counts.shed, why)
+		return
+	}
+	w.counts.shed.Add(1)
+	if e := w.warn.Warn(&w.log, "shed"); e != nil {
+		problem, port, _ := w.subj.ParseDump(msg.Subject)
+		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
+	}
+}
+
+// reject publishes (and replies with) the error result of a dump that is not solved,
+// counts it in n, and logs it, sampled per port. It returns buf, as handleDump.
+func (w *Workers) reject(msg *nats.Msg, buf []byte, n *atomic.Int64, why string) []byte {
+	n.Add(1)
+	res := w.describe(msg)
+	res.Error = why
+	w.warn.Warn(&w.log, res.Port).Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
+		Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
+	return w.publish(msg, res, buf)
 }
 
 // drainDumps lets the dump subscription hand on the dumps it already holds, within a
@@ -236,16 +346,28 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	start := time.Now()
 	res := w.solveDump(msg)
 	res.SolveMicros = float64(time.Since(start).Nanoseconds()) / 1e3
-	data := res.AppendJSON(buf)
 	// The unit's fields go on each event rather than on a child logger: building one
 	// per dump would allocate on the hot path even when nothing is logged.
+	if res.Error != "" {
+		w.counts.bad.Add(1)
+		w.warn.Warn(&w.log, res.Port).Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
+			Str("error", res.Error).Msg("bad unit")
+	} else {
+		w.counts.solved.Add(1)
+		if e := w.log.Debug(); e.Enabled() {
+			e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
+				Float64("solve_us", res.SolveMicros).Msg("unit solved")
+		}
+	}
+	return w.publish(msg, res, buf)
+}
+
+// publish publishes a dump's result, and replies with it when the dump was sent as a
+// request. It encodes the result in buf and returns it.
+func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
+	data := res.AppendJSON(buf)
 	unit := func(e *zerolog.Event) *zerolog.Event {
 		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
-	}
-	if res.Error != "" {
-		unit(w.warn.Warn(&w.log, res.Port)).Str("error", res.Error).Msg("bad unit")
-	} else if e := w.log.Debug(); e.Enabled() {
-		unit(e).Float64("solve_us", res.SolveMicros).Msg("unit solved")
 	}
 	// The reply first: it is what a port waits for; the public record can follow.
 	if msg.Reply != "" {
@@ -259,15 +381,16 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	return data
 }
 
-func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
+// describe is the result of a dump before it is solved: which unit it is.
+func (w *Workers) describe(msg *nats.Msg) Result {
 	problem, port, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem, port = "unknown", "unknown"
 	}
-	res = Result{Problem: problem, Port: port, Worker: w.id}
+	res := Result{Problem: problem, Port: port, Worker: w.id}
 	if s := msg.Header.Get(HeaderSeq); s != "" {
 		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
-			w.log.Warn().Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
+			w.warn.Warn(&w.log, port).Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
 		}
 	}
 	res.Origin = msg.Header.Get(HeaderOrigin)
@@ -278,6 +401,12 @@ func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
 			res.Line = n
 		}
 	}
+	return res
+}
+
+func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
+	res = w.describe(msg)
+	problem := res.Problem
 	p, ok := engine.Lookup(problem)
 	if !ok {
 		res.Error = fmt.Sprintf("unknown problem %q (problems: %s)", problem, strings.Join(engine.Names(), ", "))

@@ -50,14 +50,20 @@ type Config struct {
 	// the unit is given up with an error result (default 3).
 	RequestTimeout time.Duration
 	Attempts       int
-	// MaxInFlight bounds the units of a port read but not yet answered (default 256);
-	// beyond it the reader stops reading until answers come back.
+	// MaxInFlight bounds the units of a port published and waiting for a worker
+	// (default 256); beyond it the reader stops reading until answers come back.
 	MaxInFlight int
-	// WriteQueue bounds the answers waiting to be written to a port (default 256):
-	// when it is full, the port's reader waits. WriteTimeout bounds one write to the
-	// device (default 2s): past it, a device that does not read keeps its answers,
-	// written once it reads again, with a logged warning; once the daemon is stopping
-	// it loses them, with a logged error, so that it cannot hold the stop up.
+	// MaxHeld bounds the units of a port read and not yet written out (default
+	// 65536): those in flight and those whose outcomes wait for the device. A device
+	// that does not read its answers is read on until then, so that a relay (socat)
+	// blocked writing into the port while the port's answers wait for it never
+	// deadlocks; beyond it the reader stops reading.
+	MaxHeld int
+	// WriteQueue bounds the answers waiting to be written to a port (default 256);
+	// beyond it they wait with their outcomes (MaxHeld). WriteTimeout bounds one
+	// write to the device (default 2s): past it, a device that does not read keeps its
+	// answers, written once it reads again, with a logged warning; once the daemon is
+	// stopping it loses them, with a logged error, so that it cannot hold the stop up.
 	WriteQueue   int
 	WriteTimeout time.Duration
 	// ReopenMin and ReopenMax space the attempts to reopen a device that went away:
@@ -98,6 +104,9 @@ func (c *Config) setDefaults() {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 256
 	}
+	if c.MaxHeld <= 0 {
+		c.MaxHeld = 1 << 16
+	}
 	if c.WriteQueue <= 0 {
 		c.WriteQueue = 256
 	}
@@ -135,6 +144,9 @@ func (c Config) Validate() error {
 		}
 		if p.Device != serialio.Stdio {
 			if err := p.Line.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			}
+			if err := serialio.CheckDevice(p.Device); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			}
 		}

@@ -53,8 +53,9 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	// It stops at the end of stdin or when ctx ends; a stdin that cannot be
 	// interrupted may keep it blocked in a read until the process exits, so it is not
 	// waited for then.
+	gone := make(chan struct{})
 	r := &reader{
-		cfg: pc, p: p, link: ln, items: items, mon: cfg.Monitor,
+		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor,
 		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
 		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
@@ -66,12 +67,14 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 		defer close(readerDone)
 		r.run(readCtx)
 	}()
+	stuck := make(chan struct{}) // closed when the reader's reads cannot be interrupted
 	go func() {
 		select {
 		case <-readerDone:
 		case <-readCtx.Done():
 			if !ln.stopReading() {
 				r.log.Debug().Msg("the port's reads cannot be interrupted; the reader stops at its next line")
+				close(stuck)
 			}
 		}
 	}()
@@ -89,7 +92,9 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 
 	// The display writer: dumps out, answers back in sequence order.
 	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue, room)
+	d.stuck = stuck
 	err := d.run(ctx)
+	close(gone)
 
 	// The queue is closed: the device writer finishes what is queued, each write
 	// bounded by its deadline.
@@ -99,6 +104,19 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	case <-readerDone:
 	case <-time.After(time.Second):
 		r.log.Warn().Msg("the reader is blocked in a read that cannot be interrupted; leaving it")
+	}
+	// Units the reader handed over after the display writer left (only a reader that
+	// could not be interrupted in time does) are logged and counted, never silent.
+	for {
+		select {
+		case it, ok := <-items:
+			if ok {
+				unanswered(d.log, cfg.Monitor, it)
+				continue
+			}
+		default:
+		}
+		break
 	}
 	if err != nil {
 		return fmt.Errorf("port %s: %w", pc.Name, err)

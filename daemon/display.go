@@ -65,9 +65,13 @@ type display struct {
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
 	done     map[uint64]outcome
-	blocked  bool          // an outcome waits for room in the device writer's queue
-	drained  bool          // stopping, and the drain bound has passed
-	room     chan struct{} // the device writer took answers from its queue
+	blocked  bool            // an outcome waits for room in the device writer's queue
+	drained  bool            // stopping, and the drain bound has passed
+	dropping bool            // and a write timeout more: outcomes the queue has no room for are dropped
+	answered uint64          // outcomes handed to the device writer: answers
+	failed   uint64          // and errors
+	room     chan struct{}   // the device writer took answers from its queue
+	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
 }
 
@@ -93,8 +97,9 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 }
 
 // run works until the reader has stopped and every unit it handed over has its
-// outcome; or, once ctx ends, for at most cfg.Drain more. It closes out when it
-// returns.
+// outcome. Once ctx ends, it takes every unit the reader still hands over, whatever
+// the bounds, and gives them and those in flight cfg.Drain to be answered; then each
+// one left gets its error outcome. It closes out when it returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
 	// The connection's reader hands answers straight to this actor: no goroutine in
@@ -118,12 +123,13 @@ func (d *display) run(ctx context.Context) error {
 
 	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
 	defer tick.Stop()
-	var drain <-chan time.Time
+	var drain, grace, dropBy <-chan time.Time
 	items := d.items
 	stopping := ctx.Done()
 	for items != nil || d.next <= d.last {
+		// Stopping, the units read are taken whatever the bounds: none is left behind.
 		take := items
-		if !d.canTake() {
+		if stopping != nil && !d.canTake() {
 			take = nil
 		}
 		// What else is already queued on the channel woken for is taken at once: a
@@ -135,7 +141,7 @@ func (d *display) run(ctx context.Context) error {
 				continue
 			}
 			d.take(it)
-			for len(items) > 0 && d.canTake() {
+			for len(items) > 0 && (stopping == nil || d.canTake()) {
 				d.take(<-items)
 			}
 		case m := <-d.replies:
@@ -151,34 +157,67 @@ func (d *display) run(ctx context.Context) error {
 			d.expire(now)
 			d.cfg.Monitor.beat(d.pc.Name)
 		case <-stopping:
-			// Stop taking units, and give those in flight a bounded time to finish.
-			stopping, items = nil, nil
+			// The reader stops reading; what it read is still taken, and the units
+			// get a bounded time to be answered.
+			stopping = nil
 			t := time.NewTimer(d.cfg.Drain)
 			defer t.Stop()
 			drain = t.C
-			d.log.Info().Int("in_flight", len(d.inFlight)).Dur("bound", d.cfg.Drain).Msg("stopping: draining units in flight")
+			d.log.Info().Int("in_flight", len(d.inFlight)).Uint64("held", d.last-d.next+1).Dur("bound", d.cfg.Drain).
+				Msg("stopping: answering the units read")
 		case <-drain:
+			drain = nil
 			d.drained = true
+			// The outcomes left, error lines among them, still go to a device that
+			// reads; one that does not gets a write timeout more.
+			dropBy = time.After(d.cfg.WriteTimeout)
 			for seq := d.next; seq <= d.last; seq++ {
 				if f, ok := d.inFlight[seq]; ok {
-					d.giveUp(f, "daemon stopping: no answer within the drain bound")
+					d.giveUp(f, stopGiveUp)
 				}
 			}
+			if items != nil && grace == nil {
+				grace = time.After(time.Second)
+			}
+		case <-d.stuck:
+			// The reader, its reads interrupted, closes items at once; one blocked in a
+			// read that cannot be interrupted (stdin) is given a second for a unit it
+			// may be handing over, then left.
+			d.stuck = nil
+			if grace == nil {
+				grace = time.After(time.Second)
+			}
+		case <-grace:
+			items = nil
+		case <-dropBy:
+			dropBy = nil
+			d.dropping = true
 		}
 		d.flush()
 	}
+	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
+		Msg("display writer stopped")
 	return nil
 }
 
+const stopGiveUp = "daemon stopping: no answer within the drain bound"
+
 // canTake says whether to take another unit: not while as many units as allowed wait
-// for their answers, nor while the device writer is behind.
+// for a worker, nor while as many as allowed are held for the device. The device
+// writer being behind does not stop the reader before that: a relay blocked writing
+// into the port must be read from before it reads the answers.
 func (d *display) canTake() bool {
-	return !d.blocked && d.last-d.next+1 < uint64(d.cfg.MaxInFlight)
+	return len(d.inFlight) < d.cfg.MaxInFlight && d.last-d.next+1 < uint64(d.cfg.MaxHeld)
 }
 
-// take publishes a unit from the reader, or records its framing error.
+// take publishes a unit from the reader, or records its framing error. Past the
+// drain bound, it gives the unit up at once.
 func (d *display) take(it item) {
 	d.last = it.seq
+	if d.drained && it.err == nil {
+		d.giveUp(&flight{it: it}, stopGiveUp)
+		return
+	}
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
 		d.publishError(it.seq, it.line, it.err.Error(), "reader")
@@ -350,19 +389,24 @@ func (d *display) flush() {
 			select {
 			case d.out <- text:
 			default:
-				if !d.drained {
-					// The device writer is behind: keep the outcome, and take no
-					// more units until it catches up, so the reader stops reading.
-					// A device that does not read at all still lets the queue move:
-					// each write gives up after its deadline.
+				if !d.dropping {
+					// The device writer is behind: keep the outcome until it makes
+					// room. A device that does not read at all still lets the queue
+					// move: each write gives up after its deadline.
 					d.blocked = true
 					return
 				}
-				// Stopping, and the drain bound has passed: no more waiting.
+				// Stopping, the drain bound and a write timeout more have passed: a
+				// device still this far behind is not reading; no more waiting.
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}
 		d.cfg.Monitor.outcome(o.err != "")
+		if o.err != "" {
+			d.failed++
+		} else {
+			d.answered++
+		}
 		delete(d.done, d.next)
 		d.next++
 	}

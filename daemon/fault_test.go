@@ -235,21 +235,21 @@ func TestDeviceNeverReads(t *testing.T) {
 func TestStopDrains(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		delay    time.Duration
-		answered bool
+		answered bool // the worker answers once the stop has begun; else never
+		drain    time.Duration
 	}{
-		{"answered", 200 * time.Millisecond, true},
-		{"bounded", time.Hour, false},
+		{"answered", true, long},
+		{"bounded", false, 300 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nc := startBus(t, false)
 			res := results(t, nc)
 			srv, _ := servers.Load(nc)
-			stopWorker := make(chan struct{})
+			stopWorker, release := make(chan struct{}), make(chan struct{})
 			defer close(stopWorker)
 			slowWorker(t, connect(t, srv.(*bus.Server)), func(int) time.Duration {
 				select {
-				case <-time.After(c.delay):
+				case <-release:
 				case <-stopWorker:
 				}
 				return 0
@@ -258,7 +258,7 @@ func TestStopDrains(t *testing.T) {
 			d := startDaemon(t, nc, daemon.Config{
 				Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore"}},
 				RequestTimeout: time.Hour, // no retries: only the drain bound ends the wait
-				Drain:          300 * time.Millisecond,
+				Drain:          c.drain,
 			})
 			waitOpened(t, pt)
 			var in, want strings.Builder
@@ -271,13 +271,23 @@ func TestStopDrains(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.logs.wait(t, 1, map[string]any{"message": "unit read", "seq": float64(3)})
-			d.stop(t)
 			if c.answered {
-				if got := readN(t, pt.Master, want.Len()); string(got) != want.String() {
-					t.Fatalf("answers %q, want %q", got, want.String())
+				go func() {
+					d.logs.wait(t, 1, map[string]any{"message": "stopping: answering the units read"})
+					close(release)
+				}()
+				var got collector
+				done := make(chan struct{})
+				go got.read(pt.Master, done)
+				d.stop(t)
+				pt.Close()
+				<-done
+				if got.String() != want.String() {
+					t.Fatalf("answers %q, want %q", got.String(), want.String())
 				}
 				return
 			}
+			d.stop(t)
 			for range 3 {
 				select {
 				case r := <-res:

@@ -84,6 +84,7 @@ type reader struct {
 	back  serialio.Backoff
 	log   zerolog.Logger
 	items chan<- item
+	gone  <-chan struct{} // closed once the display writer takes no more items
 	mon   *Monitor
 }
 
@@ -122,6 +123,9 @@ func (r *reader) run(ctx context.Context) {
 		err = r.readUnits(ctx, sc, &seq)
 		switch {
 		case ctx.Err() != nil:
+			if n := sc.Reset(nil); n > 0 {
+				r.log.Warn().Int("lines", n).Msg("stopping: partial unit dropped: the rest of it was never read")
+			}
 			return
 		case errors.Is(err, io.EOF):
 			r.log.Info().Uint64("units", seq).Msg("end of input")
@@ -153,14 +157,28 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			it.unit = append([]byte(nil), u.Data...)
 			it.digest = bus.UnitDigest(it.unit)
 		}
+		// Once stopping, the display writer still takes every unit read, to answer it
+		// within the drain bound or give it its error; it leaves only after the bound,
+		// when a reader blocked in a read that cannot be interrupted never closes items.
 		select {
 		case r.items <- it:
 			*seq = it.seq
-		case <-ctx.Done():
-			r.log.Warn().Int("line", u.Line).Msg("stopping: a unit read was not sent")
-			return ctx.Err()
+		case <-r.gone:
+			*seq = it.seq
+			unanswered(r.log, r.mon, it)
+			return errDisplayGone
 		}
 	}
+}
+
+var errDisplayGone = errors.New("the display writer has stopped")
+
+// unanswered logs and counts a unit read after the display writer stopped: it gets
+// no answer, nor any error result.
+func unanswered(log zerolog.Logger, mon *Monitor, it item) {
+	log.Error().Uint64("seq", it.seq).Int("line", it.line).
+		Msg("stopping: unit read after the drain bound, when the display writer had stopped; no answer")
+	mon.outcome(true)
 }
 
 // openFunc returns how to open a port's device.

@@ -103,6 +103,26 @@ type Port interface {
 // ErrLost is returned by a device's Read once the device has gone away.
 var ErrLost = errors.New("device lost")
 
+// CheckDevice refuses a device path that exists and cannot be a serial port: a
+// directory, a regular file, or anything else that is not a character device. A path
+// that does not exist (yet) passes: an adapter unplugged at start is opened when it
+// comes, by its /dev/serial/by-id link.
+func CheckDevice(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // absent, or not ours to see: Open says why when it tries
+	}
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return fmt.Errorf("%s is a directory, not a serial port", path)
+	case m.IsRegular():
+		return fmt.Errorf("%s is a regular file, not a serial port", path)
+	case m&os.ModeCharDevice == 0:
+		return fmt.Errorf("%s is not a character device (%v), not a serial port", path, m.Type())
+	}
+	return nil
+}
+
 // Open opens the serial device at path (a tty: a USB adapter, a UART, the slave side
 // of a pseudo-terminal) with the given line settings.
 //

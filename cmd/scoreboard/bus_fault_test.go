@@ -57,7 +57,11 @@ func startFaultFlow(t *testing.T, pt *serialio.PTY, gap time.Duration) *faultFlo
 			f.want = append(f.want, a)
 			f.mu.Unlock()
 			if _, err := pt.Master.Write([]byte(u)); err != nil {
-				t.Errorf("write unit %d: %v", k, err)
+				select {
+				case <-f.stop: // the port went away as the test stopped the flow
+				default:
+					t.Errorf("write unit %d: %v", k, err)
+				}
 				return
 			}
 			f.sent.Add(1)
@@ -78,6 +82,13 @@ func startFaultFlow(t *testing.T, pt *serialio.PTY, gap time.Duration) *faultFlo
 		}
 	}()
 	return f
+}
+
+// text is what came back so far.
+func (f *faultFlow) text() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got.String()
 }
 
 // answered is how many units have their line back.

@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"syscall"
+
+	"github.com/rs/zerolog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -106,14 +108,45 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'scoreboard COMMAND --help' for a command's flags.")
 }
 
+// keepOnHangup catches SIGHUP for a daemon command (run, work) until it returns:
+// SIGHUP would otherwise end the process at once, with no log line and no drain.
+// Reloading the configuration is not supported yet, so each one is logged and the
+// running configuration is kept.
+func keepOnHangup(log zerolog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				log.Warn().Msg("SIGHUP: reloading the configuration is not supported yet; the running configuration is kept")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
+}
+
 // tuneGC lets the heap grow to five times the live heap between collections, unless
 // $GOGC says otherwise. The daemons' live heap is a few megabytes, but every unit
 // allocates its NATS messages, so under load Go's default (double) collects hundreds
 // of times a second; run --port - answers about a fifth more boards a second this
 // way, for a few megabytes more.
+//
+// A soft memory limit of 128 MiB (unless $GOMEMLIMIT says otherwise) keeps that
+// factor of five from applying to a flood of large messages: near the limit the
+// collector runs as often as it must.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(128 << 20)
 	}
 }
 

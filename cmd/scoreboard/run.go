@@ -92,8 +92,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		"cluster instead. With --port (or [[port]] tables in --config) it reads the\n" +
 		"scoreboards' dumps from serial devices (or stdin, with -), has them solved, and\n" +
 		"writes each answer back in order; at the end of stdin it exits once every unit\n" +
-		"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units in\n" +
-		"flight are answered within --drain."
+		"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units\n" +
+		"read are answered within --drain, or get their error. SIGHUP is logged and\n" +
+		"ignored (reloading the configuration is not supported yet)."
 	fs := newFlagSet("run", "", about, io)
 	f := addRunFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -113,6 +114,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	defer keepOnHangup(log)()
 	return serve(ctx, f, cfg, log)
 }
 
@@ -167,7 +169,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version}, log)
+	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain}, log)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
 )
 
@@ -207,6 +208,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, ds *
 // printResults prints the answers in sequence order as their results come in, until
 // every published unit is answered.
 func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan sendEvent, ds *sentDumps, timeout time.Duration, stdio stdio) error {
+	refused := logging.NewSampler(10, time.Second, 100)
 	var (
 		published uint64 // the highest sequence number published
 		next      uint64 = 1
@@ -234,7 +236,11 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 			// A result can overtake the news that its unit was published.
 			r, err := ds.check(m)
 			if err != nil {
-				fmt.Fprintln(stdio.err, "scoreboard send:", err)
+				// Anyone may publish junk on the inbox's subjects: sampled, as the
+				// daemon's warnings are.
+				if ok, left := refused.Allow("refused"); ok {
+					fmt.Fprintf(stdio.err, "scoreboard send: %v (%d more left out)\n", err, left)
+				}
 				continue
 			}
 			if r == nil {

@@ -22,7 +22,8 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	about := "Joins a NATS server (a daemon's embedded one, or a cluster) and serves the\n" +
 		"'scoreboard' micro service and the dumps there, beside every other worker: each\n" +
 		"request or dump goes to one worker of the queue group. It reconnects forever\n" +
-		"when the server goes away. SIGINT or SIGTERM stop it cleanly.\n\n" +
+		"when the server goes away. SIGINT or SIGTERM stop it cleanly: the dumps taken are\n" +
+		"solved within --drain, or get an error result. SIGHUP is logged and ignored.\n\n" +
 		"problems: " + strings.Join(engine.Names(), ", ")
 	fs := newFlagSet("work", "", about, io)
 	configFile := fs.String("config", "", "the configuration `file` (TOML) of run: its [nats] and [log] tables apply")
@@ -30,10 +31,11 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	lf := addLogFlags(fs)
 	problems := fs.String("problems", "", "comma-separated `problems` to serve; empty: all")
 	concurrency := fs.Int("concurrency", 0, "dumps solved at once; 0: one per CPU")
+	drain := fs.Duration("drain", defaultDrain, "on SIGINT or SIGTERM, how long the dumps already taken may still be solved; the rest get an error result")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 || *concurrency < 0 {
+	if fs.NArg() != 0 || *concurrency < 0 || *drain <= 0 {
 		fs.Usage()
 		return errUsage
 	}
@@ -58,13 +60,14 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	defer keepOnHangup(log)()
 	nc, err := nf.connect("scoreboard work", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
-		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency,
+		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency, Drain: *drain,
 	}, log)
 	if err != nil {
 		return err

@@ -155,6 +155,12 @@ func (p *Process) Stop() error {
 	return p.err
 }
 
+// PID is the process's id, to read its /proc entries or send it a signal.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Kill kills the process at once and waits for it.
 func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()

@@ -1,0 +1,109 @@
+package bus
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func dump(port string, size int) *nats.Msg {
+	return &nats.Msg{Subject: "scoreboard.dump.goscore." + port, Data: make([]byte, size)}
+}
+
+// The ports are served in turn, each in its own order, whatever the number each has
+// queued.
+func TestDumpQueueRoundRobin(t *testing.T) {
+	q := newDumpQueue()
+	for i := range 100 {
+		q.push("flood", &nats.Msg{Subject: "flood", Data: []byte{byte(i)}})
+	}
+	for i := range 3 {
+		q.push("hall", &nats.Msg{Subject: "hall", Data: []byte{byte(i)}})
+	}
+	var got []string
+	for range 8 {
+		m, ok := q.pop()
+		if !ok {
+			t.Fatal("pop: closed")
+		}
+		got = append(got, m.Subject+string('0'+rune(m.Data[0])))
+		q.done()
+	}
+	if want := "flood0 hall0 flood1 hall1 flood2 hall2 flood3 flood4"; strings.Join(got, " ") != want {
+		t.Fatalf("served %v, want %s", got, want)
+	}
+}
+
+// A port's queue is bounded in dumps and bytes: its excess is shed, not another
+// port's dumps. When the total is full, the port with the most bytes queued gives up
+// its newest dumps.
+func TestDumpQueueBounds(t *testing.T) {
+	q := newDumpQueue()
+	shed := 0
+	for range maxPortDumps + 10 {
+		s, ok := q.push("flood", dump("flood", 1))
+		if !ok {
+			t.Fatal("push: closed")
+		}
+		shed += len(s)
+	}
+	if shed != 10 || q.n != maxPortDumps {
+		t.Fatalf("%d shed, %d queued; want 10 and %d", shed, q.n, maxPortDumps)
+	}
+	// Big dumps on two other ports up to the total: "big" has the most bytes, and
+	// pays for "hall".
+	q = newDumpQueue()
+	big := maxPortBytes / 2
+	for range 2 {
+		if s, _ := q.push("big", dump("big", big)); len(s) != 0 {
+			t.Fatalf("%d shed below the bounds", len(s))
+		}
+	}
+	if s, _ := q.push("big", dump("big", big)); len(s) != 1 || s[0].Subject != "scoreboard.dump.goscore.big" {
+		t.Fatalf("over its port's bound: shed %d, want the dump itself", len(s))
+	}
+	for range maxTotalBytes/big - 2 {
+		if s, _ := q.push("other", dump("other", big-1)); len(s) != 0 {
+			t.Fatalf("%d shed below the total", len(s))
+		}
+	}
+	s, _ := q.push("hall", dump("hall", 100))
+	if len(s) != 1 || !strings.HasSuffix(s[0].Subject, ".big") {
+		t.Fatalf("total full: shed %d (%v), want big's newest", len(s), s)
+	}
+	if q.bytes > maxTotalBytes || q.ports["hall"] == nil {
+		t.Fatalf("%d bytes queued, hall queued %v", q.bytes, q.ports["hall"] != nil)
+	}
+	// Closed: nothing more taken, and what is left comes back for its error results.
+	left := q.close()
+	if len(left) != q.n+len(left) || len(left) == 0 {
+		t.Fatalf("close left %d", len(left))
+	}
+	if _, ok := q.push("hall", dump("hall", 1)); ok {
+		t.Fatal("push after close taken")
+	}
+	if _, ok := q.pop(); ok {
+		t.Fatal("pop after close")
+	}
+}
+
+// waitEmpty returns at its deadline while a dump is being solved, and at once when
+// the last one is done.
+func TestDumpQueueWaitEmpty(t *testing.T) {
+	q := newDumpQueue()
+	q.push("hall", dump("hall", 1))
+	if _, ok := q.pop(); !ok {
+		t.Fatal("pop")
+	}
+	if q.waitEmpty(time.Now().Add(20 * time.Millisecond)) {
+		t.Fatal("empty while a dump is being solved")
+	}
+	done := make(chan bool)
+	go func() { done <- q.waitEmpty(time.Now().Add(time.Hour)) }()
+	q.done()
+	if !<-done {
+		t.Fatal("not empty once done")
+	}
+}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// envInt is the integer in the environment variable name, or def.
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		t.Fatalf("$%s=%q: want a positive integer", name, s)
+	}
+	return n
+}
+
+// heavyCapture is a valid capture unit of moves distinct points at random on a
+// side x side board: the solver works through every move, and no move is refused.
+func heavyCapture(side, moves int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 9))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d\n", side, moves)
+	for _, p := range r.Perm(side * side)[:moves] {
+		fmt.Fprintf(&b, "%d %d\n", p%side, p/side)
+	}
+	return []byte(b.String())
+}
+
+// logLines are a process's JSON log lines with the given message.
+func logLines(output, message string) []map[string]any {
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(output))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m["message"] == message {
+			lines = append(lines, m)
+		}
+	}
+	return lines
+}
+
+// logCount is the number field of the one log line with message, or -1 when there
+// is no such line.
+func logCount(output, message, field string) int {
+	lines := logLines(output, message)
+	if len(lines) != 1 {
+		return -1
+	}
+	n, ok := lines[0][field].(float64)
+	if !ok {
+		return -1
+	}
+	return int(n)
+}
+
+// memory is a process's peak and current resident set, in KiB (VmHWM, VmRSS).
+func memory(t *testing.T, pid int) (hwm, rss int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(line, ":")
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		switch k {
+		case "VmHWM":
+			hwm = n
+		case "VmRSS":
+			rss = n
+		}
+	}
+	return hwm, rss
+}
+
+// heavyLoad publishes heavy capture dumps as requests on port "heavy", as fast as it
+// can while fewer than backlog have no result yet, until stop is closed, and counts
+// the results that come back to it.
+type heavyLoad struct {
+	sent, replies atomic.Int64
+	stop, done    chan struct{}
+}
+
+func startHeavyLoad(t *testing.T, nc *nats.Conn, unit []byte, backlog int64) *heavyLoad {
+	t.Helper()
+	h := &heavyLoad{stop: make(chan struct{}), done: make(chan struct{})}
+	inbox := nats.NewInbox()
+	// A status without data (no responders, once the workers have gone) is no result.
+	sub, err := nc.Subscribe(inbox, func(m *nats.Msg) {
+		if len(m.Data) > 0 {
+			h.replies.Add(1)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	subject := bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("capture", "heavy")
+	go func() {
+		defer close(h.done)
+		for seq := 1; ; seq++ {
+			m := &nats.Msg{Subject: subject, Reply: inbox, Data: unit, Header: nats.Header{}}
+			m.Header.Set(bus.HeaderSeq, strconv.Itoa(seq))
+			if nc.PublishMsg(m) != nil {
+				return
+			}
+			h.sent.Add(1)
+			for h.sent.Load()-h.replies.Load() >= backlog {
+				select {
+				case <-h.stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+			select {
+			case <-h.stop:
+				return
+			default:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heavyLoad) finish() {
+	close(h.stop)
+	<-h.done
+}
+
+// stopCounts walks what the port got for the first units boards: each one's answer
+// or an error line, in order. It returns how many were answered, how many got an
+// error line, and what came that was neither (wrong, and lost units).
+func stopCounts(units int, got string) (answered, errors int, astray string) {
+	rest := got
+	for k := range units {
+		_, a := faulttest.GoscoreBoard(k)
+		switch {
+		case strings.HasPrefix(rest, a):
+			answered++
+			rest = rest[len(a):]
+		case strings.HasPrefix(rest, faulttest.ErrorPrefix):
+			errors++
+			_, rest, _ = strings.Cut(rest, "\n")
+		default:
+			return answered, errors, fmt.Sprintf("unit %d (answer %q): came %q", k+1, a, rest[:min(len(rest), 200)])
+		}
+	}
+	if rest != "" {
+		astray = fmt.Sprintf("after unit %d: %q", units, rest[:min(len(rest), 200)])
+	}
+	return answered, errors, astray
+}
+
+// SIGTERM under load, again and again, against a real `run` process: a pseudo-
+// terminal port dumps goscore boards as fast as it can, while another client keeps
+// the workers busy with heavy capture dumps (more than they solve within the drain
+// bound). Every run exits 0 without a panic; every unit the port read has its answer
+// or its error line on the port, in order (none vanishes); every dump the workers
+// took has its result.
+func TestFaultStopUnderLoad(t *testing.T) {
+	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
+	bin := proctest.Scoreboard(t)
+	heavy := heavyCapture(300, 25000, 1)
+	var panics, read, answered, errs, vanished int
+	for i := range runs {
+		pt := runPTY(t)
+		addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+		p := proctest.Start(t, bin, "run", "--nats-listen", addr, "--port", pt.Path, "--problem", "goscore",
+			"--baud", "115200", "--error-line", "--drain", "500ms")
+		runWaitOpened(t, pt, p)
+		p.WaitOutput("scoreboard running", 30*time.Second)
+		nc := busConnect(t, "nats://"+addr, nats.MaxReconnects(0))
+		load := startHeavyLoad(t, nc, heavy, 400)
+		flow := startFaultFlow(t, pt, 0) // as fast as the line takes them
+		// Under load: answers come, and the workers hold more heavy dumps than they
+		// solve within the drain bound (two solvers, about 10 ms a dump).
+		busWait(t, "answers and a backlog of heavy dumps", func() bool {
+			return strings.Count(flow.text(), "\n") >= 50 && load.replies.Load() >= 10 && load.sent.Load()-load.replies.Load() >= 300
+		})
+		err := p.Stop()
+		close(flow.stop)
+		load.finish()
+		nc.Close()
+		out := p.Output()
+		if err != nil || strings.Contains(out, "panic") {
+			panics++
+			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
+		}
+		// The daemon has closed the port: what it wrote can all be read now.
+		select {
+		case <-flow.read:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("run %d: the port's answers do not end", i+1)
+		}
+		units := logCount(out, "display writer stopped", "units")
+		left := len(logLines(out, "stopping: unit read after the drain bound, when the display writer had stopped; no answer"))
+		a, e, astray := stopCounts(max(units, 0), flow.text())
+		gone := max(units, 0) - a - e - left
+		w := logLines(out, "workers stopped")
+		t.Logf("counts: scenario=sigterm-under-load run=%d sent=%d read=%d answered=%d errors=%d unanswered-logged=%d vanished=%d heavy-sent=%d heavy-results=%d workers=%v",
+			i+1, flow.sent.Load(), units, a, e, left, gone, load.sent.Load(), load.replies.Load(), w)
+		if units < 50 || gone != 0 || astray != "" || len(w) != 1 {
+			t.Errorf("run %d: %d units read, %d vanished; astray: %s; output:\n%s", i+1, units, gone, astray, out)
+		}
+		if a != logCount(out, "display writer stopped", "answered") || e != logCount(out, "display writer stopped", "errors") {
+			t.Errorf("run %d: the port got %d answers and %d error lines; the daemon logged %v", i+1, a, e, logLines(out, "display writer stopped"))
+		}
+		read, answered, errs, vanished = read+units, answered+a, errs+e, vanished+gone
+		pt.Close()
+	}
+	t.Logf("counts: scenario=sigterm-under-load-total runs=%d panics=%d read=%d answered=%d errors=%d vanished=%d", runs, panics, read, answered, errs, vanished)
+}
+
+// SIGTERM under load against `scoreboard work`, the only worker on an external
+// nats-server, busy with heavy capture dumps: it exits 0 without a panic, and every
+// dump it took gets exactly one result (solved, or an error result for those not
+// solved within its drain bound).
+func TestFaultWorkStopUnderLoad(t *testing.T) {
+	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
+	s := proctest.StartNATS(t, proctest.NATSOptions{})
+	heavy := heavyCapture(300, 25000, 2)
+	var panics, taken, results, vanished int
+	for i := range runs {
+		nc := busConnect(t, s.URL())
+		w := busStartWork(t, nc, "--nats-url", s.URL(), "--drain", "500ms")
+		load := startHeavyLoad(t, nc, heavy, 300)
+		busWait(t, "a backlog of heavy dumps", func() bool {
+			return load.replies.Load() >= 10 && load.sent.Load()-load.replies.Load() >= 150
+		})
+		err := w.Stop()
+		load.finish()
+		out := w.Output()
+		if err != nil || strings.Contains(out, "panic") {
+			panics++
+			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
+		}
+		n := logCount(out, "workers stopped", "dumps")
+		// Results published before the worker exited are on their way to us.
+		deadline := time.Now().Add(30 * time.Second)
+		for int(load.replies.Load()) < n && time.Now().Before(deadline) {
+			if err := nc.FlushTimeout(time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := int(load.replies.Load())
+		t.Logf("counts: scenario=work-sigterm-under-load run=%d sent=%d taken=%d results=%d vanished=%d workers=%v",
+			i+1, load.sent.Load(), n, got, n-got, logLines(out, "workers stopped"))
+		if n <= 0 || got != n {
+			t.Errorf("run %d: the worker took %d dumps, %d results came; output:\n%s", i+1, n, got, out)
+		}
+		taken, results, vanished = taken+n, results+got, vanished+n-got
+		nc.Close()
+	}
+	t.Logf("counts: scenario=work-sigterm-under-load-total runs=%d panics=%d taken=%d results=%d vanished=%d", runs, panics, taken, results, vanished)
+}
+
+// SIGHUP neither kills run nor work: each logs that reloading is not supported, keeps
+// serving, and stops cleanly on SIGTERM.
+func TestRunWorkSIGHUP(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	pt := runPTY(t)
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	run := proctest.Start(t, bin, "run", "--nats-listen", addr, "--port", pt.Path, "--problem", "goscore", "--baud", "115200")
+	runWaitOpened(t, pt, run)
+	run.WaitOutput("scoreboard running", 30*time.Second)
+	nc := busConnect(t, "nats://"+addr)
+	work := busStartWork(t, nc, "--nats-url", "nats://"+addr)
+	const warning = "SIGHUP: reloading the configuration is not supported yet; the running configuration is kept"
+	for _, p := range []*proctest.Process{run, work} {
+		if err := p.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		p.WaitOutput(warning, 30*time.Second)
+	}
+	// Both still serve: a unit through the port, after the signals.
+	u, a := faulttest.GoscoreBoard(7)
+	if _, err := pt.Master.Write([]byte(u)); err != nil {
+		t.Fatal(err)
+	}
+	if got := runReadAnswers(t, pt, len(a), run); string(got) != a {
+		t.Fatalf("answer %q, want %q", got, a)
+	}
+	for _, p := range []*proctest.Process{work, run} {
+		if err := p.Stop(); err != nil {
+			t.Errorf("after SIGHUP then SIGTERM: %v; output:\n%s", err, p.Output())
+		}
+		if n := len(logLines(p.Output(), warning)); n != 1 {
+			t.Errorf("%d SIGHUP warnings, want 1", n)
+		}
+	}
+}

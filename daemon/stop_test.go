@@ -1,0 +1,128 @@
+package daemon_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/faulttest"
+)
+
+// Stopped while units wait between the reader and the display writer (the in-flight
+// bound is reached, the workers are slow), the daemon still takes every unit read:
+// each one is answered within the drain bound or gets its error line and error
+// result, and the display writer's count of units read is what the port got.
+func TestStopTakesEveryUnitRead(t *testing.T) {
+	nc := startBus(t, false)
+	res := results(t, nc)
+	srv, _ := servers.Load(nc)
+	// Units 3 to 10 are held until the stop, so that the units pile up behind them;
+	// those after 10, until the test ends: they end as errors at the drain bound.
+	release, never := make(chan struct{}), make(chan struct{})
+	defer close(never)
+	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+		switch {
+		case seq > 10:
+			<-never
+		case seq > 2:
+			<-release
+		}
+		return 0
+	})
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{
+		Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},
+		MaxInFlight:    4,
+		RequestTimeout: time.Hour,
+		Drain:          3 * time.Second, // units 3 to 10 are answered within it, even on a loaded machine
+	})
+	waitOpened(t, pt)
+	const units = 40
+	go func() {
+		for k := range units {
+			u, _ := faulttest.GoscoreBoard(k)
+			if _, err := pt.Master.Write([]byte(u)); err != nil {
+				return
+			}
+		}
+	}()
+	// 4 units taken, 16 waiting in the channel, one more in the reader's hands.
+	d.logs.wait(t, 1, map[string]any{"message": "line read", "line": float64(21 * 20)})
+	var c collector
+	done := make(chan struct{})
+	go c.read(pt.Master, done)
+	close(release)
+	d.stop(t)
+	pt.Close()
+	<-done
+	stopped := map[string]any{"message": "display writer stopped"}
+	if d.logs.count(stopped) != 1 {
+		t.Fatalf("no count of the units read; logs:\n%s", d.logs.String())
+	}
+	var read, answered, errs float64
+	d.logs.mu.Lock()
+	for _, l := range d.logs.lines {
+		if l["message"] == "display writer stopped" {
+			read, answered, errs = l["units"].(float64), l["answered"].(float64), l["errors"].(float64)
+		}
+	}
+	d.logs.mu.Unlock()
+	got := c.String()
+	var a, e int
+	rest := got
+	for k := range int(read) {
+		_, want := faulttest.GoscoreBoard(k)
+		switch {
+		case strings.HasPrefix(rest, want):
+			a++
+			rest = rest[len(want):]
+		case strings.HasPrefix(rest, faulttest.ErrorPrefix+"daemon stopping"):
+			e++
+			_, rest, _ = strings.Cut(rest, "\n")
+		default:
+			t.Fatalf("unit %d: the port got %q", k+1, rest)
+		}
+	}
+	t.Logf("counts: scenario=stop-with-units-waiting read=%d answered=%d errors=%d vanished=%d", int(read), a, e, int(read)-a-e)
+	if read < 21 || a+e != int(read) || float64(a) != answered || float64(e) != errs || rest != "" || a != 10 {
+		t.Fatalf("%v units read, %v answered, %v errors logged; the port got %d answers, %d error lines, then %q", read, answered, errs, a, e, rest)
+	}
+	// Each error line has its error result on the bus.
+	for range e {
+		select {
+		case r := <-res:
+			for r.Error == "" {
+				r = <-res
+			}
+			if !strings.Contains(r.Error, "drain") {
+				t.Fatalf("error result %+v", r)
+			}
+		case <-time.After(long):
+			t.Fatal("an error result is missing")
+		}
+	}
+}
+
+// Stopped while its stdin (a pipe it cannot interrupt) is blocked in a read, with
+// nothing in flight, the daemon does not wait out its drain bound for the reader.
+func TestStopStdinBlocked(t *testing.T) {
+	nc := startBus(t, true)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	d := startDaemon(t, nc, daemon.Config{
+		Ports: []daemon.PortConfig{{Device: "-", Problem: "goscore"}},
+		Stdin: inR, Stdout: outW,
+		Drain: time.Hour, // waited out, the test would fail
+	})
+	u, a := faulttest.GoscoreBoard(3)
+	go inW.Write([]byte(u))
+	if got := readN(t, outR, len(a)); string(got) != a {
+		t.Fatalf("answer %q, want %q", got, a)
+	}
+	d.stop(t)
+	d.logs.wait(t, 1, map[string]any{"message": "display writer stopped", "units": float64(1), "answered": float64(1)})
+}
