@@ -122,14 +122,24 @@ func (f *faultFlow) waitAnswered(t *testing.T, scenario string, n int, p *procte
 	}
 }
 
+// drain stops sending and waits for a line back for every unit sent.
+func (f *faultFlow) drain(t *testing.T, scenario string, p *proctest.Process) {
+	t.Helper()
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+	<-f.done
+	f.waitAnswered(t, scenario, int(f.sent.Load()), p)
+}
+
 // finish stops sending, waits for a line back for every unit sent, stops the daemon
 // (so that anything it would write twice is written by then: it closes the port as
 // it exits) and returns the counts of everything the port got.
 func (f *faultFlow) finish(t *testing.T, scenario string, p *proctest.Process) faulttest.Counts {
 	t.Helper()
-	close(f.stop)
-	<-f.done
-	f.waitAnswered(t, scenario, int(f.sent.Load()), p)
+	f.drain(t, scenario, p)
 	if err := p.Stop(); err != nil {
 		t.Errorf("run after SIGTERM: %v", err)
 	}

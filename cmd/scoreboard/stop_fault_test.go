@@ -284,11 +284,13 @@ func TestRunWorkSIGHUP(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	pt := runPTY(t)
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	run := proctest.Start(t, bin, "run", "--nats-listen", addr, "--port", pt.Path, "--problem", "goscore", "--baud", "115200")
+	// A work process joins the daemon's listener with its worker credentials.
+	run := proctest.Start(t, bin, "run", "--nats-listen", addr, "--nats-listen-token", "worker-t0ken",
+		"--port", pt.Path, "--problem", "goscore", "--baud", "115200")
 	runWaitOpened(t, pt, run)
 	run.WaitOutput("scoreboard running", 30*time.Second)
 	nc := busConnect(t, "nats://"+addr)
-	work := busStartWork(t, nc, "--nats-url", "nats://"+addr)
+	work := busStartWork(t, nc, "--nats-url", "nats://"+addr, "--nats-token", "worker-t0ken")
 	const warning = "SIGHUP: reloading the configuration is not supported yet; the running configuration is kept"
 	for _, p := range []*proctest.Process{run, work} {
 		if err := p.Signal(syscall.SIGHUP); err != nil {

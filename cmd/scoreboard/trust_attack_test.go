@@ -38,6 +38,9 @@ type trustEnv struct {
 	run *proctest.Process
 	pt  *serialio.PTY
 	url string
+	// quiesce, if set, runs once every unit is answered and before the daemon stops:
+	// what else the attack drives must end while the daemon still serves.
+	quiesce func()
 }
 
 // startTrustEnv starts `scoreboard run` with a goscore port: on its embedded server
@@ -129,6 +132,10 @@ func (e *trustEnv) attack(t *testing.T, scenario string, f *forger, onDump func(
 	}
 	flow := startFaultFlow(t, e.pt, 2*time.Millisecond)
 	busWait(t, "300 units sent", func() bool { return flow.sent.Load() >= 300 })
+	flow.drain(t, scenario, e.run)
+	if e.quiesce != nil {
+		e.quiesce()
+	}
 	c := flow.finish(t, scenario, e.run)
 	_ = sub.Unsubscribe()
 	wg.Wait()
@@ -179,6 +186,20 @@ func TestTrustForgedCopiedOrigin(t *testing.T) {
 			e := startTrustEnv(t, open)
 			f := newForger(t, e.url)
 			var k atomic.Int64
+			// The real workers' answers to the forged dumps, seen on the port's inbox
+			// (a tool may read inboxes): they are what the display has to refuse.
+			var forgedDigests sync.Map
+			var reached atomic.Int64
+			if _, err := f.nc.Subscribe("_INBOX.>", func(m *nats.Msg) {
+				var r bus.Result
+				if json.Unmarshal(m.Data, &r) == nil {
+					if _, ok := forgedDigests.Load(r.UnitDigest); ok {
+						reached.Add(1)
+					}
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
 			e.attack(t, "forged-copied-origin", f, func(m *nats.Msg) {
 				res := seen(m)
 				res.Answer = forgedText + "\n"
@@ -186,6 +207,7 @@ func TestTrustForgedCopiedOrigin(t *testing.T) {
 				// The same dump, another board: its true answer is no answer of the
 				// flow's boards (those are numbered from 0).
 				board, _ := faulttest.GoscoreBoard(20000 + int(k.Add(1)))
+				forgedDigests.Store(bus.UnitDigest([]byte(board)), true)
 				d := nats.NewMsg(m.Subject)
 				d.Header, d.Reply, d.Data = maps.Clone(m.Header), m.Reply, []byte(board)
 				d.Header.Set("Forged", "1") // not for this forger to forge again
@@ -193,8 +215,13 @@ func TestTrustForgedCopiedOrigin(t *testing.T) {
 					f.sent.Add(1)
 				}
 			})
-			if !strings.Contains(e.run.Output(), "not the answer to its dump") {
-				t.Error("the display logged no refused answer: the forged dumps' answers never reached its check")
+			// Only an answer that comes while its seq is still in flight is compared
+			// with the unit's digest and logged; a later one is dropped unlogged. Either
+			// way none is written (forged = 0 above): what must hold is that the attack
+			// reached the port's inbox at all.
+			t.Logf("real answers to forged dumps on the port's inbox: %d", reached.Load())
+			if reached.Load() == 0 {
+				t.Error("no real worker answered a forged dump on the port's inbox: the attack proved nothing")
 			}
 		})
 	}
@@ -266,9 +293,11 @@ func TestTrustRogueQueueMember(t *testing.T) {
 					}
 				}
 			})
+			e.quiesce = func() {
+				close(stop)
+				wg.Wait()
+			}
 			c := e.attack(t, "rogue-queue-member", f, func(*nats.Msg) {})
-			close(stop)
-			wg.Wait()
 			t.Logf("solve requests: %d answered right, %d forged", solved.Load(), forgedSolves.Load())
 			switch {
 			case !worker && (f.refused.Load() < 2 || forgedSolves.Load() != 0 || solved.Load() == 0):
