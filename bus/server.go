@@ -45,6 +45,9 @@ type ServerOptions struct {
 	// In-process clients (the daemon's own parts) need none.
 	Token          string
 	User, Password string
+	// StoreDir, when set, turns JetStream on, with its file store in this directory
+	// (the history). The caller owns the directory: one server at a time.
+	StoreDir string
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -87,6 +90,10 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		if port == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+	}
+	if o.StoreDir != "" {
+		opts.JetStream = true
+		opts.StoreDir = o.StoreDir
 	}
 	if auth {
 		opts.CustomClientAuthentication = &listenAuth{token: o.Token, user: o.User, password: o.Password}

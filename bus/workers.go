@@ -247,7 +247,11 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	} else if e := w.log.Debug(); e.Enabled() {
 		unit(e).Float64("solve_us", res.SolveMicros).Msg("unit solved")
 	}
-	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
+	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data}
+	if id := ResultID(res.Origin, res.Seq); id != "" {
+		out.Header = nats.Header{HeaderMsgID: {id}}
+	}
+	if err := w.nc.PublishMsg(out); err != nil {
 		unit(w.log.Error()).Err(err).Msg("publish result")
 	}
 	if msg.Reply != "" {

@@ -1,0 +1,212 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/logging"
+)
+
+// Bounds of the updater.
+const (
+	// maxUnits is how many dumps wait for their result at most: the oldest go first
+	// (their result's value then has no unit text).
+	maxUnits = 4096
+	// updaterQueue is how many messages wait for the actor; beyond, nats.go drops
+	// them and reports a slow consumer: the bucket then misses a board, never a port.
+	updaterQueue = 16384
+	// putTimeout bounds the wait for the bucket's ack of a put.
+	putTimeout = 5 * time.Second
+	// maxPending bounds the puts waiting for their ack. There is at most one a port.
+	maxPending = 256
+)
+
+// NewJetStream is the JetStream context of the daemon's history connection, with the
+// bounds on asynchronous puts.
+func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	return jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(maxPending), jetstream.WithPublishAsyncTimeout(putTimeout))
+}
+
+// Updater is the actor that keeps the bucket's value of each port: the port's latest
+// result, its unit's text, when it came, and for othello the board after the command.
+// It takes the dumps and the results from the bus as any subscriber does, so it never
+// holds a port back; it puts at most one value a port at a time, without waiting for
+// the ack, and when results come faster than the bucket acks, only a port's latest
+// value is put. A put the bucket refuses is logged (sampled) and counted.
+type Updater struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subj bus.Subjects
+	key  string // the bucket's subject prefix: $KV.<bucket>.
+	log  zerolog.Logger
+	warn *logging.Sampler
+
+	units map[unitKey][]byte
+	order []unitKey // the keys of units in arrival order, a ring of maxUnits
+	next  int
+	ports map[string]*portValue
+	buf   []byte
+
+	puts, refused atomic.Uint64
+}
+
+type unitKey struct {
+	port, origin string
+	seq          uint64
+}
+
+// portValue is a port's latest value, and its put in flight.
+type portValue struct {
+	value []byte // to put; nil when put already
+	put   jetstream.PubAckFuture
+}
+
+// NewUpdater makes the actor; Run runs it. js must come from NewJetStream on nc.
+func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolog.Logger) *Updater {
+	subj := bus.Subjects{Prefix: prefix}
+	return &Updater{
+		nc: nc, js: js, subj: subj, key: "$KV." + subj.Boards() + ".",
+		log:   log.With().Str("component", "history").Logger(),
+		warn:  logging.NewSampler(10, time.Second, 100),
+		units: map[unitKey][]byte{},
+		order: make([]unitKey, maxUnits),
+		ports: map[string]*portValue{},
+	}
+}
+
+// Puts is how many values the bucket has acked; Refused how many it refused.
+func (u *Updater) Puts() uint64    { return u.puts.Load() }
+func (u *Updater) Refused() uint64 { return u.refused.Load() }
+
+// Run subscribes and keeps the bucket up to date until ctx ends; then it gives the
+// puts in flight a moment to be acked.
+func (u *Updater) Run(ctx context.Context) error {
+	msgs := make(chan *nats.Msg, updaterQueue)
+	for _, s := range []string{u.subj.AllDumps(), u.subj.AllResults()} {
+		sub, err := u.nc.ChanSubscribe(s, msgs)
+		if err != nil {
+			return fmt.Errorf("history: subscribe to %s: %w", s, err)
+		}
+		defer sub.Unsubscribe()
+	}
+	if err := u.nc.FlushTimeout(5 * time.Second); err != nil {
+		u.log.Warn().Err(err).Msg("the server has not confirmed the history's subscriptions yet")
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case m := <-msgs:
+			u.take(m)
+			for range len(msgs) {
+				u.take(<-msgs)
+			}
+		case <-tick.C:
+		case <-ctx.Done():
+			// What the server has already sent is taken too: a round trip makes sure
+			// it is here.
+			_ = u.nc.FlushTimeout(time.Second)
+			for range len(msgs) {
+				u.take(<-msgs)
+			}
+			u.finish()
+			return nil
+		}
+		u.pump()
+	}
+}
+
+// take records a dump's unit, or makes a result into its port's next value.
+func (u *Updater) take(m *nats.Msg) {
+	if _, port, err := u.subj.ParseDump(m.Subject); err == nil {
+		seq, _ := parseSeq(m.Header.Get(bus.HeaderSeq))
+		k := unitKey{port: port, origin: m.Header.Get(bus.HeaderOrigin), seq: seq}
+		if old := u.order[u.next]; old != (unitKey{}) {
+			delete(u.units, old)
+		}
+		u.order[u.next] = k
+		u.next = (u.next + 1) % len(u.order)
+		u.units[k] = m.Data
+		return
+	}
+	var res struct {
+		Problem string `json:"problem"`
+		Port    string `json:"port"`
+		Seq     uint64 `json:"seq"`
+		Origin  string `json:"origin"`
+		Error   string `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &res); err != nil || !bus.ValidToken(res.Port) {
+		u.warn.Warn(&u.log, "bad result").Str("subject", m.Subject).Msg("a message on a results subject is not a result; not kept in the bucket")
+		return
+	}
+	k := unitKey{port: res.Port, origin: res.Origin, seq: res.Seq}
+	unit := u.units[k]
+	delete(u.units, k)
+	var board []string
+	if res.Problem == "othello" && unit != nil {
+		board, _ = engine.OthelloBoardAfter(unit) // a unit that does not parse has no board
+	}
+	pv := u.ports[res.Port]
+	if pv == nil {
+		pv = &portValue{}
+		u.ports[res.Port] = pv
+	}
+	pv.value = AppendRecord(pv.value[:0], m.Data, unit, time.Now(), board, false)
+}
+
+// pump collects the acks that came and puts the values waiting, one a port.
+func (u *Updater) pump() {
+	for port, pv := range u.ports {
+		if pv.put != nil {
+			select {
+			case <-pv.put.Ok():
+				u.puts.Add(1)
+			case err := <-pv.put.Err():
+				u.refuse(port, err)
+			default:
+				continue // still waiting for its ack
+			}
+			pv.put = nil
+		}
+		if pv.value == nil {
+			continue
+		}
+		f, err := u.js.PublishAsync(u.key+port, pv.value)
+		if err != nil {
+			u.refuse(port, err)
+			continue // tried again with the next result or tick
+		}
+		pv.put, pv.value = f, nil
+	}
+}
+
+func (u *Updater) refuse(port string, err error) {
+	n := u.refused.Add(1)
+	u.warn.Warn(&u.log, "refused").Str("port", port).Uint64("refused", n).Err(err).
+		Msg("the history bucket did not take the port's latest board; the scoreboard is not affected")
+}
+
+// finish waits a little for the puts in flight, so a clean stop keeps the last board.
+func (u *Updater) finish() {
+	u.pump()
+	select {
+	case <-u.js.PublishAsyncComplete():
+	case <-time.After(2 * time.Second):
+	}
+	u.pump()
+	select {
+	case <-u.js.PublishAsyncComplete():
+	case <-time.After(2 * time.Second):
+		u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
+	}
+}
