@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +55,6 @@ type Updater struct {
 	order []unitKey // the keys of units in arrival order, a ring of maxUnits
 	next  int
 	ports map[string]*portValue
-	buf   []byte
 
 	puts, refused atomic.Uint64
 }
@@ -64,10 +64,11 @@ type unitKey struct {
 	seq          uint64
 }
 
-// portValue is a port's latest value, and its put in flight.
+// portValue is a port's latest result, and the put in flight of an earlier one.
 type portValue struct {
-	value []byte // to put; nil when put already
-	put   jetstream.PubAckFuture
+	result []byte    // to put; nil when put already
+	at     time.Time // when it came
+	put    jetstream.PubAckFuture
 }
 
 // NewUpdater makes the actor; Run runs it. js must come from NewJetStream on nc.
@@ -138,30 +139,38 @@ func (u *Updater) take(m *nats.Msg) {
 		u.units[k] = m.Data
 		return
 	}
+	// A result only becomes its port's next value here; it is read when it is put,
+	// so of a burst of results only the one put is parsed.
+	i := strings.LastIndexByte(m.Subject, '.')
+	port := m.Subject[i+1:]
+	pv := u.ports[port]
+	if pv == nil {
+		pv = &portValue{}
+		u.ports[port] = pv
+	}
+	pv.result, pv.at = m.Data, time.Now()
+}
+
+// value makes a result into the bucket's value: with its unit's text, when it came,
+// and for othello the board after the command.
+func (u *Updater) value(port string, result []byte, at time.Time) []byte {
 	var res struct {
 		Problem string `json:"problem"`
 		Port    string `json:"port"`
 		Seq     uint64 `json:"seq"`
 		Origin  string `json:"origin"`
-		Error   string `json:"error"`
 	}
-	if err := json.Unmarshal(m.Data, &res); err != nil || !bus.ValidToken(res.Port) {
-		u.warn.Warn(&u.log, "bad result").Str("subject", m.Subject).Msg("a message on a results subject is not a result; not kept in the bucket")
-		return
+	if err := json.Unmarshal(result, &res); err != nil || res.Port != port {
+		u.warn.Warn(&u.log, "bad result").Str("port", port).Msg("a message on a results subject is not a result of its port; not kept in the bucket")
+		return nil
 	}
 	k := unitKey{port: res.Port, origin: res.Origin, seq: res.Seq}
 	unit := u.units[k]
-	delete(u.units, k)
 	var board []string
 	if res.Problem == "othello" && unit != nil {
 		board, _ = engine.OthelloBoardAfter(unit) // a unit that does not parse has no board
 	}
-	pv := u.ports[res.Port]
-	if pv == nil {
-		pv = &portValue{}
-		u.ports[res.Port] = pv
-	}
-	pv.value = AppendRecord(pv.value[:0], m.Data, unit, time.Now(), board, false)
+	return AppendRecord(nil, result, unit, at, board, false)
 }
 
 // pump collects the acks that came and puts the values waiting, one a port.
@@ -178,15 +187,20 @@ func (u *Updater) pump() {
 			}
 			pv.put = nil
 		}
-		if pv.value == nil {
+		if pv.result == nil {
 			continue
 		}
-		f, err := u.js.PublishAsync(u.key+port, pv.value)
+		value := u.value(port, pv.result, pv.at)
+		if value == nil {
+			pv.result = nil
+			continue
+		}
+		f, err := u.js.PublishAsync(u.key+port, value)
 		if err != nil {
 			u.refuse(port, err)
 			continue // tried again with the next result or tick
 		}
-		pv.put, pv.value = f, nil
+		pv.put, pv.result = f, nil
 	}
 }
 

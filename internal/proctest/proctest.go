@@ -38,13 +38,29 @@ type build struct {
 	err  error
 }
 
-// Main runs the tests and removes the built binaries.
-func Main(m *testing.M) {
+// Main runs the tests, then the cleanups, and removes the built binaries.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
+}
+
+// StateDir points the default state directory of every daemon the tests start (in
+// process or as a child) at a fresh temporary directory, through $STATE_DIRECTORY,
+// so tests never touch the user's, nor another test binary's; it returns its removal,
+// for Main. Tests that need their own pass --state-dir.
+func StateDir() func() {
+	d, err := os.MkdirTemp("", "proctest-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("STATE_DIRECTORY", d)
+	return func() { os.RemoveAll(d) }
 }
 
 // moduleRoot finds the directory of go.mod above this package's tests.
