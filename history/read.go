@@ -19,6 +19,9 @@ import (
 // A unit is answered, or given up by the daemon, within its attempts (6 s by default).
 const staleAfter = 10 * time.Minute
 
+// consumerIdle is how long the server keeps a reader's consumer that no longer pulls.
+const consumerIdle = 30 * time.Second
+
 // Query selects what Read reads.
 type Query struct {
 	Port, Problem string    // only this port's, problem's units; "" for all
@@ -86,6 +89,8 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subj.Result(star(q.Problem), star(q.Port))},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		// A reader that goes away without a goodbye leaves no consumer for long.
+		InactiveThreshold: consumerIdle,
 	}
 	if !q.Follow {
 		cfg.FilterSubjects = append(cfg.FilterSubjects, subj.Dump(star(q.Problem), star(q.Port)))
@@ -105,7 +110,16 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	if err != nil {
 		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
 	}
-	defer it.Stop()
+	defer func() {
+		it.Stop()
+		// The server would drop the consumer after consumerIdle anyway; at once is
+		// better, where the reader's rights allow it.
+		if ci := cons.CachedInfo(); ci != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = js.DeleteConsumer(dctx, subj.Stream(), ci.Name)
+			cancel()
+		}
+	}()
 	info, err := cons.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
