@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,6 +69,8 @@ type unitKey struct {
 type portValue struct {
 	result []byte    // to put; nil when put already
 	at     time.Time // when it came
+	seq    uint64    // the newest result's, put or not
+	origin string
 	put    jetstream.PubAckFuture
 }
 
@@ -148,7 +151,33 @@ func (u *Updater) take(m *nats.Msg) {
 		pv = &portValue{}
 		u.ports[port] = pv
 	}
-	pv.result, pv.at = m.Data, time.Now()
+	// Workers answer in parallel, so a port's results come out of order: the latest
+	// is the one of the highest seq (of the newest publisher, if another took over).
+	seq, origin := scanSeqOrigin(m.Data)
+	if origin == pv.origin && seq < pv.seq {
+		return
+	}
+	pv.result, pv.at, pv.seq, pv.origin = m.Data, time.Now(), seq, origin
+}
+
+// scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
+// parsed only when it is put.
+func scanSeqOrigin(data []byte) (seq uint64, origin string) {
+	if i := bytes.Index(data, []byte(`"seq":`)); i >= 0 {
+		for _, c := range data[i+len(`"seq":`):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			seq = seq*10 + uint64(c-'0')
+		}
+	}
+	if i := bytes.Index(data, []byte(`"origin":"`)); i >= 0 {
+		rest := data[i+len(`"origin":"`):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 {
+			origin = string(rest[:j])
+		}
+	}
+	return seq, origin
 }
 
 // value makes a result into the bucket's value: with its unit's text, when it came,

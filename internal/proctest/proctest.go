@@ -220,6 +220,10 @@ func (p *Process) WaitOutput(s string, timeout time.Duration) {
 type NATSOptions struct {
 	Token          string
 	User, Password string
+	// JetStream turns JetStream on (-js), with its store in StoreDir (a temporary
+	// directory of the test's when empty).
+	JetStream bool
+	StoreDir  string
 }
 
 // NATSServer is an external nats-server process on a loopback port.
@@ -253,6 +257,12 @@ func (s *NATSServer) start() {
 		args = append(args, "--auth", s.opts.Token)
 	case s.opts.User != "":
 		args = append(args, "--user", s.opts.User, "--pass", s.opts.Password)
+	}
+	if s.opts.JetStream {
+		if s.opts.StoreDir == "" {
+			s.opts.StoreDir = s.t.TempDir()
+		}
+		args = append(args, "-js", "-sd", s.opts.StoreDir)
 	}
 	s.proc = Start(s.t, NATSServerBinary(s.t), args...)
 	deadline := time.Now().Add(20 * time.Second)
