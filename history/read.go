@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -101,7 +102,7 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	cons, err := js.OrderedConsumer(ctx, subj.Stream(), cfg)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, subj.Stream(), err)
 		}
 		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)

@@ -330,3 +330,116 @@ baud = 115200
 		t.Errorf("bucket lobby: %s", v.Value())
 	}
 }
+
+// An external nats-server with JetStream: run creates the stream and the bucket there,
+// with the limits given; the history and watch's replay read them.
+func TestHistoryExternalJetStream(t *testing.T) {
+	ns := proctest.StartNATS(t, proctest.NATSOptions{JetStream: true})
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", ns.URL(),
+		"--history-replicas", "1", "--history-max-age", "7d", "--history-max-bytes", "64MiB")
+	run.WaitOutput("scoreboard running", 60*time.Second)
+	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
+	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "--port-name", "ext", "goscore"); code != 0 || out != string(want) {
+		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
+	}
+	historyWait(t, "the history", run, func() (bool, string) {
+		recs := historyJSON(t, ns.URL())
+		return len(recs) == 2 && recs[1].Answer == "177 175\n", fmt.Sprint(recs)
+	})
+	js := historyJetStream(t, ns.URL())
+	s, err := js.Stream(context.Background(), "SCOREBOARD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.CachedInfo().Config
+	if c.MaxAge != 7*24*time.Hour || c.MaxBytes != 64<<20 || !c.NoAck || c.Replicas != 1 || c.Storage != jetstream.FileStorage {
+		t.Errorf("stream config: max age %v, max bytes %d, no ack %v, replicas %d, storage %v", c.MaxAge, c.MaxBytes, c.NoAck, c.Replicas, c.Storage)
+	}
+	if _, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
+		t.Errorf("bucket: %v", err)
+	}
+	code, out, errs := runLocked(t, "", "watch", "--nats-url", ns.URL(), "--since", "1h", "--count", "2")
+	if code != 0 || !strings.Contains(out, "ext goscore #1 5 3\n") || !strings.Contains(out, "ext goscore #2 177 175\n") {
+		t.Errorf("watch --since 1h: exit %d, %q: %s", code, out, errs)
+	}
+}
+
+// A server without JetStream: one warning that the history is off, and the rest works.
+func TestHistoryServerWithoutJetStream(t *testing.T) {
+	ns := proctest.StartNATS(t, proctest.NATSOptions{})
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", ns.URL(), "--log-format", "json")
+	run.WaitOutput("scoreboard running", 60*time.Second)
+	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
+	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "goscore"); code != 0 || out != string(want) {
+		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
+	}
+	if n := strings.Count(run.Output(), "history is off"); n != 1 {
+		t.Errorf("%d warnings that the history is off, want 1; output:\n%s", n, run.Output())
+	}
+	code, _, errs := runLocked(t, "", "history", "--nats-url", ns.URL())
+	if code != 1 || !strings.Contains(errs, "no history") {
+		t.Errorf("history: exit %d: %s", code, errs)
+	}
+}
+
+// A state dir that cannot be used stops the daemon at start with an error naming it:
+// one in use by another daemon, a regular file, a store that cannot be recovered.
+func TestHistoryStateDirErrors(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--nats-listen", "off", "--port", "-", "--problem", "goscore", "--state-dir", dir}
+	if code, _, errs := runLocked(t, "", args...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errs)
+	}
+
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", "off", "--state-dir", dir)
+	run.WaitOutput("scoreboard running", 60*time.Second)
+	code, _, errs := runLocked(t, "", args...)
+	if code != 1 || !strings.Contains(errs, dir) || !strings.Contains(errs, "in use") {
+		t.Errorf("a second daemon on %s: exit %d: %s", dir, code, errs)
+	}
+	if err := run.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	meta := filepath.Join(dir, "jetstream", "$G", "streams", "SCOREBOARD", "meta.inf")
+	if err := os.WriteFile(meta, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runLocked(t, "", args...)
+	if code != 1 || !strings.Contains(errs, dir) || !strings.Contains(errs, "could not be recovered") {
+		t.Errorf("a corrupt store: exit %d: %s", code, errs)
+	}
+
+	file := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(file, nil, 0o600)
+	code, _, errs = runLocked(t, "", "run", "--nats-listen", "off", "--state-dir", file)
+	if code != 1 || !strings.Contains(errs, file) {
+		t.Errorf("a regular file as the state dir: exit %d: %s", code, errs)
+	}
+}
+
+func TestHistoryBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"history", "--since", "yesterday-ish"}, []string{"--since", `"yesterday-ish"`, "RFC 3339", "90m"}},
+		{[]string{"history", "--until", "soon"}, []string{"--until", `"soon"`}},
+		{[]string{"history", "--last", "-1"}, []string{"--last"}},
+		{[]string{"history", "--port", "Hall!"}, []string{"--port"}},
+		{[]string{"watch", "--since", "tomorrow"}, []string{"--since", `"tomorrow"`}},
+		{[]string{"run", "--history-max-age", "forever"}, []string{"--history-max-age", "90d"}},
+		{[]string{"run", "--history-max-bytes", "lots"}, []string{"--history-max-bytes", "1GiB"}},
+		{[]string{"run", "--history-replicas", "7"}, []string{"--history-replicas", "1 to 5"}},
+	} {
+		code, _, errs := runLocked(t, "", c.args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0", c.args)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: error %q lacks %q", c.args, errs, w)
+			}
+		}
+	}
+}
