@@ -31,6 +31,7 @@ func goscore() string { return goscoreBoard[:1] + strings.Repeat(goscoreBoard[1:
 // env is an embedded server with JetStream in a state dir, the stream and the
 // bucket, workers for goscore and othello only, and the bucket's updater.
 type env struct {
+	u  *history.Updater
 	w  *bus.Workers
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -73,6 +74,7 @@ func start(t *testing.T) *env {
 	e.w = w
 	uctx, stop := context.WithCancel(ctx)
 	u := history.NewUpdater(conn(), e.js, bus.DefaultPrefix, zerolog.Nop())
+	e.u = u
 	var wg sync.WaitGroup
 	wg.Go(func() { u.Run(uctx) })
 	t.Cleanup(func() { stop(); wg.Wait() })
@@ -343,4 +345,38 @@ func TestDefaultStateDir(t *testing.T) {
 			t.Errorf("%v: %q, %v; want %q", c.env, got, err, c.want)
 		}
 	}
+}
+
+// A bucket that is gone: the updater's puts are refused, logged and counted, and the
+// units are still answered and kept in the stream.
+func TestHistoryBucketRefuses(t *testing.T) {
+	e := start(t)
+	if err := e.js.DeleteKeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan *nats.Msg, 64)
+	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	e.nc.Flush()
+	const n = 5
+	for seq := range uint64(n) {
+		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
+	}
+	for i := range n {
+		select {
+		case <-results:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of %d results with the bucket gone", i, n)
+		}
+	}
+	waitFor(t, "a refused put", func() (bool, string) {
+		return e.u.Refused() > 0, "puts " + strconv.FormatUint(e.u.Puts(), 10)
+	})
+	waitFor(t, "the history", func() (bool, string) {
+		got := e.read(t, history.Query{})
+		return len(got) == n && !got[n-1].Unanswered, lines(got)
+	})
 }
