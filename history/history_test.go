@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,33 @@ func (e *env) dump(t *testing.T, problem, port, origin string, seq uint64, unit 
 	}
 }
 
+// results subscribes to every result on the bus, as watch does.
+func (e *env) results(t *testing.T) chan *nats.Msg {
+	t.Helper()
+	ch := make(chan *nats.Msg, 64)
+	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// await takes n results from ch.
+func await(t *testing.T, ch chan *nats.Msg, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d results on the bus, want %d", i, n)
+		}
+	}
+}
+
 // read is the whole history, as `history` lists it.
 func (e *env) read(t *testing.T, q history.Query) []*history.Entry {
 	t.Helper()
@@ -138,13 +166,7 @@ func lines(es []*history.Entry) string {
 // no worker serves shows as read and unanswered; a dump by hand is kept too.
 func TestHistoryKeepsEachUnitOnce(t *testing.T) {
 	e := start(t)
-	results := make(chan *nats.Msg, 64)
-	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	e.nc.Flush()
+	results := e.results(t)
 
 	e.dump(t, "goscore", "lobby", "o1", 1, goscore())
 	e.dump(t, "goscore", "lobby", "o1", 2, goscore())
@@ -152,15 +174,7 @@ func TestHistoryKeepsEachUnitOnce(t *testing.T) {
 	e.dump(t, "othello", "hall", "o3", 1, othelloMove)
 	e.dump(t, "goscore", "manual", "", 0, goscore()) // by hand: no headers
 	// Both copies of lobby #2 are answered: the second is the late worker's.
-	seen := 0
-	for seen < 5 {
-		select {
-		case <-results:
-			seen++
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%d results on the bus, want 5", seen)
-		}
-	}
+	await(t, results, 5)
 	// No worker left: this one is read and never answered.
 	if err := e.w.Stop(); err != nil {
 		t.Fatal(err)
@@ -264,25 +278,13 @@ func TestHistoryFollow(t *testing.T) {
 	seqs := []uint64{min(a, b), max(a, b)}
 	e.dump(t, "goscore", "lobby", "o1", 4, goscore())
 	seqs = append(seqs, next())
-	if want := []uint64{2, 3, 4}; !equal(seqs, want) {
+	if want := []uint64{2, 3, 4}; !slices.Equal(seqs, want) {
 		t.Fatalf("followed %v, want %v", seqs, want)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Read after cancel: %v", err)
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A server without the stream: a clear error, not an empty history.
@@ -354,24 +356,12 @@ func TestHistoryBucketRefuses(t *testing.T) {
 	if err := e.js.DeleteKeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
 		t.Fatal(err)
 	}
-	results := make(chan *nats.Msg, 64)
-	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	e.nc.Flush()
+	results := e.results(t)
 	const n = 5
 	for seq := range uint64(n) {
 		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
 	}
-	for i := range n {
-		select {
-		case <-results:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%d of %d results with the bucket gone", i, n)
-		}
-	}
+	await(t, results, n)
 	waitFor(t, "a refused put", func() (bool, string) {
 		return e.u.Refused() > 0, "puts " + strconv.FormatUint(e.u.Puts(), 10)
 	})
