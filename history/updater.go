@@ -56,6 +56,8 @@ type Updater struct {
 	order []unitKey // the keys of units in arrival order, a ring of maxUnits
 	next  int
 	ports map[string]*portValue
+	msgs  chan *nats.Msg
+	subs  []*nats.Subscription
 
 	puts, refused atomic.Uint64
 }
@@ -91,20 +93,41 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 func (u *Updater) Puts() uint64    { return u.puts.Load() }
 func (u *Updater) Refused() uint64 { return u.refused.Load() }
 
-// Run subscribes and keeps the bucket up to date until ctx ends; then it gives the
-// puts in flight a moment to be acked.
-func (u *Updater) Run(ctx context.Context) error {
-	msgs := make(chan *nats.Msg, updaterQueue)
+// Subscribe subscribes to the dumps and the results, and returns once the server has
+// the subscriptions: called before the ports start, the bucket misses none of their
+// units. Run then takes what comes.
+func (u *Updater) Subscribe() error {
+	u.msgs = make(chan *nats.Msg, updaterQueue)
 	for _, s := range []string{u.subj.AllDumps(), u.subj.AllResults()} {
-		sub, err := u.nc.ChanSubscribe(s, msgs)
+		sub, err := u.nc.ChanSubscribe(s, u.msgs)
 		if err != nil {
+			u.unsubscribe()
 			return fmt.Errorf("history: subscribe to %s: %w", s, err)
 		}
-		defer sub.Unsubscribe()
+		u.subs = append(u.subs, sub)
 	}
 	if err := u.nc.FlushTimeout(5 * time.Second); err != nil {
 		u.log.Warn().Err(err).Msg("the server has not confirmed the history's subscriptions yet")
 	}
+	return nil
+}
+
+func (u *Updater) unsubscribe() {
+	for _, sub := range u.subs {
+		_ = sub.Unsubscribe()
+	}
+}
+
+// Run keeps the bucket up to date until ctx ends; then it gives the puts in flight a
+// moment to be acked. It subscribes first, unless Subscribe did.
+func (u *Updater) Run(ctx context.Context) error {
+	if u.msgs == nil {
+		if err := u.Subscribe(); err != nil {
+			return err
+		}
+	}
+	defer u.unsubscribe()
+	msgs := u.msgs
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {

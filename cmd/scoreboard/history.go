@@ -201,5 +201,6 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 	}
 	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
 		Str("store", where).Dur("max_age", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
-	return history.NewUpdater(nc, js, prefix, log), nil
+	u := history.NewUpdater(nc, js, prefix, log)
+	return u, u.Subscribe()
 }
