@@ -28,10 +28,9 @@ const (
 	DefaultMaxBytes = 1 << 30
 )
 
-// duplicates is the stream's deduplication window. A unit's attempts and its late
-// answers come within RequestTimeout times its attempts (6 s by default); the window
-// is JetStream's default, and each id it holds costs the server memory.
-const duplicates = 2 * time.Minute
+// DefaultDuplicates is the stream's deduplication window when Config leaves it out
+// (JetStream's own default).
+const DefaultDuplicates = 2 * time.Minute
 
 // Config is the history's setup.
 type Config struct {
@@ -39,6 +38,11 @@ type Config struct {
 	MaxAge   time.Duration // units older than this are dropped
 	MaxBytes int64         // the oldest units are dropped beyond this
 	Replicas int           // copies on a cluster; 1 on one server
+	// Duplicates is how long the stream remembers a Nats-Msg-Id: a unit published
+	// again, or answered again, within it is kept once. Every id costs the server
+	// memory for that long, so it should be no longer than a unit's attempts with
+	// some margin; DefaultDuplicates when 0.
+	Duplicates time.Duration
 }
 
 // ErrNoJetStream is returned by Setup when the server has no JetStream.
@@ -66,7 +70,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas,
 		NoAck:       true,
-		Duplicates:  min(duplicates, nonZero(c.MaxAge, duplicates)),
+		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("history: stream %s: %w", subj.Stream(), err)

@@ -123,6 +123,10 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	return r, nil
 }
 
+// daemonAttempts is how many times the daemon publishes a unit (daemon.Config's
+// default).
+const daemonAttempts = 3
+
 // historyFlags are run's history settings, merged with the config file by loadConfig.
 type historyFlags struct {
 	on                        bool
@@ -172,11 +176,14 @@ func (h *historyFlags) openStore() (*history.StateDir, error) {
 // server has no JetStream (one warning says so; everything else works). store is the
 // embedded server's state directory (nil for an external server); recovered says it
 // held the stream before the server started, which must then have recovered it.
-func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix string, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
+func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix string, requestTimeout time.Duration, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
 	if !h.on {
 		return nil, nil
 	}
 	cfg := h.config(prefix)
+	// Every attempt of a unit, and a worker answering the last one late, with room
+	// to spare; the ids of a busy port held longer would only cost the server memory.
+	cfg.Duplicates = max(10*time.Second, 2*daemonAttempts*requestTimeout)
 	js, err := history.NewJetStream(nc)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)

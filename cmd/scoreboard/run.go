@@ -173,7 +173,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 			return err
 		}
 		defer hnc.Close()
-		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, store, held, log); err != nil {
+		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
 			return err
 		}
 	}
