@@ -49,7 +49,7 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	}
 	defer nc.Close()
 	n := 0
-	print := func(subject string, data []byte) bool {
+	show := func(subject string, data []byte) bool {
 		if *raw {
 			fmt.Fprintf(stdio.out, "%s\n", data)
 		} else {
@@ -73,7 +73,7 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
 		return history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
-			if !print(e.Port, e.Result) {
+			if !show(e.Port, e.Result) {
 				stop()
 			}
 			return nil
@@ -96,7 +96,7 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	for {
 		select {
 		case m := <-msgs:
-			if !print(m.Subject, m.Data) {
+			if !show(m.Subject, m.Data) {
 				return nil
 			}
 		case <-ctx.Done():
