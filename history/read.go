@@ -20,6 +20,9 @@ import (
 // A unit is answered, or given up by the daemon, within its attempts (6 s by default).
 const staleAfter = 10 * time.Minute
 
+// maxUnits bounds the units remembered as answered, so a second result is not shown.
+const maxUnits = 4096
+
 // consumerIdle is how long the server keeps a reader's consumer that no longer pulls.
 const consumerIdle = 30 * time.Second
 

@@ -20,9 +20,6 @@ import (
 
 // Bounds of the updater.
 const (
-	// maxUnits is how many dumps wait for their result at most: the oldest go first
-	// (their result's value then has no unit text).
-	maxUnits = 4096
 	// updaterQueue is how many messages wait for the actor; beyond, nats.go drops
 	// them and reports a slow consumer: the bucket then misses a board, never a port.
 	updaterQueue = 16384
@@ -52,12 +49,10 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	units map[unitKey][]byte
-	order []unitKey // the keys of units in arrival order, a ring of maxUnits
-	next  int
-	ports map[string]*portValue
-	msgs  chan *nats.Msg
-	subs  []*nats.Subscription
+	ports  map[string]*portValue
+	stream jetstream.Stream // found at the first lookup
+	msgs   chan *nats.Msg
+	subs   []*nats.Subscription
 
 	puts, refused atomic.Uint64
 }
@@ -83,8 +78,6 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 		nc: nc, js: js, subj: subj, key: "$KV." + subj.Boards() + ".",
 		log:   log.With().Str("component", "history").Logger(),
 		warn:  logging.NewSampler(10, time.Second, 100),
-		units: map[unitKey][]byte{},
-		order: make([]unitKey, maxUnits),
 		ports: map[string]*portValue{},
 	}
 }
@@ -98,7 +91,7 @@ func (u *Updater) Refused() uint64 { return u.refused.Load() }
 // units. Run then takes what comes.
 func (u *Updater) Subscribe() error {
 	u.msgs = make(chan *nats.Msg, updaterQueue)
-	for _, s := range []string{u.subj.AllDumps(), u.subj.AllResults()} {
+	for _, s := range []string{u.subj.AllResults()} {
 		sub, err := u.nc.ChanSubscribe(s, u.msgs)
 		if err != nil {
 			u.unsubscribe()
@@ -154,17 +147,6 @@ func (u *Updater) Run(ctx context.Context) error {
 
 // take records a dump's unit, or makes a result into its port's next value.
 func (u *Updater) take(m *nats.Msg) {
-	if _, port, err := u.subj.ParseDump(m.Subject); err == nil {
-		seq, _ := parseSeq(m.Header.Get(bus.HeaderSeq))
-		k := unitKey{port: port, origin: m.Header.Get(bus.HeaderOrigin), seq: seq}
-		if old := u.order[u.next]; old != (unitKey{}) {
-			delete(u.units, old)
-		}
-		u.order[u.next] = k
-		u.next = (u.next + 1) % len(u.order)
-		u.units[k] = m.Data
-		return
-	}
 	// A result only becomes its port's next value here; it is read when it is put,
 	// so of a burst of results only the one put is parsed.
 	i := strings.LastIndexByte(m.Subject, '.')
@@ -216,13 +198,81 @@ func (u *Updater) value(port string, result []byte, at time.Time) []byte {
 		u.warn.Warn(&u.log, "bad result").Str("port", port).Msg("a message on a results subject is not a result of its port; not kept in the bucket")
 		return nil
 	}
-	k := unitKey{port: res.Port, origin: res.Origin, seq: res.Seq}
-	unit := u.units[k]
+	unit := u.unit(res.Problem, res.Port, res.Origin, res.Seq)
 	var board []string
 	if res.Problem == "othello" && unit != nil {
 		board, _ = engine.OthelloBoardAfter(unit) // a unit that does not parse has no board
 	}
 	return AppendRecord(nil, result, unit, at, board, false)
+}
+
+// maxLookups bounds the stream requests that look for one result's unit: a binary
+// search over a stream of a billion messages takes 30.
+const maxLookups = 40
+
+// unit finds the text of the unit a result answers: its dump, kept in the stream. It
+// is looked up only for the values put (a burst of results makes one put a port),
+// rather than every dump being sent to the updater too, which cost the server and
+// the updater as much again. Most often the port's last dump is the one; with units
+// in flight it is a little earlier on the same subject, where a port's dumps are in
+// seq order. nil if it is not found.
+func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
+	if seq == 0 {
+		return nil // a dump by hand: nothing tells which one
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if u.stream == nil {
+		s, err := u.js.Stream(ctx, u.subj.Stream())
+		if err != nil {
+			return nil
+		}
+		u.stream = s
+	}
+	subject := u.subj.Dump(problem, port)
+	m, err := u.stream.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		return nil
+	}
+	if m.Header.Get(bus.HeaderOrigin) != origin {
+		return nil // another publisher's dumps, or a daemon started since
+	}
+	got, _ := parseSeq(m.Header.Get(bus.HeaderSeq))
+	if got == seq {
+		return m.Data
+	}
+	if got < seq {
+		return nil
+	}
+	// A binary search of the stream sequences [a, b] before the last dump.
+	a, b := uint64(1), m.Sequence-1
+	for range maxLookups {
+		if a > b {
+			return nil
+		}
+		mid := a + (b-a)/2
+		if m, err = u.stream.GetMsg(ctx, mid, jetstream.WithGetMsgSubject(subject)); err != nil {
+			return nil
+		}
+		if m.Sequence > b {
+			b = mid - 1 // no dump of the port in [mid, b]
+			continue
+		}
+		if m.Header.Get(bus.HeaderOrigin) != origin {
+			// Most likely an earlier daemon's dumps on this port: look after them.
+			a = m.Sequence + 1
+			continue
+		}
+		switch got, _ := parseSeq(m.Header.Get(bus.HeaderSeq)); {
+		case got == seq:
+			return m.Data
+		case got < seq:
+			a = m.Sequence + 1
+		default:
+			b = mid - 1 // m is the port's first dump from mid on, and past it
+		}
+	}
+	return nil
 }
 
 // pump collects the acks that came and puts the values waiting, one a port.
