@@ -20,6 +20,12 @@ import (
 // A unit is answered, or given up by the daemon, within its attempts (6 s by default).
 const staleAfter = 10 * time.Minute
 
+// unitKey names a unit: a port's dump numbered seq by origin.
+type unitKey struct {
+	port, origin string
+	seq          uint64
+}
+
 // maxUnits bounds the units remembered as answered, so a second result is not shown.
 const maxUnits = 4096
 

@@ -37,8 +37,8 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 
 // Updater is the actor that keeps the bucket's value of each port: the port's latest
 // result, its unit's text, when it came, and for othello the board after the command.
-// It takes the dumps and the results from the bus as any subscriber does, so it never
-// holds a port back; it puts at most one value a port at a time, without waiting for
+// It takes the results from the bus as any subscriber does, so it never holds a port
+// back, and looks the unit's text up in the stream only for the values it puts; it puts at most one value a port at a time, without waiting for
 // the ack, and when results come faster than the bucket acks, only a port's latest
 // value is put. A put the bucket refuses is logged (sampled) and counted.
 type Updater struct {
@@ -55,11 +55,6 @@ type Updater struct {
 	subs   []*nats.Subscription
 
 	puts, refused atomic.Uint64
-}
-
-type unitKey struct {
-	port, origin string
-	seq          uint64
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
