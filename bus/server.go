@@ -53,6 +53,9 @@ type ServerOptions struct {
 	// Prefix is the subjects' prefix the roles' rights are for; DefaultPrefix when
 	// empty.
 	Prefix string
+	// StoreDir, when set, turns JetStream on, with its file store in this directory
+	// (the history). The caller owns the directory: one server at a time.
+	StoreDir string
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -106,6 +109,10 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	s := Subjects{Prefix: o.Prefix}
 	la.worker = &server.User{Username: RoleWorker, Permissions: WorkerPermissions(s)}
 	la.tool = &server.User{Username: RoleTool, Permissions: ToolPermissions(s)}
+	if o.StoreDir != "" {
+		opts.JetStream = true
+		opts.StoreDir = o.StoreDir
+	}
 	opts.CustomClientAuthentication = la
 	ns, err := server.NewServer(opts)
 	if err != nil {

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // DefaultPrefix is the first token of every subject the scoreboard uses.
@@ -27,6 +29,28 @@ const (
 	// them using one port name can each tell their own results.
 	HeaderOrigin = "Scoreboard-Origin"
 )
+
+// HeaderMsgID is JetStream's deduplication header: the history stream stores a message
+// whose id it has seen within its duplicates window only once. Set by the publishers
+// of dumps and results that carry an origin and a seq (DumpID, ResultID), so a dump
+// published again after a timeout, and a second result for one unit (a late worker,
+// or the daemon's error result), are kept once: the first wins, as on the port.
+const HeaderMsgID = "Nats-Msg-Id"
+
+// DumpID is the Nats-Msg-Id of the dump numbered seq by origin; "" (no id, so kept
+// every time) for a dump without both, such as one published by hand.
+func DumpID(origin string, seq uint64) string { return msgID("d.", origin, seq) }
+
+// ResultID is the Nats-Msg-Id of the result of the dump numbered seq by origin,
+// whoever publishes it: every worker that answers it, and the daemon when none did.
+func ResultID(origin string, seq uint64) string { return msgID("r.", origin, seq) }
+
+func msgID(kind, origin string, seq uint64) string {
+	if origin == "" || seq == 0 {
+		return ""
+	}
+	return kind + origin + "." + strconv.FormatUint(seq, 10)
+}
 
 // maxOrigin bounds the origin a result carries back: a longer one is cut.
 const maxOrigin = 64
@@ -100,6 +124,21 @@ func (s Subjects) Result(problem, port string) string {
 	return s.Prefix + ".result." + problem + "." + port
 }
 
+// Stream is the name of the JetStream stream that keeps the history of dumps and
+// results: the prefix in upper case, '.' and '-' made '_' ("SCOREBOARD").
+func (s Subjects) Stream() string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' {
+			return '_'
+		}
+		return unicode.ToUpper(r)
+	}, s.Prefix)
+}
+
+// Boards is the name of the KV bucket that holds each port's latest result
+// ("SCOREBOARD_BOARDS").
+func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }
+
 // AllDumps matches every dump of every problem and port.
 func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }
 
@@ -156,18 +195,3 @@ type Result struct {
 	// or "reader" for a unit the port reader rejected before it reached a worker.
 	Worker string `json:"worker,omitempty"`
 }
-
-// Stream is the name of the JetStream stream that keeps the history under this
-// prefix: the prefix upper-cased, '.' and '-' made '_' ("SCOREBOARD").
-func (s Subjects) Stream() string {
-	return strings.Map(func(r rune) rune {
-		if r == '.' || r == '-' {
-			return '_'
-		}
-		return r
-	}, strings.ToUpper(s.Prefix))
-}
-
-// Boards is the name of the key-value bucket of each port's last board
-// ("SCOREBOARD_BOARDS"); JetStream keeps it as the stream "KV_" + Boards().
-func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }

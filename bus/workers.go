@@ -375,7 +375,13 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 			unit(w.log.Error()).Err(err).Msg("reply to dump")
 		}
 	}
-	if err := w.nc.Publish(w.subj.Result(res.Problem, res.Port), data); err != nil {
+	// The history keeps one result per unit: the stream drops a second one with the
+	// same id (a dump published again and answered twice).
+	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data}
+	if id := ResultID(res.Origin, res.Seq); id != "" {
+		out.Header = nats.Header{HeaderMsgID: {id}}
+	}
+	if err := w.nc.PublishMsg(out); err != nil {
 		unit(w.log.Error()).Err(err).Msg("publish result")
 	}
 	return data

@@ -256,8 +256,11 @@ func (d *display) publish(f *flight) {
 		m.Subject = d.dump
 		m.Header = nats.Header{
 			bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}, bus.HeaderOrigin: {d.origin},
+			bus.HeaderMsgID: {""},
 		}
 	}
+	// The same id on every attempt: the history keeps the unit once.
+	m.Header[bus.HeaderMsgID][0] = bus.DumpID(d.origin, f.it.seq)
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
 	m.Header[bus.HeaderSeq][0] = strconv.FormatUint(f.it.seq, 10)
@@ -363,7 +366,9 @@ func (d *display) publishError(seq uint64, line int, msg, who string) {
 		Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who,
 	})
 	if err == nil {
-		err = d.nc.Publish(d.result, data)
+		// The workers' id for the unit's result: whichever comes first is the one the
+		// history keeps, as on the port.
+		err = d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: data, Header: nats.Header{bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}}})
 	}
 	if err != nil {
 		d.log.Error().Err(err).Uint64("seq", seq).Msg("publish error result")

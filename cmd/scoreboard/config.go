@@ -17,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -25,10 +26,11 @@ import (
 // of precedence: a flag given on the command line, the environment (secrets only), the
 // config file (--config), the default. configs/scoreboard.toml documents every key.
 type config struct {
-	NATS   configNATS
-	Log    configLog
-	Daemon configDaemon
-	Ports  []configPort
+	NATS    configNATS
+	Log     configLog
+	Daemon  configDaemon
+	History configHistory
+	Ports   []configPort
 }
 
 type configNATS struct {
@@ -58,6 +60,15 @@ type configLog struct {
 type configDaemon struct {
 	RequestTimeout string // how long a unit waits for a worker before it is sent again
 	Drain          string // how long units in flight may still be answered when stopping
+	StateDir       string // the history's store (embedded server); "" for the default
+}
+
+// configHistory is the history kept in JetStream (history.go).
+type configHistory struct {
+	Enabled  bool
+	MaxAge   string // "90d", "36h"
+	MaxBytes string // "1GiB", "512MiB"
+	Replicas int    // copies of the stream and bucket on a cluster
 }
 
 type configPort struct {
@@ -77,6 +88,9 @@ const (
 
 	defaultRequestTimeout = 2 * time.Second
 	defaultDrain          = 5 * time.Second
+
+	defaultHistoryMaxAge   = "90d"
+	defaultHistoryMaxBytes = "1GiB"
 )
 
 func defaultConfig() config {
@@ -87,6 +101,7 @@ func defaultConfig() config {
 			RequestTimeout: defaultRequestTimeout.String(),
 			Drain:          defaultDrain.String(),
 		},
+		History: configHistory{Enabled: true, MaxAge: defaultHistoryMaxAge, MaxBytes: defaultHistoryMaxBytes, Replicas: 1},
 	}
 }
 
@@ -128,6 +143,11 @@ var globalSettings = []setting[config]{
 	{key: "log.format", flag: "log-format", str: func(c *config) *string { return &c.Log.Format }},
 	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
 	{key: "daemon.drain", flag: "drain", str: func(c *config) *string { return &c.Daemon.Drain }},
+	{key: "daemon.state_dir", flag: "state-dir", str: func(c *config) *string { return &c.Daemon.StateDir }},
+	{key: "history.enabled", flag: "history", boolean: func(c *config) *bool { return &c.History.Enabled }},
+	{key: "history.max_age", flag: "history-max-age", str: func(c *config) *string { return &c.History.MaxAge }},
+	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
+	{key: "history.replicas", flag: "history-replicas", num: func(c *config) *int { return &c.History.Replicas }},
 }
 
 var portSettings = []setting[configPort]{
@@ -285,7 +305,7 @@ func (l *configLoader) readFile(data []byte) {
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[key]
 		switch key {
-		case "nats", "log", "daemon":
+		case "nats", "log", "daemon", "history":
 			t, ok := v.(map[string]any)
 			if !ok {
 				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
@@ -299,7 +319,8 @@ func (l *configLoader) readFile(data []byte) {
 					l.fail(full, "unknown key (known in [%s]: %s)", key, knownKeys(key))
 					continue
 				}
-				l.set(full, v, globalSettings[i].str(&l.c), nil, nil)
+				s := globalSettings[i]
+				l.set(full, v, ptr(s.str, &l.c), ptr(s.num, &l.c), ptr(s.boolean, &l.c))
 			}
 		case "port":
 			tables, ok := v.([]map[string]any)
@@ -326,7 +347,7 @@ func (l *configLoader) readFile(data []byte) {
 				}
 			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history] and [[port]])")
 		}
 	}
 }
@@ -418,8 +439,17 @@ func (l *configLoader) flags(fs *flag.FlagSet) {
 	var portFlags []*flag.Flag
 	fs.Visit(func(f *flag.Flag) {
 		if i := slices.IndexFunc(globalSettings, func(s setting[config]) bool { return s.flag == f.Name }); i >= 0 {
-			*globalSettings[i].str(&l.c) = f.Value.String()
-			l.src[globalSettings[i].key] = "--" + f.Name
+			s := globalSettings[i]
+			l.src[s.key] = "--" + f.Name
+			// The flag package has checked a number's or a boolean's syntax.
+			switch v := f.Value.String(); {
+			case s.str != nil:
+				*s.str(&l.c) = v
+			case s.num != nil:
+				*s.num(&l.c), _ = strconv.Atoi(v)
+			case s.boolean != nil:
+				*s.boolean(&l.c), _ = strconv.ParseBool(v)
+			}
 		}
 		if slices.ContainsFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name }) {
 			portFlags = append(portFlags, f)
@@ -548,6 +578,17 @@ func (l *configLoader) validate() {
 	} {
 		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
 			l.fail(d.key, "%q: want a positive duration such as 2s or 500ms", d.v)
+		}
+	}
+	if h := l.c.History; h.Enabled {
+		if v, err := history.ParseAge(h.MaxAge); err != nil || v <= 0 {
+			l.fail("history.max_age", "%q: want a positive duration such as 90d, 36h or 1d12h", h.MaxAge)
+		}
+		if v, err := history.ParseSize(h.MaxBytes); err != nil || v <= 0 {
+			l.fail("history.max_bytes", "%q: want a positive size such as 1GiB, 512MiB or 100MB", h.MaxBytes)
+		}
+		if h.Replicas < 1 || h.Replicas > 5 {
+			l.fail("history.replicas", "%d: want 1 to 5 (JetStream's limit): 1 on one server, 3 on a 3-node cluster", h.Replicas)
 		}
 	}
 

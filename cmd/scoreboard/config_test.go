@@ -44,9 +44,10 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		NATS:   configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
-		Log:    configLog{Level: "info"},
-		Daemon: configDaemon{RequestTimeout: "2s", Drain: "5s"},
+		NATS:    configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
+		Log:     configLog{Level: "info"},
+		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s"},
+		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -94,8 +95,9 @@ parity = "even"
 			Password: "from-env", // environment over file
 			Prefix:   "club",
 		},
-		Log:    configLog{Level: "warn", Format: "console"},     // flag over file; file
-		Daemon: configDaemon{RequestTimeout: "3s", Drain: "9s"}, // flag over file; file
+		Log:     configLog{Level: "warn", Format: "console"},     // flag over file; file
+		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s"}, // flag over file; file
+		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
 		Ports: []configPort{{
 			Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
 			LineSettings: serialio.LineSettings{Baud: 38400, Parity: "even"}, // flag over file; file
@@ -116,6 +118,41 @@ parity = "even"
 	c, err = loadConfig(path, configFlags(t))
 	if err != nil || c.NATS.Password != "from-real-env" || c.Ports[0].Baud != 19200 {
 		t.Errorf("loadConfig: %+v, %v", c, err)
+	}
+}
+
+// The history's keys, from the file and over it from the flags.
+func TestConfigHistory(t *testing.T) {
+	path := writeConfig(t, `
+[daemon]
+state_dir = "/var/lib/scoreboard"
+[history]
+enabled = true
+max_age = "30d"
+max_bytes = "512MiB"
+replicas = 3
+`)
+	data, _ := os.ReadFile(path)
+	c, err := parseConfig(path, data, configFlags(t), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := configHistory{Enabled: true, MaxAge: "30d", MaxBytes: "512MiB", Replicas: 3}
+	if c.History != want || c.Daemon.StateDir != "/var/lib/scoreboard" {
+		t.Errorf("from the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
+	}
+	c, err = parseConfig(path, data, configFlags(t, "--history=false", "--history-replicas", "1", "--state-dir", "/tmp/s", "--history-max-age", "36h"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = configHistory{Enabled: false, MaxAge: "36h", MaxBytes: "512MiB", Replicas: 1}
+	if c.History != want || c.Daemon.StateDir != "/tmp/s" {
+		t.Errorf("flags over the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
+	}
+	// A bad value from a flag names the flag.
+	_, err = parseConfig(path, data, configFlags(t, "--history-max-bytes", "huge"), noEnv)
+	if err == nil || !strings.Contains(err.Error(), "--history-max-bytes: \"huge\"") {
+		t.Errorf("bad --history-max-bytes: %v", err)
 	}
 }
 
@@ -188,6 +225,12 @@ func TestConfigBadFiles(t *testing.T) {
 		{"wrong type of bool", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\nerror_line = 'yes'\n",
 			`[[port]] 1 ("lobby") error_line`, 0, "want true or false"},
 		{"table for a key", "nats = 'nats://x'\n", "nats", 0, "want a table [nats]"},
+		{"bad history age", "[history]\nmax_age = 'a while'\n", "history.max_age", 0, `"a while": want a positive duration such as 90d`},
+		{"bad history size", "[history]\nmax_bytes = 'big'\n", "history.max_bytes", 0, `"big": want a positive size such as 1GiB`},
+		{"history size as a number", "[history]\nmax_bytes = 1024\n", "history.max_bytes", 0, "want a string, got the integer 1024"},
+		{"history replicas", "[history]\nreplicas = 0\n", "history.replicas", 0, "0: want 1 to 5"},
+		{"history on-off", "[history]\nenabled = 'no'\n", "history.enabled", 0, "want true or false"},
+		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, replicas)"},
 		{"single port table", "[port]\ndevice = '/dev/ttyUSB0'\n", "port", 0, "want one [[port]] table per port"},
 		{"missing device", "[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `[[port]] 1 ("lobby") device`, 0, "missing"},
 		{"missing problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\n", `[[port]] 1 ("lobby") problem`, 0, "missing: one of"},

@@ -14,6 +14,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/sdnotify"
 )
 
@@ -38,6 +39,7 @@ type runFlags struct {
 	listenToken, listenUser, listenPassword string
 	// The daemon's timing.
 	requestTimeout, drain time.Duration
+	history               *historyFlags
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -59,6 +61,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.BoolVar(&f.port.ErrorLine, "error-line", false, "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", defaultRequestTimeout, "how long a unit waits for a worker before it is sent again (3 attempts)")
 	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
+	f.history = addHistoryFlags(fs)
 	return f
 }
 
@@ -76,6 +79,7 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	// Both were checked by loadConfig.
 	f.requestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
 	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
+	f.history.set(c)
 	cfg := daemon.Config{Prefix: c.NATS.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
 	for _, p := range c.Ports {
 		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
@@ -133,11 +137,24 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	var (
 		connect func(name string) (*nats.Conn, error)
 		url     string // what other processes connect to, if anything
+		store   *history.StateDir
+		held    bool // the state dir holds a history from before
 	)
 	if f.nats.url == "" {
-		srv, err := bus.StartServerWith(bus.ServerOptions{
+		// The history's store: locked for this process's life, so a second daemon
+		// on it fails here, naming it.
+		if store, err = f.history.openStore(); err != nil {
+			return err
+		}
+		opts := bus.ServerOptions{
 			Listen: f.listen, Token: f.listenToken, User: f.listenUser, Password: f.listenPassword, Prefix: f.nats.prefix,
-		}, log)
+		}
+		if store != nil {
+			defer store.Close()
+			opts.StoreDir = store.Path
+			held = store.HasStream(bus.Subjects{Prefix: f.nats.prefix}.Stream())
+		}
+		srv, err := bus.StartServerWith(opts, log)
 		if err != nil {
 			return err
 		}
@@ -150,6 +167,18 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		url = f.nats.url
 		connect = func(name string) (*nats.Conn, error) {
 			return bus.Connect(f.nats.options(f.nats.url, name), log)
+		}
+	}
+	// The history: set up before the first dump, so the stream keeps it.
+	var updater *history.Updater
+	if f.history.on {
+		hnc, err := connect("scoreboard run history")
+		if err != nil {
+			return err
+		}
+		defer hnc.Close()
+		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
+			return err
 		}
 	}
 	wnc, err := connect("scoreboard run workers")
@@ -207,6 +236,11 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		}
 		return err
 	})
+
+	// The history's bucket: each port's latest board. It stops after the ports.
+	if updater != nil {
+		g.Go(func() error { return updater.Run(runCtx) })
+	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
 	// its device; a device still unplugged then shows in the status, not as a start-up

@@ -27,7 +27,8 @@ func goscoreBoards(n int) []byte {
 
 // BenchmarkPipeline runs 10,000 goscore boards through `run --port -` (every board a
 // dump through the embedded NATS, a worker and the display writer) beside `solve` (the
-// same contest computed in-process), in the same run. boards/s is the figure to
+// same contest computed in-process), in the same run: with the history off, and on
+// (every dump and result stored in the stream, the port's latest in the bucket). boards/s is the figure to
 // compare; one op is the whole file, start-up and shut-down included.
 func BenchmarkPipeline(b *testing.B) {
 	const boards = 10000
@@ -36,18 +37,23 @@ func BenchmarkPipeline(b *testing.B) {
 	if code := runMain(context.Background(), []string{"solve", "goscore"}, stdio{bytes.NewReader(in), &want, io.Discard}); code != 0 {
 		b.Fatalf("solve: exit %d", code)
 	}
+	runArgs := []string{"run", "--nats-listen", "off", "--log-level", "warn", "--port", "-", "--problem", "goscore"}
 	for _, c := range []struct {
 		name string
-		args []string
+		args func(b *testing.B) []string
 	}{
-		{"solve", []string{"solve", "goscore"}},
-		{"run", []string{"run", "--nats-listen", "off", "--log-level", "warn", "--port", "-", "--problem", "goscore"}},
+		{"solve", func(*testing.B) []string { return []string{"solve", "goscore"} }},
+		{"run", func(*testing.B) []string { return append(runArgs, "--history=false") }},
+		// A store of its own each time: a daemon that starts on a store rereads the
+		// ids of its last two minutes (the deduplication window), which the loop's
+		// restarts, not a club's daemon, would pay again and again.
+		{"run-history", func(b *testing.B) []string { return append(runArgs, "--state-dir", b.TempDir()) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var out bytes.Buffer
 			for b.Loop() {
 				out.Reset()
-				if code := runMain(context.Background(), c.args, stdio{bytes.NewReader(in), &out, io.Discard}); code != 0 {
+				if code := runMain(context.Background(), c.args(b), stdio{bytes.NewReader(in), &out, io.Discard}); code != 0 {
 					b.Fatalf("exit %d", code)
 				}
 			}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/nats-io/nats.go"
+	"github.com/goclub/scoreboard/history"
 )
 
 func init() {
@@ -21,12 +24,13 @@ func init() {
 func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	about := "Subscribes to the results (<prefix>.result.>) and prints one line per result as\n" +
 		"it is published: port, problem, sequence number, and the answer (its lines\n" +
-		"joined by \" | \") or the error. With --json it prints each message as it came."
+		"joined by \" | \") or the error. With --json it prints each message as it came.\n" +
+		"With --since or --last it first replays the results kept in the history, then\n" +
+		"follows the live ones, with no gap and no duplicate between the two."
 	fs := newFlagSet("watch", "", about, stdio)
 	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
 	raw := fs.Bool("json", false, "print the raw JSON messages, one a line")
-	problem := fs.String("problem", "", "only this `problem`'s results")
-	port := fs.String("port-name", "", "only this `port`'s results")
+	q := addQueryFlags(fs, false)
 	count := fs.Int("count", 0, "exit after `N` results; 0: run until interrupted")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -35,20 +39,50 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	for _, f := range []struct{ flag, v string }{{"problem", *problem}, {"port-name", *port}} {
-		if f.v != "" && !bus.ValidToken(f.v) {
-			return fmt.Errorf("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
-		}
-	}
-	subject := nf.subjects().AllResults()
-	if *problem != "" || *port != "" {
-		subject = nf.subjects().Result(orStar(*problem), orStar(*port))
+	query, err := q.query(time.Now())
+	if err != nil {
+		return err
 	}
 	nc, err := nf.connect("scoreboard watch", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
+	n := 0
+	show := func(subject string, data []byte) bool {
+		if *raw {
+			fmt.Fprintf(stdio.out, "%s\n", data)
+		} else {
+			var r bus.Result
+			if err := json.Unmarshal(data, &r); err != nil {
+				fmt.Fprintf(stdio.out, "%s: malformed result: %v\n", subject, err)
+			} else {
+				fmt.Fprintln(stdio.out, history.ResultLine(&r))
+			}
+		}
+		n++
+		return *count == 0 || n < *count
+	}
+	if !query.Since.IsZero() || query.Last > 0 {
+		// The history's ordered consumer replays, then delivers the live results.
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return fmt.Errorf("jetstream: %w", err)
+		}
+		query.Follow = true
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		return history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
+			if !show(e.Port, e.Result) {
+				stop()
+			}
+			return nil
+		})
+	}
+	subject := nf.subjects().AllResults()
+	if query.Problem != "" || query.Port != "" {
+		subject = nf.subjects().Result(orStar(query.Problem), orStar(query.Port))
+	}
 	msgs := make(chan *nats.Msg, 1024)
 	sub, err := nc.ChanSubscribe(subject, msgs)
 	if err != nil {
@@ -59,30 +93,16 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	if err := nc.Flush(); err != nil {
 		return fmt.Errorf("subscribe to %s: %w", subject, err)
 	}
-	for n := 0; *count == 0 || n < *count; n++ {
-		var m *nats.Msg
+	for {
 		select {
-		case m = <-msgs:
+		case m := <-msgs:
+			if !show(m.Subject, m.Data) {
+				return nil
+			}
 		case <-ctx.Done():
 			return nil
 		}
-		if *raw {
-			fmt.Fprintf(stdio.out, "%s\n", m.Data)
-			continue
-		}
-		var r bus.Result
-		if err := json.Unmarshal(m.Data, &r); err != nil {
-			fmt.Fprintf(stdio.out, "%s: malformed result: %v\n", m.Subject, err)
-			continue
-		}
-		if r.Error != "" {
-			fmt.Fprintf(stdio.out, "%s %s #%d error: %s\n", r.Port, r.Problem, r.Seq, r.Error)
-			continue
-		}
-		answer := strings.ReplaceAll(strings.TrimSuffix(r.Answer, "\n"), "\n", " | ")
-		fmt.Fprintf(stdio.out, "%s %s #%d %s\n", r.Port, r.Problem, r.Seq, answer)
 	}
-	return nil
 }
 
 func orStar(token string) string {

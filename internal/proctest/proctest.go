@@ -38,13 +38,29 @@ type build struct {
 	err  error
 }
 
-// Main runs the tests and removes the built binaries.
-func Main(m *testing.M) {
+// Main runs the tests, then the cleanups, and removes the built binaries.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
+}
+
+// StateDir points the default state directory of every daemon the tests start (in
+// process or as a child) at a fresh temporary directory, through $STATE_DIRECTORY,
+// so tests never touch the user's, nor another test binary's; it returns its removal,
+// for Main. Tests that need their own pass --state-dir.
+func StateDir() func() {
+	d, err := os.MkdirTemp("", "proctest-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("STATE_DIRECTORY", d)
+	return func() { os.RemoveAll(d) }
 }
 
 // moduleRoot finds the directory of go.mod above this package's tests.
@@ -214,6 +230,10 @@ type NATSOptions struct {
 	// win over its own. Variables it takes from the environment come from the
 	// test's (t.Setenv).
 	Config string
+	// JetStream turns JetStream on (-js), with its store in StoreDir (a temporary
+	// directory of the test's when empty).
+	JetStream bool
+	StoreDir  string
 }
 
 // NATSServer is an external nats-server process on a loopback port.
@@ -250,6 +270,12 @@ func (s *NATSServer) start() {
 		args = append(args, "--auth", s.opts.Token)
 	case s.opts.User != "":
 		args = append(args, "--user", s.opts.User, "--pass", s.opts.Password)
+	}
+	if s.opts.JetStream {
+		if s.opts.StoreDir == "" {
+			s.opts.StoreDir = s.t.TempDir()
+		}
+		args = append(args, "-js", "-sd", s.opts.StoreDir)
 	}
 	s.proc = Start(s.t, NATSServerBinary(s.t), args...)
 	deadline := time.Now().Add(20 * time.Second)

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
+)
+
+func init() {
+	register(command{
+		name:    "history",
+		summary: "lists the units kept in the history, oldest first (--json for records)",
+		run:     runHistory,
+	})
+}
+
+func runHistory(ctx context.Context, args []string, stdio stdio) error {
+	about := "Reads the history the daemon keeps in JetStream (the stream " + bus.Subjects{Prefix: bus.DefaultPrefix}.Stream() + ")\n" +
+		"and prints one line per unit, oldest first, as watch prints results: port,\n" +
+		"problem, sequence number, and the answer or the error; a unit that was read and\n" +
+		"never answered shows as unanswered. With --json, one record a line: the result\n" +
+		"JSON with \"unit\" (the unit's text) and \"time\" (when the result came).\n\n" +
+		"--since and --until take " + history.TimeForms + "."
+	fs := newFlagSet("history", "", about, stdio)
+	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
+	raw := fs.Bool("json", false, "print one JSON record a line")
+	q := addQueryFlags(fs, true)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	query, err := q.query(time.Now())
+	if err != nil {
+		return err
+	}
+	nc, err := nf.connect("scoreboard history", quietLogger(stdio.err))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	var buf []byte
+	return history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
+		if *raw {
+			buf = append(e.JSON(buf[:0]), '\n')
+			_, err := stdio.out.Write(buf)
+			return err
+		}
+		_, err := fmt.Fprintln(stdio.out, e.Line())
+		return err
+	})
+}
+
+// queryFlags are the filters of history, and of watch's replay.
+type queryFlags struct {
+	port, problem, since, until *string
+	last                        *int
+	portFlag                    string
+}
+
+// addQueryFlags binds --port (history) or --port-name (watch), --problem, --since,
+// --last, and with until --until.
+func addQueryFlags(fs *flag.FlagSet, until bool) *queryFlags {
+	q := &queryFlags{portFlag: "port"}
+	if until {
+		q.port = fs.String("port", "", "only this port's units (its `name`)")
+		q.until = fs.String("until", "", "only units until this `time` (or this duration before now)")
+	} else {
+		q.portFlag = "port-name"
+		q.port = fs.String("port-name", "", "only this `port`'s results")
+		empty := ""
+		q.until = &empty
+	}
+	q.problem = fs.String("problem", "", "only this `problem`'s units")
+	q.since = fs.String("since", "", "from this `time`, or this duration before now (90m, 7d, 2026-11-22T18:00)")
+	q.last = fs.Int("last", 0, "only the last `N` units")
+	return q
+}
+
+// query checks the filters and makes them a history.Query.
+func (q *queryFlags) query(now time.Time) (history.Query, error) {
+	r := history.Query{Port: *q.port, Problem: *q.problem, Last: *q.last}
+	for _, f := range []struct{ flag, v string }{{q.portFlag, r.Port}, {"problem", r.Problem}} {
+		if f.v != "" && !bus.ValidToken(f.v) {
+			return r, fmt.Errorf("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
+		}
+	}
+	if r.Last < 0 {
+		return r, fmt.Errorf("--last %d: want a positive number of units, or 0 for all", r.Last)
+	}
+	for _, f := range []struct {
+		flag, v string
+		t       *time.Time
+	}{{"since", *q.since, &r.Since}, {"until", *q.until, &r.Until}} {
+		if f.v == "" {
+			continue
+		}
+		t, err := history.ParseTime(f.v, now)
+		if err != nil {
+			return r, fmt.Errorf("--%s %w", f.flag, err)
+		}
+		*f.t = t
+	}
+	if !r.Until.IsZero() && r.Until.Before(r.Since) {
+		return r, fmt.Errorf("--until %s is before --since %s", r.Until.Format(time.RFC3339), r.Since.Format(time.RFC3339))
+	}
+	return r, nil
+}
+
+// daemonAttempts is how many times the daemon publishes a unit (daemon.Config's
+// default).
+const daemonAttempts = 3
+
+// historyFlags are run's history settings, merged with the config file by loadConfig.
+type historyFlags struct {
+	on                        bool
+	stateDir, maxAge, maxSize string
+	replicas                  int
+}
+
+func addHistoryFlags(fs *flag.FlagSet) *historyFlags {
+	h := &historyFlags{}
+	fs.BoolVar(&h.on, "history", true, "keep every unit and its result in JetStream, and each port's latest in a KV bucket")
+	fs.StringVar(&h.stateDir, "state-dir", "", "the embedded server's store `directory` (the history); empty: $STATE_DIRECTORY, else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard")
+	fs.StringVar(&h.maxAge, "history-max-age", defaultHistoryMaxAge, "drop units older than this `duration` (90d, 36h)")
+	fs.StringVar(&h.maxSize, "history-max-bytes", defaultHistoryMaxBytes, "drop the oldest units beyond this `size` (1GiB, 512MiB)")
+	fs.IntVar(&h.replicas, "history-replicas", 1, "copies of the history on a NATS cluster (`N`, 1 to 5)")
+	return h
+}
+
+// set takes the settings merged by loadConfig, which checked them.
+func (h *historyFlags) set(c config) {
+	h.on, h.stateDir, h.maxAge, h.maxSize, h.replicas = c.History.Enabled, c.Daemon.StateDir, c.History.MaxAge, c.History.MaxBytes, c.History.Replicas
+}
+
+func (h *historyFlags) config(prefix string) history.Config {
+	age, _ := history.ParseAge(h.maxAge)
+	size, _ := history.ParseSize(h.maxSize)
+	return history.Config{Prefix: prefix, MaxAge: age, MaxBytes: size, Replicas: h.replicas}
+}
+
+// openStore locks the state directory for the embedded server's store; nil with the
+// history off.
+func (h *historyFlags) openStore() (*history.StateDir, error) {
+	if !h.on {
+		return nil, nil
+	}
+	dir := h.stateDir
+	if dir == "" {
+		var err error
+		if dir, err = history.DefaultStateDir(os.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	return history.OpenStateDir(dir)
+}
+
+// startHistory sets up the stream and the bucket on nc's server and returns the
+// bucket's updater, or nil when the history is off: by the flags, or because the
+// server has no JetStream (one warning says so; everything else works). store is the
+// embedded server's state directory (nil for an external server); recovered says it
+// held the stream before the server started, which must then have recovered it.
+func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix string, requestTimeout time.Duration, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
+	if !h.on {
+		return nil, nil
+	}
+	cfg := h.config(prefix)
+	// Every attempt of a unit, and a worker answering the last one late, with room
+	// to spare; the ids of a busy port held longer would only cost the server memory.
+	cfg.Duplicates = max(10*time.Second, 2*daemonAttempts*requestTimeout)
+	js, err := history.NewJetStream(nc)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	name := bus.Subjects{Prefix: prefix}.Stream()
+	if held {
+		if _, err := js.Stream(ctx, name); err != nil {
+			return nil, fmt.Errorf("state dir %s: the history stream %s is there but could not be recovered (%v; the nats log lines above say why): "+
+				"move the directory away to start with an empty history, or give another --state-dir", store.Path, name, err)
+		}
+	}
+	if _, err := history.Setup(ctx, js, cfg); err != nil {
+		if errors.Is(err, history.ErrNoJetStream) && store == nil {
+			log.Warn().Str("component", "history").Err(err).Msg("history is off: the NATS server has no JetStream (start it with -js, or enable JetStream for this account); everything else works")
+			return nil, nil
+		}
+		return nil, err
+	}
+	where := "server"
+	if store != nil {
+		where = store.Path
+	}
+	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
+		Str("store", where).Dur("max_age", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
+	u := history.NewUpdater(nc, js, prefix, log)
+	return u, u.Subscribe()
+}

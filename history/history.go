@@ -1,0 +1,136 @@
+// Package history keeps every unit and its outcome in JetStream, and each port's
+// latest result in a KV bucket: it sets up the stream and the bucket, runs the actor
+// that keeps the bucket up to date, and reads the history back.
+//
+// The stream captures the dump and result subjects on the server itself: no part of
+// the daemon publishes to it, so history never holds a port back, and dumps from
+// `scoreboard send` or any other client are kept too. It takes no acks (NoAck), so a
+// dump sent as a request still gets the worker's result as its reply, and it drops
+// a message whose Nats-Msg-Id it has seen within its duplicates window
+// (bus.DumpID, bus.ResultID): each unit and its first outcome are kept once.
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// Defaults of the limits.
+const (
+	DefaultMaxAge   = 90 * 24 * time.Hour
+	DefaultMaxBytes = 1 << 30
+)
+
+// DefaultDuplicates is the stream's deduplication window when Config leaves it out
+// (JetStream's own default).
+const DefaultDuplicates = 2 * time.Minute
+
+// Config is the history's setup.
+type Config struct {
+	Prefix   string        // the subjects' prefix; the names derive from it
+	MaxAge   time.Duration // units older than this are dropped
+	MaxBytes int64         // the oldest units are dropped beyond this
+	Replicas int           // copies on a cluster; 1 on one server
+	// Duplicates is how long the stream remembers a Nats-Msg-Id: a unit published
+	// again, or answered again, within it is kept once. Every id costs the server
+	// memory for that long, so it should be no longer than a unit's attempts with
+	// some margin; DefaultDuplicates when 0.
+	Duplicates time.Duration
+}
+
+// ErrNoJetStream is returned by Setup when the server has no JetStream.
+var ErrNoJetStream = errors.New("the NATS server has no JetStream")
+
+// Setup creates the stream and the bucket, or updates them to c, and returns the
+// bucket.
+func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.KeyValue, error) {
+	subj := bus.Subjects{Prefix: c.Prefix}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return nil, fmt.Errorf("%w (%v)", ErrNoJetStream, err)
+		}
+		return nil, fmt.Errorf("history: jetstream account info: %w", err)
+	}
+	replicas := max(c.Replicas, 1)
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        subj.Stream(),
+		Description: "scoreboard history: every dump (the unit's text) and result",
+		Subjects:    []string{c.Prefix + ".dump.>", c.Prefix + ".result.>"},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      c.MaxAge,
+		MaxBytes:    c.MaxBytes,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		NoAck:       true,
+		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history: stream %s: %w", subj.Stream(), err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      subj.Boards(),
+		Description: "scoreboard: each port's latest result, with its unit and, for othello, the board",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history: bucket %s: %w", subj.Boards(), err)
+	}
+	return kv, nil
+}
+
+func nonZero(d, or time.Duration) time.Duration {
+	if d <= 0 {
+		return or
+	}
+	return d
+}
+
+// AppendRecord appends a result's JSON with the unit's text and the time as more
+// fields: what the bucket holds and `history --json` prints. result must be a JSON
+// object. board, if not nil, is added as "board"; unanswered adds "unanswered":true.
+func AppendRecord(dst, result, unit []byte, at time.Time, board []string, unanswered bool) []byte {
+	if n := len(result); n >= 2 && result[n-1] == '}' {
+		dst = append(dst, result[:n-1]...)
+		if n > 2 {
+			dst = append(dst, ',')
+		}
+	} else {
+		dst = append(dst, '{')
+	}
+	dst = append(dst, `"unit":`...)
+	dst = bus.AppendJSONString(dst, string(unit))
+	dst = append(dst, `,"time":"`...)
+	dst = at.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if board != nil {
+		dst = append(dst, `,"board":[`...)
+		for i, row := range board {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendQuote(dst, row) // rows are '-', 'B' and 'W' only
+		}
+		dst = append(dst, ']')
+	}
+	if unanswered {
+		dst = append(dst, `,"unanswered":true`...)
+	}
+	return append(dst, '}')
+}
+
+func parseSeq(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}

@@ -1,0 +1,315 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// staleAfter is how long after a unit was read its result may still come: beyond, a
+// unit without one is reported unanswered without waiting for the end of the history.
+// A unit is answered, or given up by the daemon, within its attempts (6 s by default).
+const staleAfter = 10 * time.Minute
+
+// unitKey names a unit: a port's dump numbered seq by origin.
+type unitKey struct {
+	port, origin string
+	seq          uint64
+}
+
+// maxUnits bounds the units remembered as answered, so a second result is not shown.
+const maxUnits = 4096
+
+// consumerIdle is how long the server keeps a reader's consumer that no longer pulls.
+const consumerIdle = 30 * time.Second
+
+// Query selects what Read reads.
+type Query struct {
+	Port, Problem string    // only this port's, problem's units; "" for all
+	Since, Until  time.Time // only units from Since, to Until; zero for no bound
+	Last          int       // only the last Last units; 0 for all
+	// Follow goes on with the units that come after the history, until ctx ends
+	// (watch). It reads results only: a unit is shown when its result comes.
+	Follow bool
+}
+
+// Entry is one unit and its outcome.
+type Entry struct {
+	Problem, Port string
+	Seq           uint64
+	Result        []byte    // the result JSON as published; made up when Unanswered
+	Unit          []byte    // the unit's text; nil when its dump is not in the history
+	Time          time.Time // when the result came; when the unit was read if Unanswered
+	Unanswered    bool      // read, and no result is kept
+}
+
+// JSON is the entry as `history --json` prints it: the result JSON with "unit",
+// "time", and for a unit without a result "unanswered":true.
+func (e *Entry) JSON(dst []byte) []byte {
+	return AppendRecord(dst, e.Result, e.Unit, e.Time, nil, e.Unanswered)
+}
+
+// Line is the entry as watch prints a result: port, problem, #seq, and the answer
+// (its lines joined by " | "), or the error.
+func (e *Entry) Line() string {
+	var r bus.Result
+	if err := json.Unmarshal(e.Result, &r); err != nil {
+		return fmt.Sprintf("%s %s #%d malformed result: %v", e.Port, e.Problem, e.Seq, err)
+	}
+	if e.Unanswered {
+		return fmt.Sprintf("%s %s #%d unanswered: read %s, no result kept", r.Port, r.Problem, r.Seq, e.Time.Local().Format(time.DateTime))
+	}
+	return ResultLine(&r)
+}
+
+// ResultLine is how watch prints a result.
+func ResultLine(r *bus.Result) string {
+	if r.Error != "" {
+		return fmt.Sprintf("%s %s #%d error: %s", r.Port, r.Problem, r.Seq, r.Error)
+	}
+	answer := strings.ReplaceAll(strings.TrimSuffix(r.Answer, "\n"), "\n", " | ")
+	return fmt.Sprintf("%s %s #%d %s", r.Port, r.Problem, r.Seq, answer)
+}
+
+// ErrNoHistory is returned by Read when the server keeps no history.
+var ErrNoHistory = errors.New("no history kept on this server")
+
+// Read reads the history oldest first, with an ordered consumer (no acks, nothing
+// written: a tool's read-only rights are enough), and calls emit for each unit that
+// q selects. Without q.Follow it returns at the end of the history; with it, it
+// goes on with the live results, from the same consumer, so there is no gap and no
+// duplicate where the two meet, until ctx ends.
+func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, emit func(*Entry) error) error {
+	subj := bus.Subjects{Prefix: prefix}
+	star := func(s string) string {
+		if s == "" {
+			return "*"
+		}
+		return s
+	}
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subj.Result(star(q.Problem), star(q.Port))},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		// A reader that goes away without a goodbye leaves no consumer for long.
+		InactiveThreshold: consumerIdle,
+	}
+	if !q.Follow {
+		cfg.FilterSubjects = append(cfg.FilterSubjects, subj.Dump(star(q.Problem), star(q.Port)))
+	}
+	if !q.Since.IsZero() {
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &q.Since
+	}
+	cons, err := js.OrderedConsumer(ctx, subj.Stream(), cfg)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, subj.Stream(), err)
+		}
+		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+	}
+	defer func() {
+		it.Stop()
+		// The server would drop the consumer after consumerIdle anyway; at once is
+		// better, where the reader's rights allow it.
+		if ci := cons.CachedInfo(); ci != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = js.DeleteConsumer(dctx, subj.Stream(), ci.Name)
+			cancel()
+		}
+	}()
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+	}
+	p := newPairer(q, subj, emit)
+	replaying := info.NumPending > 0
+	if !replaying {
+		if err := p.endReplay(); err != nil {
+			return err
+		}
+	}
+	for replaying || q.Follow {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+		}
+		more, err := p.add(m, meta.Timestamp)
+		if err != nil {
+			return err
+		}
+		if replaying && (meta.NumPending == 0 || !more) {
+			replaying = false
+			if err := p.endReplay(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pairer puts each result with its dump, and hands the entries on oldest first.
+type pairer struct {
+	q    Query
+	subj bus.Subjects
+	emit func(*Entry) error
+
+	queue    []*entry // the entries in the order their units came (non-follow)
+	open     map[unitKey][]*entry
+	answered map[unitKey]bool // recently answered, so a second result is not a unit
+	done     []unitKey        // the keys of answered, a ring
+	next     int
+	ring     []*Entry // the last q.Last entries while replaying, from ring[head]
+	head     int
+	live     bool // past the replay
+}
+
+type entry struct {
+	Entry
+	key  unitKey
+	line int
+	ok   bool // has its result
+}
+
+func newPairer(q Query, subj bus.Subjects, emit func(*Entry) error) *pairer {
+	return &pairer{q: q, subj: subj, emit: emit, open: map[unitKey][]*entry{}, answered: map[unitKey]bool{}, done: make([]unitKey, maxUnits)}
+}
+
+// add takes one message of the history, stored at ts. It returns false once the
+// history is past what q asks for.
+func (p *pairer) add(m jetstream.Msg, ts time.Time) (bool, error) {
+	past := !p.q.Until.IsZero() && ts.After(p.q.Until)
+	if past && (len(p.queue) == 0 || ts.Sub(p.q.Until) > staleAfter) {
+		return false, p.flush(time.Time{}, true)
+	}
+	h := m.Headers()
+	if problem, port, err := p.subj.ParseDump(m.Subject()); err == nil {
+		if past {
+			return true, nil
+		}
+		seq, _ := parseSeq(h.Get(bus.HeaderSeq))
+		line, _ := strconv.Atoi(h.Get(bus.HeaderLine))
+		e := &entry{Entry: Entry{Problem: problem, Port: port, Seq: seq, Unit: m.Data(), Time: ts},
+			key: unitKey{port: port, origin: h.Get(bus.HeaderOrigin), seq: seq}, line: line}
+		p.open[e.key] = append(p.open[e.key], e)
+		p.queue = append(p.queue, e)
+		return true, p.flush(ts, false)
+	}
+	var r struct {
+		Problem string `json:"problem"`
+		Port    string `json:"port"`
+		Seq     uint64 `json:"seq"`
+		Origin  string `json:"origin"`
+	}
+	if err := json.Unmarshal(m.Data(), &r); err != nil {
+		return true, nil // not a result: nothing to show
+	}
+	k := unitKey{port: r.Port, origin: r.Origin, seq: r.Seq}
+	var e *entry
+	if es := p.open[k]; len(es) > 0 {
+		e = es[0]
+		if len(es) == 1 {
+			delete(p.open, k)
+		} else {
+			p.open[k] = es[1:]
+		}
+	} else if past || (k.seq > 0 && p.answered[k]) {
+		return true, nil // a second result of a unit already shown
+	} else {
+		e = &entry{Entry: Entry{Problem: r.Problem, Port: r.Port, Seq: r.Seq}, key: k}
+		p.queue = append(p.queue, e)
+	}
+	e.Result, e.Time, e.ok = m.Data(), ts, true
+	if k.seq > 0 {
+		if old := p.done[p.next]; old != (unitKey{}) {
+			delete(p.answered, old)
+		}
+		p.done[p.next], p.answered[k] = k, true
+		p.next = (p.next + 1) % len(p.done)
+	}
+	return true, p.flush(ts, false)
+}
+
+// flush hands on the entries at the head of the queue that are complete: answered,
+// or unanswered for longer than a result can take (all, at the end).
+func (p *pairer) flush(now time.Time, end bool) error {
+	n := 0
+	for _, e := range p.queue {
+		if !e.ok {
+			if !end && now.Sub(e.Time) <= staleAfter {
+				break
+			}
+			p.unanswered(e)
+		}
+		if err := p.out(&e.Entry); err != nil {
+			return err
+		}
+		n++
+	}
+	p.queue = p.queue[n:]
+	return nil
+}
+
+// unanswered makes up the result of a unit read and never answered.
+func (p *pairer) unanswered(e *entry) {
+	if es := p.open[e.key]; len(es) > 0 && es[0] == e {
+		if len(es) == 1 {
+			delete(p.open, e.key)
+		} else {
+			p.open[e.key] = es[1:]
+		}
+	}
+	r := bus.Result{Problem: e.Problem, Port: e.Port, Seq: e.Seq, Line: e.line, Origin: e.key.origin,
+		Error: "read, never answered: no result is kept (the daemon stopped, or no worker answered)"}
+	e.Result, e.Unanswered = r.AppendJSON(nil), true
+}
+
+func (p *pairer) out(e *Entry) error {
+	if p.q.Last > 0 && !p.live {
+		if len(p.ring) < p.q.Last {
+			p.ring = append(p.ring, e)
+			return nil
+		}
+		p.ring[p.head] = e
+		p.head = (p.head + 1) % len(p.ring)
+		return nil
+	}
+	return p.emit(e)
+}
+
+// endReplay is the end of the history: what waits is handed on, the last q.Last of
+// it with --last.
+func (p *pairer) endReplay() error {
+	if !p.q.Follow {
+		if err := p.flush(time.Time{}, true); err != nil {
+			return err
+		}
+	}
+	p.live = true
+	for i := range p.ring {
+		if err := p.emit(p.ring[(p.head+i)%len(p.ring)]); err != nil {
+			return err
+		}
+	}
+	p.ring = nil
+	return nil
+}
