@@ -1,0 +1,242 @@
+package engine_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
+)
+
+// The bulk path (engine.Contest) against the line path (engine.ContestLines: a
+// LineReader, the framer line by line, Append per unit, as the serial side runs it):
+// the same output bytes, the same bad-unit count and the same error messages, on every
+// test input there is.
+
+// contestRun is what one path made of an input.
+type contestRun struct {
+	out  string
+	bad  int
+	errs []string
+}
+
+func runPath(t testing.TB, path func(engine.Problem, io.Reader, io.Writer, func(error)) (int, error), p engine.Problem, r io.Reader) contestRun {
+	t.Helper()
+	var out bytes.Buffer
+	var run contestRun
+	bad, err := path(p, r, &out, func(err error) { run.errs = append(run.errs, err.Error()) })
+	if err != nil {
+		t.Fatalf("%s: %v", p.Name(), err)
+	}
+	run.out, run.bad = out.String(), bad
+	return run
+}
+
+// chunkReader hands out its input in random pieces, so that lines and units straddle
+// the bulk path's reads.
+type chunkReader struct {
+	b   []byte
+	rng *rand.Rand
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.b), 1+c.rng.IntN(2000))
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// bulkDiff checks one input on both paths, read at once, in random pieces and a byte
+// at a time (short inputs only: that one is slow).
+func bulkDiff(t *testing.T, p engine.Problem, name string, in []byte) {
+	t.Helper()
+	want := runPath(t, engine.ContestLines, p, bytes.NewReader(in))
+	readers := map[string]io.Reader{
+		"whole":  bytes.NewReader(in),
+		"chunks": &chunkReader{b: in, rng: rand.New(rand.NewPCG(uint64(len(in)), 1))},
+	}
+	if len(in) < 20000 {
+		readers["bytes"] = iotest.OneByteReader(bytes.NewReader(in))
+	}
+	for how, r := range readers {
+		got := runPath(t, engine.Contest, p, r)
+		if got.out != want.out {
+			t.Fatalf("%s %s (%s): output differs\nbulk: %q\nline: %q", p.Name(), name, how, clip(got.out), clip(want.out))
+		}
+		if got.bad != want.bad || strings.Join(got.errs, "\n") != strings.Join(want.errs, "\n") {
+			t.Fatalf("%s %s (%s): bulk bad=%d errors\n%s\nline bad=%d errors\n%s", p.Name(), name, how,
+				got.bad, clip(strings.Join(got.errs, "\n")), want.bad, clip(strings.Join(want.errs, "\n")))
+		}
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
+
+// fuzzSeeds reads the byte strings of a committed fuzz corpus.
+func fuzzSeeds(t *testing.T, target string) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := map[string][]byte{}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(text), "\n") {
+			if !strings.HasPrefix(line, "[]byte(") {
+				continue
+			}
+			s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(line, "[]byte("), ")"))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			seeds[filepath.Base(f)] = []byte(s)
+		}
+	}
+	return seeds
+}
+
+// corrupt breaks a stream the ways a scoreboard does: lines lost, doubled, cut, made
+// too long, given a CR, garbage put in.
+func corrupt(rng *rand.Rand, in []byte, maxLine int) []byte {
+	lines := bytes.SplitAfter(in, []byte("\n"))
+	var out []byte
+	for _, l := range lines {
+		switch rng.IntN(60) {
+		case 0:
+			continue
+		case 1:
+			out = append(out, l...)
+		case 2:
+			l = l[:rng.IntN(len(l)+1)]
+		case 3:
+			out = append(out, bytes.Repeat([]byte("7 "), maxLine/2+1+rng.IntN(3))...)
+			out = append(out, '\n')
+		case 4:
+			if n := len(l); n > 0 && l[n-1] == '\n' {
+				l = append(append(append([]byte{}, l[:n-1]...), '\r'), '\n')
+			}
+		case 5:
+			out = append(out, "garbage x\n"...)
+		case 6:
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+// generated returns a stream of each problem from the package's generators.
+func generated(rng *rand.Rand, problem string) []byte {
+	var b []byte
+	switch problem {
+	case "goscore":
+		for i := range 300 {
+			b = append(b, goscoreText(rng, boardGenPosition(rng, 19), i%2 == 0)...)
+		}
+	case "replay":
+		for range 100 {
+			n := 3 + 2*rng.IntN(9)
+			moves, _ := boardGenGame(rng, n, rng.IntN(2*n*n+1))
+			b = append(b, replayText(rng, n, moves)...)
+		}
+		b = append(b, "0 0\n"...)
+	case "territory":
+		for range 300 {
+			b = append(b, territoryLayout(rng, territoryGenCase(rng))...)
+		}
+		b = append(b, "0\n"...)
+	case "othello":
+		b = othelloGenContest(rng, 20, true)
+	case "capture":
+		for range 10 {
+			b = append(b, captureRandomGame(rng, 3+rng.IntN(20), 1+rng.IntN(400), 0.02).text()...)
+		}
+	}
+	return b
+}
+
+func TestContestBulkMatchesLines(t *testing.T) {
+	for _, name := range engine.Names() {
+		t.Run(name, func(t *testing.T) {
+			p := mustProblem(t, name)
+			for _, c := range samples.Cases {
+				if c.Problem == name {
+					in, _ := samples.Pair(t, c)
+					bulkDiff(t, p, c.File, in)
+				}
+			}
+			target := "Fuzz" + strings.ToUpper(name[:1]) + name[1:] + "Contest"
+			for f, in := range fuzzSeeds(t, target) {
+				bulkDiff(t, p, target+"/"+f, in)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(len(name))))
+			for i := range 4 {
+				in := generated(rng, name)
+				bulkDiff(t, p, fmt.Sprintf("generated %d", i), in)
+				bulkDiff(t, p, fmt.Sprintf("generated %d, corrupted", i), corrupt(rng, in, p.Limits().MaxLine))
+			}
+		})
+	}
+}
+
+// TestContestBulkLongLines: lines over the bound, at every size around the LineReader's
+// buffer, in the middle of a stream and at its end, without and with "\r".
+func TestContestBulkLongLines(t *testing.T) {
+	for _, name := range engine.Names() {
+		p := mustProblem(t, name)
+		max := p.Limits().MaxLine
+		for _, n := range []int{max + 1, max + 2, max + 3, 4094, 4095, 4096, 4097, max + 4096, 3 << 20} {
+			if n <= max {
+				continue
+			}
+			long := bytes.Repeat([]byte("1"), n)
+			for _, end := range []string{"\n", "\r\n", "\r", ""} {
+				in := append(append([]byte("1\n"), long...), end...)
+				bulkDiff(t, p, fmt.Sprintf("a %d-byte line ending %q", n, end), in)
+				in = append(in, "\n2 2\n"...)
+				bulkDiff(t, p, fmt.Sprintf("a %d-byte line ending %q, then more", n, end), in)
+			}
+		}
+	}
+}
+
+// FuzzContestBulk: on any input, the bulk path and the line path agree byte for byte.
+// The first byte picks the problem.
+func FuzzContestBulk(f *testing.F) {
+	names := engine.Names()
+	for i, name := range names {
+		for _, c := range samples.Cases {
+			if c.Problem == name {
+				in, _ := samples.Pair(f, c)
+				f.Add(append([]byte{byte(i)}, in...))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) == 0 {
+			return
+		}
+		p := mustProblem(t, names[int(in[0])%len(names)])
+		bulkDiff(t, p, "fuzz input", in[1:])
+	})
+}
