@@ -632,7 +632,10 @@ type othelloFramer struct {
 	gameOut   bool // the game in play emitted a unit
 	anyOut    bool // the session emitted a unit: the next game's output needs a blank line
 	unit      []byte
+	sink      *[]byte // answers go here instead of units (see answerer)
 }
+
+func (f *othelloFramer) answerInto(out *[]byte) { f.sink = out }
 
 func (f *othelloFramer) fail(dst []Frame, first, line int, format string, args ...any) []Frame {
 	return append(dst, Frame{Line: first, Err: Errorf(othelloName, line, format, args...)})
@@ -681,14 +684,21 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 		if msg != "" {
 			return f.fail(dst, f.line, f.line, "%s", msg)
 		}
-		next := f.pos
-		if cmd == 'M' {
-			if _, ok := next.Play(sq); !ok {
-				return f.fail(dst, f.line, f.line, "%s", othelloMoveError(f.pos, sq))
-			}
+		// The command runs here, as Append runs it on the unit, to know the position
+		// after it; with an answer sink its answer is written from that run too, and
+		// the position never goes through text.
+		u := othelloUnit{sep: f.anyOut && !f.gameOut, pos: f.pos, cmd: cmd, sq: sq, cmdLine: f.line}
+		a, err := u.run()
+		if err != nil {
+			return append(dst, Frame{Line: f.line, Err: err})
 		}
-		dst = f.emit(dst, cmd, sq)
-		f.pos = next
+		if f.sink != nil {
+			f.anyOut, f.gameOut = true, true
+			*f.sink = a.AppendText(*f.sink)
+		} else {
+			dst = f.emit(dst, cmd, sq)
+		}
+		f.pos = a.pos
 		if cmd == 'Q' {
 			f.endGame()
 		}
@@ -761,6 +771,6 @@ func (f *othelloFramer) Reset() int {
 	case othelloWantSide:
 		dropped = 8
 	}
-	*f = othelloFramer{unit: f.unit[:0]}
+	*f = othelloFramer{unit: f.unit[:0], sink: f.sink}
 	return dropped
 }
