@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -239,4 +240,104 @@ func FuzzContestBulk(f *testing.F) {
 		p := mustProblem(t, names[int(in[0])%len(names)])
 		bulkDiff(t, p, "fuzz input", in[1:])
 	})
+}
+
+// BenchmarkContestBulk: the bulk path beside the line path on about 2 MB of each
+// problem's generated input, in memory, in the same run; floor is what just finding
+// the lines of that input costs (one IndexByte per line), the least any framing
+// could spend.
+func BenchmarkContestBulk(b *testing.B) {
+	for _, name := range engine.Names() {
+		p := mustProblem(b, name)
+		rng := rand.New(rand.NewPCG(21, uint64(len(name))))
+		var in []byte
+		for len(in) < 2<<20 {
+			in = append(in, generated(rng, name)...)
+		}
+		for _, c := range []struct {
+			name string
+			path func(engine.Problem, io.Reader, io.Writer, func(error)) (int, error)
+		}{{"bulk", engine.Contest}, {"lines", engine.ContestLines}} {
+			b.Run(name+"/"+c.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for b.Loop() {
+					c.path(p, bytes.NewReader(in), io.Discard, func(error) {})
+				}
+			})
+		}
+		b.Run(name+"/floor", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				for rest := in; len(rest) > 0; {
+					i := bytes.IndexByte(rest, '\n')
+					if i < 0 {
+						break
+					}
+					rest = rest[i+1:]
+				}
+			}
+		})
+	}
+}
+
+// TestContestAnswersAtOnce: interactive use. The input comes through a pipe a line at
+// a time, and each answer must come out as soon as the line that completes its unit
+// is in, before the next line is written, on every sample (goscore's in-place boards
+// and the answering framers included).
+func TestContestAnswersAtOnce(t *testing.T) {
+	for _, c := range samples.Cases {
+		t.Run(c.File, func(t *testing.T) {
+			p := mustProblem(t, c.Problem)
+			in, want := samples.Pair(t, c)
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				_, err := engine.Contest(p, inR, outW, func(error) {})
+				outW.CloseWithError(err)
+				done <- err
+			}()
+			lines := bytes.SplitAfter(in, []byte("\n"))
+			answered, got := 0, 0
+			for k, line := range lines {
+				if _, err := inW.Write(line); err != nil {
+					t.Fatal(err)
+				}
+				// The output of the input so far, by the line path, is what must be
+				// out by now.
+				var out bytes.Buffer
+				if _, err := engine.ContestLines(p, bytes.NewReader(bytes.Join(lines[:k+1], nil)), &out, func(error) {}); err != nil {
+					t.Fatal(err)
+				}
+				if n := out.Len() - answered; n > 0 {
+					buf := make([]byte, n)
+					read := make(chan error, 1)
+					go func() { _, err := io.ReadFull(outR, buf); read <- err }()
+					select {
+					case err := <-read:
+						if err != nil {
+							t.Fatalf("after line %d: reading %d bytes of answer: %v", k+1, n, err)
+						}
+					case <-time.After(30 * time.Second):
+						t.Fatalf("after line %d: %d bytes of answer due, none came in 30s (held in a buffer?)", k+1, n)
+					}
+					if !bytes.Equal(buf, out.Bytes()[answered:]) {
+						t.Fatalf("after line %d: answer %q, want %q", k+1, buf, out.Bytes()[answered:])
+					}
+					answered = out.Len()
+					got++
+				}
+			}
+			inW.Close()
+			if rest, err := io.ReadAll(outR); err != nil || len(rest) != 0 {
+				t.Fatalf("after the end of input: %q, %v", rest, err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if answered != len(want) || got == 0 {
+				t.Fatalf("%d bytes answered in %d pieces, want the %d bytes of the sample output", answered, got, len(want))
+			}
+		})
+	}
 }

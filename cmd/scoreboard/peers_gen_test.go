@@ -53,9 +53,8 @@ func (s *goSim) group(p int) bool {
 	return free
 }
 
-// play puts col on the empty point p and captures. A suicide is undone and refused
-// unless allowSuicide, when the group is removed instead.
-func (s *goSim) play(p int, col int8, allowSuicide bool) bool {
+// play puts col on the empty point p and captures. A suicide is undone and refused.
+func (s *goSim) play(p int, col int8) bool {
 	s.cells[p] = col
 	x, y := p%s.n, p/s.n
 	took := false
@@ -72,13 +71,8 @@ func (s *goSim) play(p int, col int8, allowSuicide bool) bool {
 		}
 	}
 	if !took && !s.group(p) {
-		if !allowSuicide {
-			s.cells[p] = 0
-			return false
-		}
-		for _, q := range s.queue {
-			s.cells[q] = 0
-		}
+		s.cells[p] = 0
+		return false
 	}
 	return true
 }
@@ -111,7 +105,7 @@ func genReplay(size int) []byte {
 			if r.IntN(20) == 0 {
 				col = 3 - col // a pass
 			}
-			if s.play(p, col, false) {
+			if s.play(p, col) {
 				game = append(game, [3]int{int(col), p%19 - 9, p/19 - 9})
 				col = 3 - col
 			}
@@ -212,24 +206,17 @@ func trailingZeros(x uint64) int {
 	return n
 }
 
-// genCapture makes games of 25,000 random moves on a 60x60 board (crowded, so there
-// are captures and suicides all the time), until the input holds size bytes.
+// genCapture makes games of 25,000 moves on a 200x200 board, each on a point never
+// played before in its game (so always empty, without simulating the captures),
+// until the input holds size bytes. The board ends up 60% full: groups grow large,
+// and captures and suicides happen all along.
 func genCapture(size int) []byte {
 	r := rand.New(rand.NewPCG(15, 4))
 	var b []byte
-	const side, moves = 60, 25000
+	const side, moves = 200, 25000
 	for len(b) < size {
-		s := newGoSim(side)
-		b = append(b, "60 25000\n"...)
-		for i := range moves {
-			p := s.randomEmpty(r)
-			for p < 0 {
-				p = r.IntN(side * side)
-				if s.cells[p] != 0 {
-					p = -1
-				}
-			}
-			s.play(p, int8(1+i%2), true)
+		b = append(b, "200 25000\n"...)
+		for _, p := range r.Perm(side * side)[:moves] {
 			b = strconv.AppendInt(b, int64(p%side), 10)
 			b = append(b, ' ')
 			b = strconv.AppendInt(b, int64(p/side), 10)
