@@ -98,13 +98,18 @@ func (p *OthelloPosition) Flips(sq int) uint64 {
 func (p *OthelloPosition) Play(sq int) (OthelloSide, bool) {
 	mover := p.Side
 	own, opp := p.sides()
-	if othelloMoves(own, opp) == 0 {
-		mover = mover.Other()
-		own, opp = opp, own
-	}
+	// A move that flips something is legal for the side to move, which therefore does
+	// not pass: the full move generation is only needed when it flips nothing.
 	flips := othelloFlips(own, opp, sq)
 	if flips == 0 {
-		return mover, false
+		if othelloMoves(own, opp) != 0 {
+			return mover, false
+		}
+		mover = mover.Other()
+		own, opp = opp, own
+		if flips = othelloFlips(own, opp, sq); flips == 0 {
+			return mover, false
+		}
 	}
 	own |= flips | 1<<sq
 	opp &^= flips
@@ -504,22 +509,33 @@ type othelloAnswer struct {
 
 // run answers the unit's command.
 func (u *othelloUnit) run() (othelloAnswer, error) {
-	a := othelloAnswer{sep: u.sep, cmd: u.cmd, player: u.pos.Side, sq: u.sq, pos: u.pos}
+	var a othelloAnswer
+	err := u.runInto(&a)
+	return a, err
+}
+
+// runInto answers the unit's command into *a, which it overwrites: the framer's
+// answers go through one othelloAnswer instead of copies of it.
+func (u *othelloUnit) runInto(a *othelloAnswer) error {
+	a.sep, a.cmd, a.player, a.sq, a.pos, a.moves = u.sep, u.cmd, u.pos.Side, u.sq, u.pos, 0
 	switch u.cmd {
 	case 'L':
 		a.moves = a.pos.Moves()
 	case 'M':
 		mover, ok := a.pos.Play(u.sq)
 		if !ok {
-			return a, othelloUnitError(u.cmdLine, "%s", othelloMoveError(u.pos, u.sq))
+			return othelloUnitError(u.cmdLine, "%s", othelloMoveError(u.pos, u.sq))
 		}
 		a.player = mover
 	}
-	return a, nil
+	return nil
 }
 
 // AppendText appends the contest output for the unit.
-func (a othelloAnswer) AppendText(dst []byte) []byte {
+func (a othelloAnswer) AppendText(dst []byte) []byte { return a.appendText(dst) }
+
+// appendText is AppendText without a copy of the answer, for the framer.
+func (a *othelloAnswer) appendText(dst []byte) []byte {
 	if a.sep {
 		dst = append(dst, '\n')
 	}
@@ -633,6 +649,8 @@ type othelloFramer struct {
 	anyOut    bool // the session emitted a unit: the next game's output needs a blank line
 	unit      []byte
 	sink      *[]byte // answers go here instead of units (see answerer)
+	cmd       othelloUnit
+	answer    othelloAnswer
 }
 
 func (f *othelloFramer) answerInto(out *[]byte) { f.sink = out }
@@ -687,14 +705,14 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 		// The command runs here, as Append runs it on the unit, to know the position
 		// after it; with an answer sink its answer is written from that run too, and
 		// the position never goes through text.
-		u := othelloUnit{sep: f.anyOut && !f.gameOut, pos: f.pos, cmd: cmd, sq: sq, cmdLine: f.line}
-		a, err := u.run()
-		if err != nil {
+		u, a := &f.cmd, &f.answer
+		u.sep, u.pos, u.cmd, u.sq, u.cmdLine = f.anyOut && !f.gameOut, f.pos, cmd, sq, f.line
+		if err := u.runInto(a); err != nil {
 			return append(dst, Frame{Line: f.line, Err: err})
 		}
 		if f.sink != nil {
 			f.anyOut, f.gameOut = true, true
-			*f.sink = a.AppendText(*f.sink)
+			*f.sink = a.appendText(*f.sink)
 		} else {
 			dst = f.emit(dst, cmd, sq)
 		}
