@@ -66,6 +66,8 @@ func bulkDiff(t *testing.T, p engine.Problem, name string, in []byte) {
 	readers := map[string]io.Reader{
 		"whole":  bytes.NewReader(in),
 		"chunks": &chunkReader{b: in, rng: rand.New(rand.NewPCG(uint64(len(in)), 1))},
+		// The last data comes with io.EOF, in the same call.
+		"data+EOF": iotest.DataErrReader(&chunkReader{b: in, rng: rand.New(rand.NewPCG(uint64(len(in)), 2))}),
 	}
 	if len(in) < 20000 {
 		readers["bytes"] = iotest.OneByteReader(bytes.NewReader(in))

@@ -91,6 +91,7 @@ func (s *contestStream) run(r io.Reader) (int, error) {
 	// An overlong line is dropped as it streams in: skipped counts its bytes so far,
 	// and lastCR says whether the last of them was '\r'.
 	skipping, skipped, lastCR := false, 0, false
+	var rerr error // the read error (io.EOF at the end) that came with the last data
 	for {
 		data := buf[start:end]
 		if skipping {
@@ -124,20 +125,22 @@ func (s *contestStream) run(r io.Reader) (int, error) {
 		if s.flush(); s.werr != nil {
 			return s.bad, s.werr
 		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return s.bad, fmt.Errorf("read line %d: %w", s.line+1, rerr)
+		}
 		if start == end {
 			start, end = 0, 0
 		} else if end == len(buf) {
 			end = copy(buf, buf[start:end])
 			start = 0
 		}
-		n, err := r.Read(buf[end:])
+		// The lines that came with an error are framed before it counts.
+		var n int
+		n, rerr = r.Read(buf[end:])
 		end += n
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return s.bad, fmt.Errorf("read line %d: %w", s.line+1, err)
-		}
 	}
 	// What is left is a last line without "\n".
 	switch data := buf[start:end]; {
