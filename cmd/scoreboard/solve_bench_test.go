@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,5 +175,26 @@ func TestSolvePeakRSS(t *testing.T) {
 			t.Errorf("%s: peak RSS %d bytes, want 0 < it <= %d", c.name, r.maxRSS, solveMaxRSS)
 		}
 		t.Logf("%s: peak RSS %.1f MB", c.name, float64(r.maxRSS)/(1<<20))
+	}
+}
+
+// BenchmarkSolveInProcess runs `solve` in-process on the inputs of
+// BenchmarkSolveProcess: the process's time without its start-up, and the figure the
+// floors in BENCHMARKS.md are read from.
+func BenchmarkSolveInProcess(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range solveCases {
+		b.Run(c.name, func(b *testing.B) {
+			in, err := os.ReadFile(solveInput(b, dir, c))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if code := runMain(context.Background(), []string{"solve", c.problem}, stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+		})
 	}
 }
