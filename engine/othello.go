@@ -517,7 +517,8 @@ func (u *othelloUnit) run() (othelloAnswer, error) {
 // runInto answers the unit's command into *a, which it overwrites: the framer's
 // answers go through one othelloAnswer instead of copies of it.
 func (u *othelloUnit) runInto(a *othelloAnswer) error {
-	a.sep, a.cmd, a.player, a.sq, a.pos, a.moves = u.sep, u.cmd, u.pos.Side, u.sq, u.pos, 0
+	// The whole answer is overwritten: nothing of the framer's previous one survives.
+	*a = othelloAnswer{sep: u.sep, cmd: u.cmd, player: u.pos.Side, sq: u.sq, pos: u.pos}
 	switch u.cmd {
 	case 'L':
 		a.moves = a.pos.Moves()
