@@ -26,10 +26,11 @@ import (
 // The differential tests and FuzzContestBulk hold both to the line path's bytes.
 
 const (
-	// contestBlock is the read size. A whole block of units is framed before the next
-	// read, so it also bounds the answers held when the input comes faster than they
-	// are written.
-	contestBlock = 1 << 20
+	// contestBlock is the largest read. The buffer starts at contestFirstBlock and
+	// doubles while reads fill it, so a short input (a test, a fuzz input, a pipe fed
+	// a line at a time) does not pay for a large buffer.
+	contestBlock      = 1 << 20
+	contestFirstBlock = 64 << 10
 	// contestFlush is the output written at once when input keeps coming.
 	contestFlush = 64 << 10
 )
@@ -73,7 +74,7 @@ func newContestStream(p Problem, w io.Writer, report func(error)) *contestStream
 		fr:      p.NewFramer(),
 		maxLine: lim.MaxLine,
 		lrSize:  max(lim.MaxLine+2, 4096),
-		out:     make([]byte, 0, contestFlush+4096),
+		out:     make([]byte, 0, 4096),
 		w:       w,
 		report:  report,
 	}
@@ -86,8 +87,9 @@ func newContestStream(p Problem, w io.Writer, report func(error)) *contestStream
 
 // run reads r to its end.
 func (s *contestStream) run(r io.Reader) (int, error) {
-	buf := make([]byte, max(contestBlock, 2*s.lrSize))
+	buf := make([]byte, max(contestFirstBlock, 2*s.lrSize))
 	start, end := 0, 0
+	filled := false // the last read filled the buffer
 	// An overlong line is dropped as it streams in: skipped counts its bytes so far,
 	// and lastCR says whether the last of them was '\r'.
 	skipping, skipped, lastCR := false, 0, false
@@ -131,7 +133,11 @@ func (s *contestStream) run(r io.Reader) (int, error) {
 		if rerr != nil {
 			return s.bad, fmt.Errorf("read line %d: %w", s.line+1, rerr)
 		}
-		if start == end {
+		if filled && len(buf) < contestBlock {
+			grown := make([]byte, min(2*len(buf), contestBlock))
+			end = copy(grown, buf[start:end])
+			start, buf = 0, grown
+		} else if start == end {
 			start, end = 0, 0
 		} else if end == len(buf) {
 			end = copy(buf, buf[start:end])
@@ -140,6 +146,7 @@ func (s *contestStream) run(r io.Reader) (int, error) {
 		// The lines that came with an error are framed before it counts.
 		var n int
 		n, rerr = r.Read(buf[end:])
+		filled = end+n == len(buf)
 		end += n
 	}
 	// What is left is a last line without "\n".
