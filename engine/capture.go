@@ -322,7 +322,17 @@ type captureFramer struct {
 	blanks  int    // blank lines kept in unit
 	dropped int    // stream line of its first dropped line, or 0
 	dropNo  int    // that line's move number
+
+	// With an answer sink the game's moves are parsed as their lines arrive, with the
+	// parser Append uses, instead of being kept as text, and played at its end.
+	sink  *[]byte
+	size  int
+	moves []captureMove
+	err   error // the game's first bad move, its line counted from the header
+	board captureBoard
 }
+
+func (f *captureFramer) answerInto(out *[]byte) { f.sink = out }
 
 func (f *captureFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
@@ -340,32 +350,57 @@ func (f *captureFramer) Feed(dst []Frame, line []byte) []Frame {
 		if line == nil {
 			return append(dst, Frame{Line: f.line, Err: Errorf(captureName, f.line, "header line dropped (too long or unreadable)")})
 		}
-		_, m, msg := captureParseHeader(line)
+		s, m, msg := captureParseHeader(line)
 		if msg != "" {
 			return append(dst, Frame{Line: f.line, Err: Errorf(captureName, f.line, "%s", msg)})
 		}
-		f.unit = append(append(f.unit[:0], line...), '\n')
+		if f.sink != nil {
+			f.size, f.moves, f.err = s, f.moves[:0], nil
+		} else {
+			f.unit = append(append(f.unit[:0], line...), '\n')
+		}
 		f.start, f.want, f.got, f.blanks, f.dropped, f.dropNo = f.line, m, 0, 0, 0, 0
 		return dst
 	}
 	f.got++
-	if line == nil {
+	switch {
+	case line == nil:
 		if f.dropped == 0 {
 			f.dropped, f.dropNo = f.line, f.got
 		}
-	} else if f.dropped == 0 {
+	case f.dropped != 0:
+	case f.sink == nil:
 		f.unit = append(append(f.unit, line...), '\n')
+	case f.err == nil:
+		x, y, msg := captureParseMove(line, f.size, f.got)
+		// The unit's line: the header, the moves so far and the blank lines kept.
+		ln := 1 + f.got + f.blanks
+		if msg != "" {
+			f.err = Errorf(captureName, ln, "%s", msg)
+		} else {
+			f.moves = append(f.moves, captureMove{x: int32(x), y: int32(y), line: int32(ln)})
+		}
 	}
 	if f.got < f.want {
 		return dst
 	}
 	start := f.start
 	f.start = 0
-	if f.dropped != 0 {
+	switch {
+	case f.dropped != 0:
 		return append(dst, Frame{Line: start, Err: Errorf(captureName, f.dropped,
 			"move %d of the game from line %d was dropped (too long or unreadable)", f.dropNo, start)})
+	case f.sink == nil:
+		return append(dst, Frame{Unit: f.unit, Line: start})
+	case f.err != nil:
+		return append(dst, Frame{Line: start, Err: Rebase(f.err, start)})
 	}
-	return append(dst, Frame{Unit: f.unit, Line: start})
+	n, err := f.board.play(f.size, f.moves)
+	if err != nil {
+		return append(dst, Frame{Line: start, Err: Rebase(err, start)})
+	}
+	*f.sink = CaptureAnswer{Captured: n}.AppendText(*f.sink)
+	return dst
 }
 
 func (f *captureFramer) End(dst []Frame) []Frame {
@@ -383,6 +418,6 @@ func (f *captureFramer) Reset() int {
 	if f.start > 0 {
 		n = f.line - f.start + 1
 	}
-	*f = captureFramer{unit: f.unit[:0]}
+	*f = captureFramer{unit: f.unit[:0], sink: f.sink, moves: f.moves[:0], board: f.board}
 	return n
 }

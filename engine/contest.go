@@ -67,64 +67,13 @@ func (lr *LineReader) Buffered() int { return lr.br.Buffered() }
 // Output is flushed whenever the input has nothing more buffered, so an interactive
 // user sees each answer as soon as its unit is complete.
 // Contest returns the number of bad units, and the first read or write error.
+//
+// It is the bulk path: it reads large blocks, finds lines in place and answers into
+// one output buffer (see contestStream). Its output and errors are byte for byte those
+// of a LineReader feeding the problem's Framer and Append, which the serial side uses.
 func Contest(p Problem, r io.Reader, w io.Writer, report func(error)) (bad int, err error) {
-	lim := p.Limits()
-	lr := NewLineReader(r, lim.MaxLine)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	fr := p.NewFramer()
-	var (
-		frames []Frame
-		out    []byte
-		lineNo int
-	)
-	handle := func(frames []Frame) error {
-		for _, f := range frames {
-			if f.Err != nil {
-				bad++
-				report(f.Err)
-				continue
-			}
-			var err error
-			out, err = p.Append(out[:0], f.Unit)
-			if err != nil {
-				bad++
-				report(Rebase(err, f.Line))
-				continue
-			}
-			if _, err := bw.Write(out); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for {
-		if lr.Buffered() == 0 {
-			if err := bw.Flush(); err != nil {
-				return bad, err
-			}
-		}
-		line, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		lineNo++
-		if errors.Is(err, ErrLineTooLong) {
-			// The framer sees the dropped line as a nil line and resynchronises; the
-			// error it gives names the broken unit, this one names the line.
-			report(Errorf(p.Name(), lineNo, "%v", err))
-			line = nil
-		} else if err != nil {
-			return bad, fmt.Errorf("read line %d: %w", lineNo, err)
-		}
-		frames = fr.Feed(frames[:0], line)
-		if err := handle(frames); err != nil {
-			return bad, err
-		}
-	}
-	if err := handle(fr.End(frames[:0])); err != nil {
-		return bad, err
-	}
-	return bad, bw.Flush()
+	s := newContestStream(p, w, report)
+	return s.run(r)
 }
 
 // Rebase turns an error from Problem.Append or Problem.Solve, whose line numbers count

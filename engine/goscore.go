@@ -1,6 +1,9 @@
 package engine
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // goscore: area scoring of a 19x19 board dump (seed 000, Go Scoring). A unit is a
 // blank spacer line and 19 rows of 19 " X" pairs; the answer is "B W": each colour's
@@ -214,6 +217,52 @@ func (f *goscoreFramer) Feed(dst []Frame, line []byte) []Frame {
 		}
 	}
 	return dst
+}
+
+// goscoreUnitLen is the length of a board in the fixed layout: "\n" and 19 rows of
+// exactly 38 bytes and their "\n".
+const goscoreUnitLen = 1 + goscoreSide*(goscoreRowLen+1)
+
+// feedBlock takes a board in the fixed layout straight from the stream's text: when
+// no board is open, text starts with a blank line and the next 19 lines are 38 bytes
+// each, the board is scored in place, without copying its rows. Anything else, and a
+// board that does not parse (whose rows the framer may cut differently), goes through
+// Feed line by line.
+func (f *goscoreFramer) feedBlock(s *contestStream, text []byte) {
+	for len(text) > 0 && s.werr == nil {
+		if f.rows == 0 && f.skipFrom == 0 && goscoreFixedLayout(text) {
+			out, err := goscoreProblem{}.Append(s.out, text[:goscoreUnitLen])
+			if err == nil {
+				s.out = out
+				s.line += 1 + goscoreSide
+				f.line += 1 + goscoreSide
+				f.start, f.rows, f.lost = 0, 0, 0
+				text = text[goscoreUnitLen:]
+				if len(s.out) >= contestFlush {
+					s.flush()
+				}
+				continue
+			}
+		}
+		i := bytes.IndexByte(text, '\n')
+		s.feedLine(text[:i], 1)
+		text = text[i+1:]
+	}
+}
+
+// goscoreFixedLayout reports whether text starts with a board in the fixed layout: an
+// empty line and 19 lines of 38 bytes. Only the 20 line ends are checked; the rows'
+// bytes are the parser's.
+func goscoreFixedLayout(text []byte) bool {
+	if len(text) < goscoreUnitLen || text[0] != '\n' {
+		return false
+	}
+	for k := 1 + goscoreRowLen; k < goscoreUnitLen; k += goscoreRowLen + 1 {
+		if text[k] != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // endSkip reports the garbage lines skipped so far, if any.

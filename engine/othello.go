@@ -98,13 +98,18 @@ func (p *OthelloPosition) Flips(sq int) uint64 {
 func (p *OthelloPosition) Play(sq int) (OthelloSide, bool) {
 	mover := p.Side
 	own, opp := p.sides()
-	if othelloMoves(own, opp) == 0 {
-		mover = mover.Other()
-		own, opp = opp, own
-	}
+	// A move that flips something is legal for the side to move, which therefore does
+	// not pass: the full move generation is only needed when it flips nothing.
 	flips := othelloFlips(own, opp, sq)
 	if flips == 0 {
-		return mover, false
+		if othelloMoves(own, opp) != 0 {
+			return mover, false
+		}
+		mover = mover.Other()
+		own, opp = opp, own
+		if flips = othelloFlips(own, opp, sq); flips == 0 {
+			return mover, false
+		}
 	}
 	own |= flips | 1<<sq
 	opp &^= flips
@@ -504,22 +509,34 @@ type othelloAnswer struct {
 
 // run answers the unit's command.
 func (u *othelloUnit) run() (othelloAnswer, error) {
-	a := othelloAnswer{sep: u.sep, cmd: u.cmd, player: u.pos.Side, sq: u.sq, pos: u.pos}
+	var a othelloAnswer
+	err := u.runInto(&a)
+	return a, err
+}
+
+// runInto answers the unit's command into *a, which it overwrites: the framer's
+// answers go through one othelloAnswer instead of copies of it.
+func (u *othelloUnit) runInto(a *othelloAnswer) error {
+	// The whole answer is overwritten: nothing of the framer's previous one survives.
+	*a = othelloAnswer{sep: u.sep, cmd: u.cmd, player: u.pos.Side, sq: u.sq, pos: u.pos}
 	switch u.cmd {
 	case 'L':
 		a.moves = a.pos.Moves()
 	case 'M':
 		mover, ok := a.pos.Play(u.sq)
 		if !ok {
-			return a, othelloUnitError(u.cmdLine, "%s", othelloMoveError(u.pos, u.sq))
+			return othelloUnitError(u.cmdLine, "%s", othelloMoveError(u.pos, u.sq))
 		}
 		a.player = mover
 	}
-	return a, nil
+	return nil
 }
 
 // AppendText appends the contest output for the unit.
-func (a othelloAnswer) AppendText(dst []byte) []byte {
+func (a othelloAnswer) AppendText(dst []byte) []byte { return a.appendText(dst) }
+
+// appendText is AppendText without a copy of the answer, for the framer.
+func (a *othelloAnswer) appendText(dst []byte) []byte {
 	if a.sep {
 		dst = append(dst, '\n')
 	}
@@ -637,7 +654,12 @@ type othelloFramer struct {
 	gameOut   bool // the game in play emitted a unit
 	anyOut    bool // the session emitted a unit: the next game's output needs a blank line
 	unit      []byte
+	sink      *[]byte // answers go here instead of units (see answerer)
+	cmd       othelloUnit
+	answer    othelloAnswer
 }
+
+func (f *othelloFramer) answerInto(out *[]byte) { f.sink = out }
 
 func (f *othelloFramer) fail(dst []Frame, first, line int, format string, args ...any) []Frame {
 	return append(dst, Frame{Line: first, Err: Errorf(othelloName, line, format, args...)})
@@ -686,14 +708,21 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 		if msg != "" {
 			return f.fail(dst, f.line, f.line, "%s", msg)
 		}
-		next := f.pos
-		if cmd == 'M' {
-			if _, ok := next.Play(sq); !ok {
-				return f.fail(dst, f.line, f.line, "%s", othelloMoveError(f.pos, sq))
-			}
+		// The command runs here, as Append runs it on the unit, to know the position
+		// after it; with an answer sink its answer is written from that run too, and
+		// the position never goes through text.
+		u, a := &f.cmd, &f.answer
+		u.sep, u.pos, u.cmd, u.sq, u.cmdLine = f.anyOut && !f.gameOut, f.pos, cmd, sq, f.line
+		if err := u.runInto(a); err != nil {
+			return append(dst, Frame{Line: f.line, Err: err})
 		}
-		dst = f.emit(dst, cmd, sq)
-		f.pos = next
+		if f.sink != nil {
+			f.anyOut, f.gameOut = true, true
+			*f.sink = a.appendText(*f.sink)
+		} else {
+			dst = f.emit(dst, cmd, sq)
+		}
+		f.pos = a.pos
 		if cmd == 'Q' {
 			f.endGame()
 		}
@@ -766,6 +795,6 @@ func (f *othelloFramer) Reset() int {
 	case othelloWantSide:
 		dropped = 8
 	}
-	*f = othelloFramer{unit: f.unit[:0]}
+	*f = othelloFramer{unit: f.unit[:0], sink: f.sink}
 	return dropped
 }

@@ -59,6 +59,10 @@ type ReplayGame struct {
 
 // replayHeader parses a line "n m": exactly two integers.
 func replayHeader(line []byte) (n, m int, ok bool) {
+	// A placement starts with its colour: settle the usual line at its first byte.
+	if i := boardSkipSpace(line, 0); i < len(line) && line[i]-'0' > 9 && line[i] != '-' && line[i] != '+' {
+		return 0, 0, false
+	}
 	t1, rest := boardNextToken(line)
 	t2, rest := boardNextToken(rest)
 	t3, _ := boardNextToken(rest)
@@ -78,16 +82,10 @@ func (g *ReplayGame) Play(unit []byte) error {
 	if !ok {
 		return Errorf(replayName, 0, "empty unit: want a header \"n m\" and m placements")
 	}
-	n, m, ok := replayHeader(header)
-	switch {
-	case !ok:
-		return Errorf(replayName, 1, "%s is not a header \"n m\"", boardQuote(header))
-	case n < 3 || n > boardMax || n%2 == 0:
-		return Errorf(replayName, 1, "board size %d: want an odd number from 3 to 19", n)
-	case m < 0 || m > replayMaxMoves:
-		return Errorf(replayName, 1, "%d placements: want 0 to %d", m, replayMaxMoves)
+	m, err := g.begin(header)
+	if err != nil {
+		return err
 	}
-	g.N = n
 	for i := 0; i < m; i++ {
 		var line []byte
 		line, rest, ok = boardNextLine(rest)
@@ -102,6 +100,23 @@ func (g *ReplayGame) Play(unit []byte) error {
 		return Errorf(replayName, m+2, "unexpected line after the %d placements", m)
 	}
 	return nil
+}
+
+// begin starts the game of a header line: an empty board, and the number of
+// placements that follow.
+func (g *ReplayGame) begin(header []byte) (m int, err error) {
+	*g = ReplayGame{}
+	n, m, ok := replayHeader(header)
+	switch {
+	case !ok:
+		return 0, Errorf(replayName, 1, "%s is not a header \"n m\"", boardQuote(header))
+	case n < 3 || n > boardMax || n%2 == 0:
+		return 0, Errorf(replayName, 1, "board size %d: want an odd number from 3 to 19", n)
+	case m < 0 || m > replayMaxMoves:
+		return 0, Errorf(replayName, 1, "%d placements: want 0 to %d", m, replayMaxMoves)
+	}
+	g.N = n
+	return m, nil
 }
 
 // replayParseMove parses "B(x,y)" or "W(x,y)", allowing white space around the
@@ -222,7 +237,15 @@ type replayFramer struct {
 	lost     int    // stream line of the open game's first dropped line, or 0
 	skipping bool   // after a bad header, until a header-like line
 	buf      []byte // the open game's text
+
+	// With an answer sink the open game is played as its lines arrive, with the
+	// code Append plays a unit with, instead of being kept as text.
+	sink *[]byte
+	game ReplayGame
+	err  error // the open game's first error, its line counted from the header
 }
+
+func (f *replayFramer) answerInto(out *[]byte) { f.sink = out }
 
 func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
@@ -267,7 +290,11 @@ func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 			"%d placements: want 0 to %d; skipping to the next header", m, replayMaxMoves)})
 	}
 	f.start, f.want, f.lost = f.line, m, 0
-	f.buf = append(append(f.buf[:0], line...), '\n')
+	if f.sink != nil {
+		_, f.err = f.game.begin(line)
+	} else {
+		f.buf = append(append(f.buf[:0], line...), '\n')
+	}
 	if m == 0 {
 		dst = f.emit(dst)
 	}
@@ -276,13 +303,16 @@ func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 
 // placement takes a line of the open game.
 func (f *replayFramer) placement(dst []Frame, line []byte) []Frame {
-	if line == nil {
+	switch {
+	case line == nil:
 		if f.lost == 0 {
 			f.lost = f.line
 		}
-	} else {
+	case f.sink == nil:
 		f.buf = append(f.buf, line...)
 		f.buf = append(f.buf, '\n')
+	case f.err == nil && f.lost == 0:
+		f.err = f.game.move(f.line-f.start+1, line)
 	}
 	f.want--
 	if f.want == 0 {
@@ -292,11 +322,16 @@ func (f *replayFramer) placement(dst []Frame, line []byte) []Frame {
 }
 
 func (f *replayFramer) emit(dst []Frame) []Frame {
-	if f.lost != 0 {
+	switch {
+	case f.lost != 0:
 		dst = append(dst, Frame{Line: f.start, Err: Errorf(replayName, f.lost,
 			"line %d of the game at line %d was dropped (too long or unreadable)", f.lost-f.start+1, f.start)})
-	} else {
+	case f.sink == nil:
 		dst = append(dst, Frame{Line: f.start, Unit: f.buf})
+	case f.err != nil:
+		dst = append(dst, Frame{Line: f.start, Err: Rebase(f.err, f.start)})
+	default:
+		*f.sink = f.game.Score().AppendText(*f.sink)
 	}
 	f.start, f.want, f.lost = 0, 0, 0
 	return dst
@@ -317,6 +352,6 @@ func (f *replayFramer) Reset() int {
 	if f.start != 0 {
 		n = f.line - f.start + 1
 	}
-	*f = replayFramer{buf: f.buf[:0]}
+	*f = replayFramer{buf: f.buf[:0], sink: f.sink}
 	return n
 }

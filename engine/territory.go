@@ -198,6 +198,30 @@ func (p *territoryParser) badCoord(v int, isInt bool, tok []byte, ln int) {
 // territorySep marks the bytes that end a token.
 var territorySep = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true, '\n': true}
 
+// territoryCoordAt reads the usual coordinate at text[i], one or two digits followed
+// by a separator or the end, without the general parser; ok is false for anything
+// else, which the general parser then reads.
+func territoryCoordAt(text []byte, i int) (v, next int, ok bool) {
+	d := text[i] - '0'
+	if d > 9 {
+		return 0, i, false
+	}
+	v, j := int(d), i+1
+	if j < len(text) {
+		// Branch-free: one digit or two are equally likely.
+		d1, two := int(text[j]-'0'), 0
+		if d1 <= 9 {
+			two = 1
+		}
+		v += two * (9*v + d1)
+		j += two
+	}
+	if j < len(text) && !territorySep[text[j]] {
+		return 0, i, false
+	}
+	return v, j, true
+}
+
 // parseUnit reads a unit holding exactly one case. Lines count from 1.
 func (p *territoryParser) parseUnit(unit []byte) error {
 	// One pass over the bytes rather than lines then tokens: this is the hot path.
@@ -211,31 +235,18 @@ func (p *territoryParser) parseUnit(unit []byte) error {
 			continue
 		}
 		if p.got >= 3 {
-			// The usual coordinate, one or two digits, skips the general parser.
-			if d := unit[i] - '0'; d <= 9 {
-				v, j := int(d), i+1
-				if j < len(unit) {
-					// Branch-free: one digit or two are equally likely.
-					d1, two := int(unit[j]-'0'), 0
-					if d1 <= 9 {
-						two = 1
-					}
-					v += two * (9*v + d1)
-					j += two
+			if v, j, ok := territoryCoordAt(unit, i); ok {
+				if done {
+					return Errorf(territoryName, ln, "%s after the end of the case", boardQuote(unit[i:j]))
 				}
-				if j == len(unit) || territorySep[unit[j]] {
-					if done {
-						return Errorf(territoryName, ln, "%s after the end of the case", boardQuote(unit[i:j]))
+				i, last = j, ln
+				if p.coord(v, true, nil, ln) == territoryDone {
+					if p.err != nil {
+						return p.err
 					}
-					i, last = j, ln
-					if p.coord(v, true, nil, ln) == territoryDone {
-						if p.err != nil {
-							return p.err
-						}
-						done = true
-					}
-					continue
+					done = true
 				}
+				continue
 			}
 		}
 		j := i + 1
@@ -311,8 +322,11 @@ func (p *territoryParser) appendUnit(dst []byte) []byte {
 type territoryFramer struct {
 	line int // stream lines fed so far
 	p    territoryParser
-	out  []byte // the units framed by the current call
+	out  []byte  // the units framed by the current call
+	sink *[]byte // answers go here instead of units (see answerer)
 }
+
+func (f *territoryFramer) answerInto(out *[]byte) { f.sink = out }
 
 func (f *territoryFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
@@ -325,15 +339,32 @@ func (f *territoryFramer) Feed(dst []Frame, line []byte) []Frame {
 		}
 		return dst
 	}
-	for {
-		var tok []byte
-		if tok, line = boardNextToken(line); len(tok) == 0 {
+	for i := 0; ; {
+		i = boardSkipSpace(line, i)
+		if i == len(line) {
 			return dst
 		}
-		switch f.p.token(tok, f.line) {
+		var r int
+		if v, j, ok := territoryCoordAt(line, i); ok && f.p.got >= 3 {
+			i, r = j, f.p.coord(v, true, nil, f.line)
+		} else {
+			j := i + 1
+			for j < len(line) && !boardSpace(line[j]) {
+				j++
+			}
+			r = f.p.token(line[i:j], f.line)
+			i = j
+		}
+		switch r {
 		case territoryDone:
 			if f.p.err != nil {
 				dst = append(dst, Frame{Line: f.p.start, Err: f.p.err})
+				continue
+			}
+			if f.sink != nil {
+				// The case was parsed once, here: it is scored as Append would score
+				// its canonical text, without writing and reading that text.
+				*f.sink = f.p.score().AppendText(*f.sink)
 				continue
 			}
 			start := len(f.out)
@@ -364,6 +395,6 @@ func (f *territoryFramer) Reset() int {
 	if f.p.got != 0 {
 		n = f.line - f.p.start + 1
 	}
-	*f = territoryFramer{out: f.out[:0]}
+	*f = territoryFramer{out: f.out[:0], sink: f.sink}
 	return n
 }
