@@ -122,7 +122,9 @@ type ReplayAnswer struct {
 }
 
 // Position is the final position with each empty point's owner.
-func (a ReplayAnswer) Position() GoPosition { return boardPosition(a.game.N, &a.game.Black, &a.game.White) }
+func (a ReplayAnswer) Position() GoPosition {
+	return boardPosition(a.game.N, &a.game.Black, &a.game.White)
+}
 
 // Captures returns the stones each side captured: white ones by Black, black ones by
 // White.
