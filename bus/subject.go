@@ -58,6 +58,15 @@ func (s Subjects) Result(problem, port string) string {
 	return s.Prefix + ".result." + problem + "." + port
 }
 
+// Stream is the JetStream stream of the history: the prefix upper-cased, with '.'
+// and '-' made '_' ("scoreboard" is "SCOREBOARD").
+func (s Subjects) Stream() string {
+	return strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(s.Prefix))
+}
+
+// Boards is the KV bucket of each port's latest board: <STREAM>_BOARDS.
+func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }
+
 // AllDumps matches every dump of every problem and port.
 func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }
 

@@ -75,8 +75,11 @@ func Draw(ans engine.Answer, unit []byte) ([]byte, error) {
 			return nil, err
 		}
 		c.captureWindow(w, g.Size)
-		c.caption(fmt.Sprintf("captured %d", a.Captured),
-			fmt.Sprintf("%d moves · board %d", a.Moves, a.Size))
+		detail := fmt.Sprintf("%d moves · board %d", a.Moves, a.Size)
+		if w.W < g.Size || w.H < g.Size {
+			detail = fmt.Sprintf("%d moves · x %d-%d, y %d-%d of %d", a.Moves, w.X, w.X+w.W-1, w.Y, w.Y+w.H-1, a.Size)
+		}
+		c.caption(fmt.Sprintf("captured %d", a.Captured), detail)
 	default:
 		return nil, fmt.Errorf("render: no picture for a %T", ans)
 	}
@@ -90,12 +93,17 @@ const (
 	textH  = 40
 )
 
-// canvas collects the elements of one picture; its width is set by the board.
+// canvas collects the elements of one picture: the board, whose size sets width and
+// height, and the caption's two lines under it.
 type canvas struct {
-	body   bytes.Buffer
-	width  int
-	height int
+	body          bytes.Buffer
+	width, height int
+	lines         [2]string
 }
+
+// minWidth keeps the caption readable under a small board (a 3x3 replay, a capture
+// game on a 2x2 board): the board is centred on a wider picture.
+const minWidth = 560
 
 func (c *canvas) printf(format string, args ...any) { fmt.Fprintf(&c.body, format, args...) }
 
@@ -274,19 +282,10 @@ func (c *canvas) captureWindow(w engine.CaptureWindow, size int) {
 		c.printf(`<text class="%s" x="%d" y="%d" font-size="18" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="%s">%d</text>`,
 			cls, margin+x*cell, margin+y*cell+6, colour, w.First+k)
 	}
-	c.printf(`<text class="window" x="4" y="%d" font-size="16" font-family="sans-serif" fill="%s">x %d..%d  y %d..%d</text>`,
-		height-6, lineColour, w.X, w.X+cols-1, w.Y, w.Y+rows-1)
 }
 
-// caption writes two lines of text under the board: the score, large, and details.
-func (c *canvas) caption(first, second string) {
-	y := c.height + textH
-	c.printf(`<text class="score" x="%d" y="%d" font-size="34" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">%s</text>`,
-		c.width/2, y, escape(first))
-	c.printf(`<text class="detail" x="%d" y="%d" font-size="24" font-family="sans-serif" text-anchor="middle" fill="#ddd">%s</text>`,
-		c.width/2, y+textH-6, escape(second))
-	c.height += 2*textH + 8
-}
+// caption sets the two lines of text under the board: the score, large, and details.
+func (c *canvas) caption(first, second string) { c.lines = [2]string{first, second} }
 
 func escape(s string) string {
 	var b strings.Builder
@@ -297,10 +296,17 @@ func escape(s string) string {
 // finish wraps the elements in the document, on a dark ground so the captions show.
 func (c *canvas) finish() []byte {
 	var b bytes.Buffer
+	width, height := max(c.width, minWidth), c.height+2*textH+8
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d">`,
-		c.width, c.height, c.width, c.height)
-	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#222"/>`, c.width, c.height)
+		width, height, width, height)
+	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#222"/>`, width, height)
+	fmt.Fprintf(&b, `<g transform="translate(%d,0)">`, (width-c.width)/2)
 	b.Write(c.body.Bytes())
+	b.WriteString(`</g>`)
+	fmt.Fprintf(&b, `<text class="score" x="%d" y="%d" font-size="34" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">%s</text>`,
+		width/2, c.height+textH, escape(c.lines[0]))
+	fmt.Fprintf(&b, `<text class="detail" x="%d" y="%d" font-size="24" font-family="sans-serif" text-anchor="middle" fill="#ddd">%s</text>`,
+		width/2, c.height+2*textH-6, escape(c.lines[1]))
 	b.WriteString("</svg>\n")
 	return b.Bytes()
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -28,7 +29,13 @@ type config struct {
 	NATS   configNATS
 	Log    configLog
 	Daemon configDaemon
+	HTTP   configHTTP
 	Ports  []configPort
+}
+
+// configHTTP is the page's listener (web.go): HOST:PORT, or "off".
+type configHTTP struct {
+	Listen string
 }
 
 type configNATS struct {
@@ -83,6 +90,7 @@ func defaultConfig() config {
 	return config{
 		NATS: configNATS{Listen: bus.DefaultListen, Prefix: bus.DefaultPrefix},
 		Log:  configLog{Level: defaultLogLevel},
+		HTTP: configHTTP{Listen: defaultHTTP},
 		Daemon: configDaemon{
 			RequestTimeout: defaultRequestTimeout.String(),
 			Drain:          defaultDrain.String(),
@@ -128,6 +136,7 @@ var globalSettings = []setting[config]{
 	{key: "log.format", flag: "log-format", str: func(c *config) *string { return &c.Log.Format }},
 	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
 	{key: "daemon.drain", flag: "drain", str: func(c *config) *string { return &c.Daemon.Drain }},
+	{key: "http.listen", flag: "http", str: func(c *config) *string { return &c.HTTP.Listen }},
 }
 
 var portSettings = []setting[configPort]{
@@ -285,7 +294,7 @@ func (l *configLoader) readFile(data []byte) {
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[key]
 		switch key {
-		case "nats", "log", "daemon":
+		case "nats", "log", "daemon", "http":
 			t, ok := v.(map[string]any)
 			if !ok {
 				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
@@ -326,7 +335,7 @@ func (l *configLoader) readFile(data []byte) {
 				}
 			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [http] and [[port]])")
 		}
 	}
 }
@@ -530,6 +539,11 @@ func (l *configLoader) validate() {
 			l.fail(key, "%v", err)
 		} else if fi.IsDir() {
 			l.fail(key, "%s is a directory, want a file", file)
+		}
+	}
+	if h := l.c.HTTP.Listen; h != httpOff {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			l.fail("http.listen", "%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
 		}
 	}
 	if !bus.ValidPrefix(n.Prefix) {
