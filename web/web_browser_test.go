@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -100,47 +101,24 @@ func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at 
 	return data
 }
 
-// tileView is what the test reads of a tile in the page.
-type tileView struct {
-	Seq     uint64 `json:"seq"`
-	Applied int64  `json:"applied"`
-	Answer  string `json:"answer"`
-	Stones  int    `json:"stones"`
-	Terr    int    `json:"terr"`
-	Pic     string `json:"pic"`
-	State   string `json:"state"`
-	Problem string `json:"problem"`
-}
-
-func readTile(t testing.TB, b *browsertest.Browser, port string) tileView {
-	return browsertest.Eval[tileView](t, b, fmt.Sprintf(`(() => {
-		const t = document.querySelector('[data-port=%q]');
-		if (!t) return {};
-		return {seq: +(t.dataset.seq || 0), applied: +(t.dataset.applied || 0),
-			answer: t.querySelector('.answer').textContent,
-			stones: t.querySelectorAll('.pic svg .stone').length,
-			terr: t.querySelectorAll('.pic svg .terr').length,
-			pic: t.querySelector('.pic').innerHTML,
-			state: t.querySelector('.state').textContent,
-			problem: t.querySelector('.problem').textContent};
-	})()`, port))
-}
-
-// waitTile polls the page until ok holds for the port's tile, failing after timeout
-// with what the tile showed last.
-func waitTile(t testing.TB, b *browsertest.Browser, port string, timeout time.Duration, what string, ok func(tileView) bool) tileView {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		v := readTile(t, b, port)
-		if ok(v) {
-			return v
+// serveWeb serves the page on ln until the returned function is called.
+func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
+	srv, err := web.New(nc, bus.DefaultPrefix, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone, serveDone := make(chan error, 1), make(chan error, 1)
+	go func() { runDone <- srv.Run(ctx) }()
+	go func() { serveDone <- web.Serve(ctx, ln, srv.Handler()) }()
+	return func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("web server: %v", err)
 		}
-		if time.Now().After(deadline) {
-			v.Pic = fmt.Sprintf("(%d bytes)", len(v.Pic))
-			t.Fatalf("tile %s: %s not seen within %v; the tile shows %+v", port, what, timeout, v)
+		if err := <-serveDone; err != nil {
+			t.Errorf("web serve: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -171,22 +149,12 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := web.New(nc, bus.DefaultPrefix, log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	runDone, serveDone := make(chan error, 1), make(chan error, 1)
-	go func() { runDone <- srv.Run(ctx) }()
-	go func() { serveDone <- web.Serve(ctx, ln, srv.Handler()) }()
-	defer func() {
-		cancel()
-		<-runDone
-		<-serveDone
-	}()
+	stopWeb := serveWeb(t, nc, ln)
+	defer func() { stopWeb() }()
 	base := "http://" + ln.Addr().String()
 
 	units := map[string][][]byte{}
@@ -206,7 +174,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	// A board kept before the page loads is there when it loads.
 	put("goscore", "hall", 7, units["goscore"][0])
 	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/"))
-	waitTile(t, b, "hall", 10*time.Second, "the board kept before the page loaded", func(v tileView) bool {
+	b.WaitTile(t, "hall", 10*time.Second, "the board kept before the page loaded", func(v browsertest.Tile) bool {
 		return v.Seq == 7 && v.Stones > 0
 	})
 
@@ -216,14 +184,14 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	for _, problem := range engine.Names() {
 		port := "desk-" + problem
 		us := units[problem]
-		var prev tileView
+		var prev browsertest.Tile
 		for i, unit := range us[:min(2, len(us))] {
 			seq := uint64(i + 1)
 			p, _ := engine.Lookup(problem)
 			ans, _ := p.Solve(unit)
 			want := string(ans.AppendText(nil))
 			at := put(problem, port, seq, unit)
-			v := waitTile(t, b, port, 10*time.Second, fmt.Sprintf("unit %d", seq), func(v tileView) bool {
+			v := b.WaitTile(t, port, 10*time.Second, fmt.Sprintf("unit %d", seq), func(v browsertest.Tile) bool {
 				return v.Seq == seq
 			})
 			delay := time.UnixMilli(v.Applied).Sub(at)
@@ -254,7 +222,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	if err := wnc.Publish(subj.PortState("hall"), st); err != nil {
 		t.Fatal(err)
 	}
-	waitTile(t, b, "hall", 10*time.Second, "the unplugged state", func(v tileView) bool {
+	b.WaitTile(t, "hall", 10*time.Second, "the unplugged state", func(v browsertest.Tile) bool {
 		return v.State == "unplugged since 19:42"
 	})
 
@@ -268,7 +236,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		at := time.Now()
 		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, units["replay"][0], at))
 		if err == nil {
-			v := readTile(t, b, "hall")
+			v := b.ReadTile(t, "hall")
 			if v.Seq == seq {
 				break
 			}
@@ -279,6 +247,22 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		seq++
 		time.Sleep(250 * time.Millisecond)
 	}
+
+	// The page's server restarts (as 'scoreboard run --http' does with the daemon):
+	// the page notices, reconnects by itself, and follows the bucket again.
+	addr := ln.Addr().String()
+	stopWeb()
+	b.WaitConn(t, "reconnecting…")
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	stopWeb = serveWeb(t, nc, ln)
+	b.WaitConn(t, "live")
+	before := b.ReadTile(t, "desk-goscore")
+	put("goscore", "desk-goscore", 9, units["goscore"][0])
+	b.WaitTile(t, "desk-goscore", 10*time.Second, "a board put after the page's server restarted", func(v browsertest.Tile) bool {
+		return v.Seq == 9 && v.Applied > before.Applied
+	})
 
 	// No host but the page's own.
 	hosts, urls := b.Hosts()
