@@ -71,6 +71,17 @@ func (s *jsServer) stop() {
 
 func (s *jsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port) }
 
+// connect connects to the server as the page and the tools do (reconnecting forever).
+func (s *jsServer) connect(name string) *nats.Conn {
+	s.t.Helper()
+	nc, err := bus.Connect(bus.ConnOptions{URL: s.url(), Name: name}, zerolog.Nop())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(nc.Close)
+	return nc
+}
+
 // boardValue is a value of the board bucket as the history writes it: the result's
 // fields, the unit, the time, and othello's board after the command.
 func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at time.Time) []byte {
@@ -129,17 +140,7 @@ func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
 func TestPageFollowsBoardBucket(t *testing.T) {
 	b := browsertest.New(t)
 	ns := startJS(t)
-	log := zerolog.Nop()
-	nc, err := bus.Connect(bus.ConnOptions{URL: ns.url(), Name: "web test page"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	wnc, err := bus.Connect(bus.ConnOptions{URL: ns.url(), Name: "web test writer"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wnc.Close()
+	nc, wnc := ns.connect("web test page"), ns.connect("web test writer")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js, _ := jetstream.New(wnc)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -51,12 +50,7 @@ func waitGet(t *testing.T, url string) string {
 // board bucket and a history stream written as the history keeps them.
 func TestEndpoints(t *testing.T) {
 	ns := startJS(t)
-	log := zerolog.Nop()
-	nc, err := bus.Connect(bus.ConnOptions{URL: ns.url(), Name: "web test"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := ns.connect("web test")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js, _ := jetstream.New(nc)
