@@ -90,7 +90,11 @@ func (s *Server) watchBoards(ctx context.Context) {
 		kv, err := s.js.KeyValue(ctx, bucket)
 		if err != nil {
 			if !waiting {
-				s.log.Info().Err(err).Str("bucket", bucket).Msg("waiting for the board bucket (history) to exist")
+				ev := s.log.Info().Err(err).Str("bucket", bucket)
+				if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+					ev = ev.Str("why", "the server has no JetStream: a daemon that keeps no history")
+				}
+				ev.Msg("waiting for the board bucket (history) to exist")
 				waiting = true
 			}
 			sleep(ctx, boardRetry)
