@@ -265,11 +265,6 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		return v.Seq == 9 && v.Applied > before.Applied
 	})
 
-	// No host but the page's own.
-	hosts, urls := b.Hosts()
-	if len(hosts) != 1 || hosts[0] != base {
-		t.Errorf("the page requested hosts %v, want only %s; URLs: %v", hosts, base, urls)
-	}
 
 	shot := filepath.Join(t.TempDir(), "page.png")
 	png := b.Screenshot(t, shot)
@@ -277,5 +272,22 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		if err := os.WriteFile(out, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// The large view of one port: its tile alone.
+	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/desk-goscore"))
+	v := b.WaitTile(t, "desk-goscore", 10*time.Second, "the large view", func(v browsertest.Tile) bool { return v.Stones > 0 })
+	if n := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile").length`); n != 1 {
+		t.Errorf("the large view of desk-goscore shows %d tiles, want 1", n)
+	}
+	if v.Problem != "goscore" {
+		t.Errorf("the large view shows problem %q", v.Problem)
+	}
+	b.Screenshot(t, filepath.Join(t.TempDir(), "large.png"))
+
+	// No host but the page's own, in the whole visit.
+	hosts, urls := b.Hosts()
+	if len(hosts) != 1 || hosts[0] != base {
+		t.Errorf("the page requested hosts %v, want only %s; URLs: %v", hosts, base, urls)
 	}
 }
