@@ -265,7 +265,6 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		return v.Seq == 9 && v.Applied > before.Applied
 	})
 
-
 	shot := filepath.Join(t.TempDir(), "page.png")
 	png := b.Screenshot(t, shot)
 	if out := os.Getenv("SCOREBOARD_SCREENSHOT"); out != "" {
