@@ -81,10 +81,19 @@ func New(t testing.TB) *Browser {
 		cancelTab()
 		cancelAlloc()
 	})
-	// The first call starts the browser: no timeout on it, or the timeout would end
-	// the browser with it.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
-		t.Fatalf("start chromium %s: %v", exe, err)
+	// The first call starts the browser: no timeout on its context, or the timeout
+	// would end the browser with it; a browser that never starts is given up on here.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("start chromium %s: %v", exe, err)
+		}
+	case <-time.After(2 * time.Minute):
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("chromium %s did not start within 2 minutes", exe)
 	}
 	err := chromedp.Listen(ctx, func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
