@@ -90,7 +90,6 @@ func Draw(ans engine.Answer, unit []byte) ([]byte, error) {
 const (
 	cell   = 40
 	margin = 30
-	textH  = 40
 )
 
 // canvas collects the elements of one picture: the board, whose size sets width and
@@ -296,17 +295,21 @@ func escape(s string) string {
 // finish wraps the elements in the document, on a dark ground so the captions show.
 func (c *canvas) finish() []byte {
 	var b bytes.Buffer
-	width, height := max(c.width, minWidth), c.height+2*textH+8
+	width := max(c.width, minWidth)
+	// The caption grows with the picture, so that it reads as well as the board when
+	// the page scales a 19x19 board down to a tile.
+	big, small := max(34, width/14), max(24, width/24)
+	height := c.height + big + small + 30
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d">`,
 		width, height, width, height)
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#222"/>`, width, height)
 	fmt.Fprintf(&b, `<g transform="translate(%d,0)">`, (width-c.width)/2)
 	b.Write(c.body.Bytes())
 	b.WriteString(`</g>`)
-	fmt.Fprintf(&b, `<text class="score" x="%d" y="%d" font-size="34" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">%s</text>`,
-		width/2, c.height+textH, escape(c.lines[0]))
-	fmt.Fprintf(&b, `<text class="detail" x="%d" y="%d" font-size="24" font-family="sans-serif" text-anchor="middle" fill="#ddd">%s</text>`,
-		width/2, c.height+2*textH-6, escape(c.lines[1]))
+	fmt.Fprintf(&b, `<text class="score" x="%d" y="%d" font-size="%d" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">%s</text>`,
+		width/2, c.height+big+6, big, escape(c.lines[0]))
+	fmt.Fprintf(&b, `<text class="detail" x="%d" y="%d" font-size="%d" font-family="sans-serif" text-anchor="middle" fill="#ddd">%s</text>`,
+		width/2, c.height+big+small+18, small, escape(c.lines[1]))
 	b.WriteString("</svg>\n")
 	return b.Bytes()
 }

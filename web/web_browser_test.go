@@ -265,13 +265,12 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		return v.Seq == 9 && v.Applied > before.Applied
 	})
 
-	shot := filepath.Join(t.TempDir(), "page.png")
-	png := b.Screenshot(t, shot)
-	if out := os.Getenv("SCOREBOARD_SCREENSHOT"); out != "" {
-		if err := os.WriteFile(out, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// SCOREBOARD_SCREENSHOTS=docs keeps the pictures for the README.
+	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
 	}
+	b.Screenshot(t, filepath.Join(shots, "page.png"))
 
 	// The large view of one port: its tile alone.
 	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/desk-goscore"))
@@ -282,7 +281,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	if v.Problem != "goscore" {
 		t.Errorf("the large view shows problem %q", v.Problem)
 	}
-	b.Screenshot(t, filepath.Join(t.TempDir(), "large.png"))
+	b.Screenshot(t, filepath.Join(shots, "page-large.png"))
 
 	// No host but the page's own, in the whole visit.
 	hosts, urls := b.Hosts()
