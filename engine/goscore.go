@@ -47,7 +47,7 @@ func (goscoreProblem) Solve(unit []byte) (Answer, error) {
 	if err := b.Parse(unit); err != nil {
 		return nil, err
 	}
-	return b.Score(), nil
+	return GoscoreAnswer{BoardScore: b.Score(), board: b}, nil
 }
 
 // GoscoreBoard is a parsed goscore board.

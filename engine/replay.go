@@ -44,7 +44,7 @@ func (replayProblem) Solve(unit []byte) (Answer, error) {
 	if err := g.Play(unit); err != nil {
 		return nil, err
 	}
-	return g.Score(), nil
+	return ReplayAnswer{BoardScore: g.Score(), game: g}, nil
 }
 
 // ReplayGame is the position of a replayed game and the stones each side captured.

@@ -43,7 +43,7 @@ func (territoryProblem) Solve(unit []byte) (Answer, error) {
 	if err := p.parseUnit(unit); err != nil {
 		return nil, err
 	}
-	return p.score(), nil
+	return TerritoryAnswer{TerritoryScore: p.score(), n: p.n, black: p.black, white: p.white}, nil
 }
 
 // TerritoryScore is the answer of territory: each colour's territory and the result.

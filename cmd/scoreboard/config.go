@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -30,7 +31,13 @@ type config struct {
 	Log     configLog
 	Daemon  configDaemon
 	History configHistory
+	HTTP    configHTTP
 	Ports   []configPort
+}
+
+// configHTTP is the page's listener (web.go): HOST:PORT, or "off".
+type configHTTP struct {
+	Listen string
 }
 
 type configNATS struct {
@@ -97,6 +104,7 @@ func defaultConfig() config {
 	return config{
 		NATS: configNATS{Listen: bus.DefaultListen, Prefix: bus.DefaultPrefix},
 		Log:  configLog{Level: defaultLogLevel},
+		HTTP: configHTTP{Listen: defaultHTTP},
 		Daemon: configDaemon{
 			RequestTimeout: defaultRequestTimeout.String(),
 			Drain:          defaultDrain.String(),
@@ -148,6 +156,7 @@ var globalSettings = []setting[config]{
 	{key: "history.max_age", flag: "history-max-age", str: func(c *config) *string { return &c.History.MaxAge }},
 	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
 	{key: "history.replicas", flag: "history-replicas", num: func(c *config) *int { return &c.History.Replicas }},
+	{key: "http.listen", flag: "http", str: func(c *config) *string { return &c.HTTP.Listen }},
 }
 
 var portSettings = []setting[configPort]{
@@ -305,7 +314,7 @@ func (l *configLoader) readFile(data []byte) {
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[key]
 		switch key {
-		case "nats", "log", "daemon", "history":
+		case "nats", "log", "daemon", "history", "http":
 			t, ok := v.(map[string]any)
 			if !ok {
 				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
@@ -347,7 +356,7 @@ func (l *configLoader) readFile(data []byte) {
 				}
 			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http] and [[port]])")
 		}
 	}
 }
@@ -561,6 +570,11 @@ func (l *configLoader) validate() {
 			l.fail(key, "%v", err)
 		} else if fi.IsDir() {
 			l.fail(key, "%s is a directory, want a file", file)
+		}
+	}
+	if h := l.c.HTTP.Listen; h != httpOff {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			l.fail("http.listen", "%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
 		}
 	}
 	if !bus.ValidPrefix(n.Prefix) {

@@ -48,6 +48,7 @@ func TestConfigDefaults(t *testing.T) {
 		Log:     configLog{Level: "info"},
 		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s"},
 		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
+		HTTP:    configHTTP{Listen: "127.0.0.1:8080"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -71,6 +72,9 @@ format = "console"
 [daemon]
 request_timeout = "1s"
 drain = "9s"
+
+[http]
+listen = "0.0.0.0:8080"
 
 [[port]]
 name = "lobby"
@@ -98,6 +102,7 @@ parity = "even"
 		Log:     configLog{Level: "warn", Format: "console"},     // flag over file; file
 		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s"}, // flag over file; file
 		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
+		HTTP:    configHTTP{Listen: "0.0.0.0:8080"}, // file over default
 		Ports: []configPort{{
 			Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
 			LineSettings: serialio.LineSettings{Baud: 38400, Parity: "even"}, // flag over file; file
@@ -179,6 +184,7 @@ func TestConfigPortFromFlags(t *testing.T) {
 		{"", []string{"--nats-listen", "localhost"}, `--nats-listen: listen address "localhost"`},
 		{"", []string{"--nats-url", "nats://x:4222", "--nats-listen", "127.0.0.1:1"}, "--nats-listen: the embedded server's listener cannot go with nats.url"},
 		{"", []string{"--log-format", "xml"}, `--log-format: log format "xml"`},
+		{"", []string{"--http", "8080"}, `--http: "8080": want HOST:PORT`},
 		{"[[port]]\ndevice='/dev/a'\nproblem='goscore'\nname='a'\n[[port]]\ndevice='/dev/b'\nproblem='goscore'\nname='b'\n",
 			[]string{"--baud", "19200"}, "--baud: the config file CONFIG has 2 ports"},
 	} {
@@ -260,6 +266,8 @@ func TestConfigBadFiles(t *testing.T) {
 		{"bad prefix", "[nats]\nprefix = 'Score.Board'\n", "nats.prefix", 0, "dot-separated tokens"},
 		{"bad level", "[log]\nlevel = 'loud'\n", "log.level", 0, `log level "loud"`},
 		{"bad format", "[log]\nformat = 'xml'\n", "log.format", 0, `log format "xml"`},
+		{"bad http listen", "[http]\nlisten = 'tv'\n", "http.listen", 0, `"tv": want HOST:PORT`},
+		{"unknown key in http", "[http]\nport = 8080\n", "http.port", 0, "unknown key (known in [http]: listen)"},
 		// TOML's own errors come with their line.
 		{"syntax", "[nats]\nurl = 'nats://x:4222'\nlisten = \n", "", 3, "expected value but found '\\n' instead (after key nats.listen)"},
 		{"bad table", "[log]\nlevel = 'info'\n[nats x]\n", "", 3, "expected"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/render"
 )
 
 func init() {
@@ -29,11 +31,14 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 		"and prints one line per unit, oldest first, as watch prints results: port,\n" +
 		"problem, sequence number, and the answer or the error; a unit that was read and\n" +
 		"never answered shows as unanswered. With --json, one record a line: the result\n" +
-		"JSON with \"unit\" (the unit's text) and \"time\" (when the result came).\n\n" +
+		"JSON with \"unit\" (the unit's text) and \"time\" (when the result came). With\n" +
+		"--sgf, one SGF collection of the Go games among them (replay, goscore,\n" +
+		"territory units that were answered).\n\n" +
 		"--since and --until take " + history.TimeForms + "."
 	fs := newFlagSet("history", "", about, stdio)
 	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
 	raw := fs.Bool("json", false, "print one JSON record a line")
+	sgf := fs.Bool("sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
 	q := addQueryFlags(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,6 +46,9 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 	if fs.NArg() != 0 {
 		fs.Usage()
 		return errUsage
+	}
+	if *raw && *sgf {
+		return errors.New("--json and --sgf: give one of them")
 	}
 	query, err := q.query(time.Now())
 	if err != nil {
@@ -55,8 +63,17 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	var buf []byte
-	return history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
+	var (
+		buf  []byte
+		recs []render.Record
+	)
+	err = history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
+		if *sgf {
+			if answered(e) && render.HasSGF(e.Problem) {
+				recs = append(recs, render.Record{Problem: e.Problem, Unit: e.Unit})
+			}
+			return nil
+		}
 		if *raw {
 			buf = append(e.JSON(buf[:0]), '\n')
 			_, err := stdio.out.Write(buf)
@@ -65,6 +82,27 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 		_, err := fmt.Fprintln(stdio.out, e.Line())
 		return err
 	})
+	if err != nil || !*sgf {
+		return err
+	}
+	out, n, err := render.Collection(recs)
+	if err != nil {
+		return fmt.Errorf("--sgf: %w", err)
+	}
+	if n == 0 {
+		return errors.New("--sgf: no answered replay, goscore or territory unit in the selection")
+	}
+	_, err = stdio.out.Write(out)
+	return err
+}
+
+// answered says whether a kept unit has its text and an answer, not an error.
+func answered(e *history.Entry) bool {
+	if e.Unanswered || e.Unit == nil {
+		return false
+	}
+	var r bus.Result
+	return json.Unmarshal(e.Result, &r) == nil && r.Error == ""
 }
 
 // queryFlags are the filters of history, and of watch's replay.

@@ -362,6 +362,20 @@ func TestHistoryExternalJetStream(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ext goscore #1 5 3\n") || !strings.Contains(out, "ext goscore #2 177 175\n") {
 		t.Errorf("watch --since 1h: exit %d, %q: %s", code, out, errs)
 	}
+
+	// The kept Go games as one SGF collection: the two goscore boards as set-up
+	// positions, in the order kept; an Othello unit is no Go game and is left out.
+	oin, owant := samples.Pair(t, samples.Case{Problem: "othello", File: "othello"})
+	if code, out, errs := runLocked(t, string(oin), "send", "--nats-url", ns.URL(), "--port-name", "ext2", "othello"); code != 0 || out != string(owant) {
+		t.Fatalf("send othello: exit %d, %q: %s", code, out, errs)
+	}
+	code, out, errs = runLocked(t, "", "history", "--sgf", "--nats-url", ns.URL())
+	if code != 0 || strings.Count(out, "(;") != 2 || !strings.Contains(out, "FF[4]") || !strings.Contains(out, "SZ[19]") || !strings.Contains(out, "AB[") {
+		t.Errorf("history --sgf: exit %d, %d game trees, want 2 set-up boards:\n%s%s", code, strings.Count(out, "(;"), out, errs)
+	}
+	if code, _, errs := runLocked(t, "", "history", "--sgf", "--port", "ext2", "--nats-url", ns.URL()); code == 0 || !strings.Contains(errs, "no answered replay, goscore or territory unit") {
+		t.Errorf("history --sgf of othello units only: exit %d, want an error saying none is a Go game: %s", code, errs)
+	}
 }
 
 // A server without JetStream: one warning that the history is off, and the rest works.

@@ -16,6 +16,14 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/sdnotify"
+	"github.com/goclub/scoreboard/web"
+)
+
+// How often the daemon looks at its ports' states, and how often it repeats them all
+// for subscribers that came later.
+const (
+	portStatePoll  = 250 * time.Millisecond
+	portStateEvery = 5 * time.Second
 )
 
 func init() {
@@ -40,6 +48,8 @@ type runFlags struct {
 	// The daemon's timing.
 	requestTimeout, drain time.Duration
 	history               *historyFlags
+	// httpListen is the page's listener (web.go), or "off".
+	httpListen string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -62,6 +72,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.requestTimeout, "request-timeout", defaultRequestTimeout, "how long a unit waits for a worker before it is sent again (3 attempts)")
 	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
 	f.history = addHistoryFlags(fs)
+	fs.StringVar(&f.httpListen, "http", defaultHTTP, "the live page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"")
 	return f
 }
 
@@ -80,6 +91,7 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	f.requestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
 	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
 	f.history.set(c)
+	f.httpListen = c.HTTP.Listen
 	cfg := daemon.Config{Prefix: c.NATS.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
 	for _, p := range c.Ports {
 		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
@@ -270,6 +282,33 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	g.Go(func() error {
 		return notify.Watch(runCtx, healthCheck(wnc, pnc, workers, mon), log)
 	})
+
+	// The ports' device states, for the page and any tool.
+	if len(cfg.Ports) > 0 {
+		g.Go(func() error {
+			daemon.PublishPortStates(runCtx, pnc, f.nats.prefix, mon, portStatePoll, portStateEvery, log)
+			return nil
+		})
+	}
+
+	// The page: a tool on the bus like any other, on its own connection. It is not
+	// what the scoreboards need, so a listener that cannot open is logged and the
+	// daemon goes on without it.
+	if f.httpListen != httpOff {
+		wbnc, err := connect("scoreboard run web")
+		if err != nil {
+			return err
+		}
+		defer wbnc.Close()
+		g.Go(func() error {
+			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
+				return web.New(wbnc, f.nats.prefix, log)
+			}, log); err != nil {
+				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
+			}
+			return nil
+		})
+	}
 
 	// Stopping: STOPPING=1 as soon as the shutdown begins.
 	g.Go(func() error {

@@ -4,10 +4,14 @@
 package samples
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/goclub/scoreboard/engine"
 )
 
 // Case is one sample: its problem, and the name of its .in and .out files.
@@ -63,4 +67,37 @@ func Read(t testing.TB, name string) []byte {
 func Pair(t testing.TB, c Case) (in, out []byte) {
 	t.Helper()
 	return Read(t, c.File+".in"), Read(t, c.File+".out")
+}
+
+// Units cuts a sample input of problem into its units, as a port reader would, each a
+// copy. It stops the test on a unit the framer rejects.
+func Units(t testing.TB, problem, file string) [][]byte {
+	t.Helper()
+	p, ok := engine.Lookup(problem)
+	if !ok {
+		t.Fatalf("samples: no problem %q", problem)
+	}
+	fr := p.NewFramer()
+	var units [][]byte
+	take := func(frames []engine.Frame) {
+		for _, f := range frames {
+			if f.Err != nil {
+				t.Fatalf("samples: %s: %v", file, f.Err)
+			}
+			units = append(units, bytes.Clone(f.Unit))
+		}
+	}
+	lr := engine.NewLineReader(bytes.NewReader(Read(t, file)), p.Limits().MaxLine)
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("samples: %s: %v", file, err)
+		}
+		take(fr.Feed(nil, line))
+	}
+	take(fr.End(nil))
+	return units
 }

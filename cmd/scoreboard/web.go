@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/goclub/scoreboard/web"
+)
+
+func init() {
+	register(command{
+		name:    "web",
+		summary: "serves the live page of every board (for the club's TV) from a NATS server",
+		run:     runWeb,
+	})
+}
+
+// httpOff turns the page's listener off.
+const httpOff = "off"
+
+// defaultHTTP is where run and web serve the page.
+const defaultHTTP = "127.0.0.1:8080"
+
+func runWeb(ctx context.Context, args []string, stdio stdio) error {
+	about := "Serves the scoreboard page on --http: one tile per port with its latest board\n" +
+		"drawn, its answer and its state, updated live. It reads the daemon's board\n" +
+		"bucket and the ports' states from the NATS server (read-only, as any tool), so\n" +
+		"it can run on the computer attached to the TV. The page needs no internet."
+	fs := newFlagSet("web", "", about, stdio)
+	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
+	addr := fs.String("http", defaultHTTP, "the page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN)")
+	lf := addLogFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || *addr == httpOff {
+		fs.Usage()
+		return errUsage
+	}
+	log, err := lf.logger(stdio.err)
+	if err != nil {
+		return err
+	}
+	nc, err := nf.connect("scoreboard web", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return servePage(ctx, nc.Opts.Name, *addr, func() (*web.Server, error) {
+		return web.New(nc, nf.prefix, log)
+	}, log)
+}
+
+// servePage runs a page server on addr until ctx ends.
+func servePage(ctx context.Context, name, addr string, newServer func() (*web.Server, error), log zerolog.Logger) error {
+	srv, err := newServer()
+	if err != nil {
+		return err
+	}
+	ln, err := web.Listen(addr, log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(gctx) })
+	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
+	return g.Wait()
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// TestWebCommand: 'scoreboard web' joins a NATS server with JetStream, serves the page
+// and the boards of the bucket it finds there, and logs the address to open; it
+// refuses --http off, which would serve nothing.
+func TestWebCommand(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	nc := busConnect(t, ns.ClientURL())
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "SCOREBOARD_BOARDS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := `{"problem":"replay","port":"hall","seq":4,"answer":"1 0\n","unit":"3 1\nB(0,0)\n","time":"2026-11-23T19:00:00Z"}`
+	if _, err := kv.Put(ctx, "hall", []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, []string{"web", "--nats-url", ns.ClientURL(), "--http", addr, "--log-format", "json"},
+			stdio{strings.NewReader(""), io.Discard, &stderr})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	var boards []struct {
+		Port string `json:"port"`
+		Seq  int    `json:"seq"`
+		SVG  string `json:"svg"`
+	}
+	for len(boards) == 0 {
+		if resp, err := http.Get("http://" + addr + "/api/boards"); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&boards)
+			resp.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("web served no board within 20s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if boards[0].Port != "hall" || boards[0].Seq != 4 || !strings.Contains(boards[0].SVG, "<svg") {
+		t.Errorf("/api/boards: %+v", boards)
+	}
+	if want := fmt.Sprintf(`"url":"http://%s/"`, addr); !strings.Contains(stderr.String(), want) {
+		t.Errorf("the log does not give the URL %s:\n%s", want, stderr.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("web exited %d after its context ended; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("web did not stop")
+	}
+
+	if code, _, errs := runCmd(t, "", "web", "--http", "off"); code != 2 || !strings.Contains(errs, "usage") {
+		t.Errorf("web --http off: exit %d, %q", code, errs)
+	}
+}
+
+// TestRunServesPage: 'scoreboard run --http' serves the page beside the daemon, and
+// stops it with the daemon.
+func TestRunServesPage(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, []string{"run", "--nats-listen", "off", "--http", addr, "--log-format", "json"},
+			stdio{strings.NewReader(""), io.Discard, &stderr})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), "/static/app.js") {
+				t.Fatalf("GET /: %d %.100s", resp.StatusCode, body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run --http %s serves nothing within 20s: %v; stderr:\n%s", addr, err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("run exited %d; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not stop")
+	}
+	if _, err := http.Get("http://" + addr + "/"); err == nil {
+		t.Errorf("the page is still served after run stopped")
+	}
+}

@@ -1,0 +1,536 @@
+// Package web serves the club's TV page: one tile per port with its latest board drawn,
+// its answer and its device state, updated live. It is a tool on the bus like any
+// other, read-only: it follows the history's board bucket (a KV watch) and the ports'
+// state subjects, and reads kept units from the history stream by sequence number.
+// Every asset is embedded, so the page needs no host but this one.
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/render"
+)
+
+//go:embed static
+var static embed.FS
+
+// Server is the page's server: the feeds from the bus and the HTTP handlers.
+type Server struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subj bus.Subjects
+	log  zerolog.Logger
+	hub  *hub
+}
+
+// New returns a server reading the bus under prefix through nc. Run must run for the
+// page to have anything to show.
+func New(nc *nats.Conn, prefix string, log zerolog.Logger) (*Server, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("web: jetstream: %w", err)
+	}
+	return &Server{
+		nc: nc, js: js, subj: bus.Subjects{Prefix: prefix},
+		log: log.With().Str("component", "web").Logger(), hub: newHub(),
+	}, nil
+}
+
+// Run follows the bus until ctx ends: the hub, the board bucket and the ports' states.
+func (s *Server) Run(ctx context.Context) error {
+	sub, err := s.nc.Subscribe(s.subj.AllPortStates(), func(m *nats.Msg) {
+		var st bus.PortState
+		if err := json.Unmarshal(m.Data, &st); err != nil || !bus.ValidToken(st.Port) {
+			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one")
+			return
+		}
+		s.hub.state(ctx, st)
+	})
+	if err != nil {
+		return fmt.Errorf("web: subscribe %s: %w", s.subj.AllPortStates(), err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.watchBoards(ctx)
+	}()
+	s.hub.run(ctx)
+	<-done
+	return nil
+}
+
+// boardRetry is how often the page looks for a board bucket that is not there yet
+// (a daemon without history, or not started).
+const boardRetry = time.Second
+
+// watchBoards follows the board bucket: all its values first, then every change. A
+// watch is started again when the connection has reconnected (the daemon, or its
+// server, restarted), since the consumer behind it may be gone.
+func (s *Server) watchBoards(ctx context.Context) {
+	bucket := s.subj.Boards()
+	waiting := false
+	for ctx.Err() == nil {
+		kv, err := s.js.KeyValue(ctx, bucket)
+		if err != nil {
+			if !waiting {
+				ev := s.log.Info().Err(err).Str("bucket", bucket)
+				if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+					ev = ev.Str("why", "the server has no JetStream: a daemon that keeps no history")
+				}
+				ev.Msg("waiting for the board bucket (history) to exist")
+				waiting = true
+			}
+			sleep(ctx, boardRetry)
+			continue
+		}
+		if waiting {
+			s.log.Info().Str("bucket", bucket).Msg("following the board bucket")
+			waiting = false
+		}
+		if err := s.followBoards(ctx, kv); err != nil && ctx.Err() == nil {
+			s.log.Warn().Err(err).Str("bucket", bucket).Msg("board watch ended; starting it again")
+			sleep(ctx, boardRetry)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := kv.WatchAll(wctx)
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	reconnects := s.nc.Stats().Reconnects
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("the watch was closed")
+			}
+			if e == nil {
+				continue // every value so far was delivered
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				s.hub.remove(ctx, e.Key())
+				continue
+			}
+			b, err := decodeBoard(e.Key(), e.Value())
+			if err != nil {
+				s.log.Warn().Err(err).Str("port", e.Key()).Uint64("revision", e.Revision()).Msg("board value skipped")
+				continue
+			}
+			b.Revision = e.Revision()
+			s.hub.put(ctx, b)
+		case <-tick.C:
+			if s.nc.Stats().Reconnects != reconnects {
+				return errors.New("the connection reconnected")
+			}
+		}
+	}
+}
+
+// record is a kept result as the history writes it: the result's fields, the unit's
+// text and when the result came (and othello's board).
+type record struct {
+	bus.Result
+	Unit  string   `json:"unit"`
+	Time  string   `json:"time"`
+	Board []string `json:"board"`
+}
+
+// decodeBoard reads a bucket value and draws its unit.
+func decodeBoard(key string, value []byte) (*Board, error) {
+	var r record
+	if err := json.Unmarshal(value, &r); err != nil {
+		return nil, fmt.Errorf("value is not a result JSON: %w", err)
+	}
+	b := &Board{
+		Port: key, Problem: r.Problem, Seq: r.Seq, Line: r.Line, Answer: r.Answer, Error: r.Error,
+		Result: r.Result.Result, Unit: r.Unit, Time: r.Time, Board: r.Board,
+	}
+	if r.Error == "" && r.Unit != "" {
+		svg, err := render.SVG(r.Problem, []byte(r.Unit))
+		if err != nil {
+			return nil, fmt.Errorf("draw %s unit %d: %w", r.Problem, r.Seq, err)
+		}
+		b.SVG = string(svg)
+	}
+	return b, nil
+}
+
+// Handler serves the page, its assets, the pictures, the game records and the API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	assets, _ := fs.Sub(static, "static") // the directory is embedded above
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /boards/{file}", s.boardFile)
+	mux.HandleFunc("GET /history/{file}", s.historySVG)
+	mux.HandleFunc("GET /api/boards", s.apiBoards)
+	mux.HandleFunc("GET /api/history", s.apiHistory)
+	mux.HandleFunc("GET /api/events", s.events)
+	return headers(mux)
+}
+
+// headers forbids the page any host but its own (the policy is the test of the
+// "no internet" promise as much as a defence).
+func headers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	data, err := static.ReadFile("static/index.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(data)
+}
+
+// boardFile serves /boards/<port> (the large view), <port>.svg and <port>.sgf.
+func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
+	file := r.PathValue("file")
+	port, ext := file, ""
+	if i := strings.LastIndexByte(file, '.'); i > 0 {
+		port, ext = file[:i], file[i:]
+	}
+	switch ext {
+	case "":
+		s.page(w, r)
+		return
+	case ".svg", ".sgf":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	b := s.hub.board(r.Context(), port)
+	if b == nil || b.Unit == "" {
+		http.Error(w, fmt.Sprintf("no board for port %q yet", port), http.StatusNotFound)
+		return
+	}
+	if ext == ".svg" {
+		if b.SVG == "" {
+			http.Error(w, fmt.Sprintf("port %q: unit %d has no picture: %s", port, b.Seq, b.Error), http.StatusNotFound)
+			return
+		}
+		writeSVG(w, []byte(b.SVG))
+		return
+	}
+	if !render.HasSGF(b.Problem) {
+		http.Error(w, fmt.Sprintf("port %q: %s units have no game record", port, b.Problem), http.StatusNotFound)
+		return
+	}
+	sgf, err := render.SGF(b.Problem, []byte(b.Unit))
+	if err != nil {
+		http.Error(w, fmt.Sprintf("port %q unit %d: %v", port, b.Seq, err), http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-go-sgf; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fmt.Sprintf("%s-%d.sgf", port, b.Seq)))
+	_, _ = w.Write(sgf)
+}
+
+func writeSVG(w http.ResponseWriter, svg []byte) {
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(svg)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
+	boards := s.hub.snapshot(r.Context())
+	if boards == nil {
+		boards = []*Board{}
+	}
+	writeJSON(w, boards)
+}
+
+// historySVG serves /history/<stream seq>.svg: a kept message of the history stream,
+// read by a direct get.
+func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
+	num, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
+	seq, err := strconv.ParseUint(num, 10, 64)
+	if !ok || err != nil || seq == 0 {
+		http.Error(w, "want /history/<stream sequence number>.svg", http.StatusNotFound)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	stream, err := s.js.Stream(ctx, s.subj.Stream())
+	if err != nil {
+		http.Error(w, fmt.Sprintf("history stream %s: %v", s.subj.Stream(), err), http.StatusServiceUnavailable)
+		return
+	}
+	msg, err := stream.GetMsg(ctx, seq)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
+		return
+	}
+	problem, unit, err := s.keptUnit(msg.Subject, msg.Data)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
+		return
+	}
+	svg, err := render.SVG(problem, unit)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
+		return
+	}
+	writeSVG(w, svg)
+}
+
+// keptUnit finds the unit of a history message: a record with its unit, or a dump.
+func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
+	if p, _, err := s.subj.ParseDump(subject); err == nil {
+		return p, data, nil
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return "", nil, fmt.Errorf("neither a dump nor a result record: %w", err)
+	}
+	if r.Unit == "" {
+		return "", nil, errors.New("the record keeps no unit")
+	}
+	if r.Error != "" {
+		return "", nil, fmt.Errorf("the unit has no picture: %s", r.Error)
+	}
+	return r.Problem, []byte(r.Unit), nil
+}
+
+// HistoryItem is one kept result of a port, as /api/history lists them.
+type HistoryItem struct {
+	StreamSeq uint64 `json:"stream_seq"`
+	Problem   string `json:"problem"`
+	Seq       uint64 `json:"seq"`
+	Answer    string `json:"answer"`
+	Error     string `json:"error,omitempty"`
+	Time      string `json:"time,omitempty"`
+	// SVG is the picture's address, when the record keeps its unit.
+	SVG string `json:"svg,omitempty"`
+}
+
+// History bounds: how far back /api/history looks by default, how many results it
+// returns at most, and how many messages one request may read.
+const (
+	historySince    = 24 * time.Hour
+	historyLimit    = 50
+	historyMaxLimit = 1000
+	historyMaxScan  = 20000
+)
+
+// apiHistory lists a port's kept results, newest last: /api/history?port=P, with
+// limit=N (default 50, at most 1000) and since=DURATION (default 24h).
+func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	port := q.Get("port")
+	if !bus.ValidToken(port) {
+		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_')", http.StatusBadRequest)
+		return
+	}
+	limit, since := historyLimit, historySince
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > historyMaxLimit {
+			http.Error(w, fmt.Sprintf("limit=%q: want 1 to %d", v, historyMaxLimit), http.StatusBadRequest)
+			return
+		}
+		limit = n
+	}
+	if v := q.Get("since"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			http.Error(w, fmt.Sprintf("since=%q: want a duration such as 2h or 30m", v), http.StatusBadRequest)
+			return
+		}
+		since = d
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	items, err := s.history(ctx, port, limit, time.Now().Add(-since))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, items)
+}
+
+// history reads the stream from start with an ordered consumer (read-only, as a
+// tool may) and keeps the port's last limit results.
+func (s *Server) history(ctx context.Context, port string, limit int, start time.Time) ([]HistoryItem, error) {
+	name := s.subj.Stream()
+	cons, err := s.js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history stream %s: %w", name, err)
+	}
+	items := []HistoryItem{}
+	for scanned := 0; scanned < historyMaxScan; {
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(500*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("history stream %s: %w", name, err)
+		}
+		n, last := 0, false
+		for m := range batch.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			last = md.NumPending == 0
+			if item, ok := s.historyItem(port, m.Subject(), m.Data(), md.Sequence.Stream); ok {
+				items = append(items, item)
+				if len(items) > limit {
+					items = items[1:]
+				}
+			}
+		}
+		scanned += n
+		if batch.Error() != nil && !errors.Is(batch.Error(), nats.ErrTimeout) {
+			return nil, fmt.Errorf("history stream %s: %w", name, batch.Error())
+		}
+		if n == 0 || last {
+			break
+		}
+	}
+	return items, nil
+}
+
+func (s *Server) historyItem(port, subject string, data []byte, seq uint64) (HistoryItem, bool) {
+	if _, _, err := s.subj.ParseDump(subject); err == nil {
+		return HistoryItem{}, false // a dump: its result is listed
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil || r.Port != port || r.Problem == "" {
+		return HistoryItem{}, false
+	}
+	it := HistoryItem{StreamSeq: seq, Problem: r.Problem, Seq: r.Seq, Answer: r.Answer, Error: r.Error, Time: r.Time}
+	if r.Unit != "" && r.Error == "" {
+		it.SVG = fmt.Sprintf("/history/%d.svg", seq)
+	}
+	return it, true
+}
+
+// events is the page's live feed (server-sent events): every board now, then each
+// change. The browser reconnects by itself; "retry" makes it try every second.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.hub.subscribe(r.Context())
+	if !ok {
+		http.Error(w, "stopping", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.hub.unsubscribe(c)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	rc := http.NewResponseController(w)
+	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
+		return
+	}
+	_ = rc.Flush()
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		select {
+		case data, ok := <-c:
+			if !ok {
+				return // dropped as too slow, or stopping: the page reconnects
+			}
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+				return
+			}
+		case <-keep.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// Listen opens the page's listener and logs, once, the address to open in a browser.
+func Listen(addr string, log zerolog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("web: listen %s: %w", addr, err)
+	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	ev := log.Info().Str("component", "web").Str("listen", ln.Addr().String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		// Every interface: name the machine, which the club's TV can reach.
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+		ev = ev.Bool("beyond_loopback", true)
+	} else if ip != nil && !ip.IsLoopback() {
+		ev = ev.Bool("beyond_loopback", true)
+	}
+	ev.Str("url", "http://"+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
+	return ln, nil
+}
+
+// Serve serves h on ln until ctx ends, then shuts down within a couple of seconds
+// (the live feeds end when the server's hub stops).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("web: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}

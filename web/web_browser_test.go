@@ -1,0 +1,291 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/web"
+)
+
+// jsServer is an embedded nats-server with JetStream that can be stopped and started
+// again on the same port and store, as a daemon restart does.
+type jsServer struct {
+	t    *testing.T
+	opts server.Options
+	ns   *server.Server
+}
+
+func startJS(t *testing.T) *jsServer {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := &jsServer{t: t, opts: server.Options{
+		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	}}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *jsServer) start() {
+	s.t.Helper()
+	opts := s.opts
+	ns, err := server.NewServer(&opts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(20 * time.Second) {
+		s.t.Fatal("nats-server not ready")
+	}
+	s.ns = ns
+}
+
+func (s *jsServer) stop() {
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+		s.ns = nil
+	}
+}
+
+func (s *jsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port) }
+
+// connect connects to the server as the page and the tools do (reconnecting forever).
+func (s *jsServer) connect(name string) *nats.Conn {
+	s.t.Helper()
+	nc, err := bus.Connect(bus.ConnOptions{URL: s.url(), Name: name}, zerolog.Nop())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(nc.Close)
+	return nc
+}
+
+// boardValue is a value of the board bucket as the history writes it: the result's
+// fields, the unit, the time, and othello's board after the command.
+func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at time.Time) []byte {
+	t.Helper()
+	p, _ := engine.Lookup(problem)
+	ans, err := p.Solve(unit)
+	if err != nil {
+		t.Fatalf("%s unit %d: %v", problem, seq, err)
+	}
+	result, _ := json.Marshal(ans)
+	v := struct {
+		bus.Result
+		Unit  string   `json:"unit"`
+		Time  string   `json:"time"`
+		Board []string `json:"board,omitempty"`
+	}{
+		Result: bus.Result{Problem: problem, Port: port, Seq: seq, Answer: string(ans.AppendText(nil)), Result: result, Worker: "test"},
+		Unit:   string(unit), Time: at.Format(time.RFC3339Nano),
+	}
+	if a, ok := ans.(engine.OthelloAnswer); ok {
+		pos := a.Position()
+		v.Board = strings.Split(strings.TrimSuffix(string(pos.AppendBoard(nil)), "\n"), "\n")
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// serveWeb serves the page on ln until the returned function is called.
+func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
+	srv, err := web.New(nc, bus.DefaultPrefix, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone, serveDone := make(chan error, 1), make(chan error, 1)
+	go func() { runDone <- srv.Run(ctx) }()
+	go func() { serveDone <- web.Serve(ctx, ln, srv.Handler()) }()
+	return func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("web server: %v", err)
+		}
+		if err := <-serveDone; err != nil {
+			t.Errorf("web serve: %v", err)
+		}
+	}
+}
+
+// TestPageFollowsBoardBucket: the page shows the board bucket's values when it loads,
+// follows every put live without a reload (each problem's score and picture change
+// within 1 s), shows a port's state, recovers by itself after the NATS server
+// restarts, and requests no host but its own.
+func TestPageFollowsBoardBucket(t *testing.T) {
+	b := browsertest.New(t)
+	ns := startJS(t)
+	nc, wnc := ns.connect("web test page"), ns.connect("web test writer")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js, _ := jetstream.New(wnc)
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subj.Boards(), Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopWeb := serveWeb(t, nc, ln)
+	defer func() { stopWeb() }()
+	base := "http://" + ln.Addr().String()
+
+	units := map[string][][]byte{}
+	for _, c := range samples.Cases {
+		if _, ok := units[c.Problem]; !ok {
+			units[c.Problem] = samples.Units(t, c.Problem, c.File+".in")
+		}
+	}
+	put := func(problem, port string, seq uint64, unit []byte) time.Time {
+		t.Helper()
+		at := time.Now()
+		if _, err := kv.Put(ctx, port, boardValue(t, problem, port, seq, unit, at)); err != nil {
+			t.Fatalf("put %s: %v", port, err)
+		}
+		return at
+	}
+	// A board kept before the page loads is there when it loads.
+	put("goscore", "hall", 7, units["goscore"][0])
+	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/"))
+	b.WaitTile(t, "hall", 10*time.Second, "the board kept before the page loaded", func(v browsertest.Tile) bool {
+		return v.Seq == 7 && v.Stones > 0
+	})
+
+	// Every problem: two units one after the other on the same port; each shows its
+	// answer and its picture within 1 s, without a reload.
+	var delays []time.Duration
+	for _, problem := range engine.Names() {
+		port := "desk-" + problem
+		us := units[problem]
+		var prev browsertest.Tile
+		for i, unit := range us[:min(2, len(us))] {
+			seq := uint64(i + 1)
+			p, _ := engine.Lookup(problem)
+			ans, _ := p.Solve(unit)
+			want := string(ans.AppendText(nil))
+			at := put(problem, port, seq, unit)
+			v := b.WaitTile(t, port, 10*time.Second, fmt.Sprintf("unit %d", seq), func(v browsertest.Tile) bool {
+				return v.Seq == seq
+			})
+			delay := time.UnixMilli(v.Applied).Sub(at)
+			delays = append(delays, delay)
+			if delay > time.Second {
+				t.Errorf("%s unit %d: shown %v after the put, want within 1s", problem, seq, delay)
+			}
+			if v.Answer != want {
+				t.Errorf("%s unit %d: answer %q, want %q", problem, seq, v.Answer, want)
+			}
+			if v.Stones == 0 || !strings.Contains(v.Pic, "<svg") {
+				t.Errorf("%s unit %d: no picture (%d stones)", problem, seq, v.Stones)
+			}
+			if i > 0 && v.Pic == prev.Pic {
+				t.Errorf("%s: the picture did not change from unit %d to %d", problem, i, seq)
+			}
+			if v.Problem != problem {
+				t.Errorf("%s: the tile says problem %q", problem, v.Problem)
+			}
+			prev = v
+		}
+	}
+	t.Logf("delays from put to shown: %v", delays)
+
+	// The port's state, as the daemon publishes it.
+	since := time.Date(2026, 11, 23, 19, 42, 0, 0, time.Local)
+	st, _ := json.Marshal(bus.PortState{Port: "hall", State: bus.PortUnplugged, Since: since})
+	if err := wnc.Publish(subj.PortState("hall"), st); err != nil {
+		t.Fatal(err)
+	}
+	b.WaitTile(t, "hall", 10*time.Second, "the unplugged state", func(v browsertest.Tile) bool {
+		return v.State == "unplugged since 19:42"
+	})
+
+	// The server restarts: the page's server reconnects and follows the bucket again.
+	ns.stop()
+	ns.start()
+	var seq uint64 = 100
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		// The writer reconnects too; a put may fail until it has.
+		at := time.Now()
+		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, units["replay"][0], at))
+		if err == nil {
+			v := b.ReadTile(t, "hall")
+			if v.Seq == seq {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the server restarted, the page did not show a new board within 60s (last put error: %v)", err)
+		}
+		seq++
+		time.Sleep(250 * time.Millisecond)
+	}
+
+	// The page's server restarts (as 'scoreboard run --http' does with the daemon):
+	// the page notices, reconnects by itself, and follows the bucket again.
+	addr := ln.Addr().String()
+	stopWeb()
+	b.WaitConn(t, "reconnecting…")
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	stopWeb = serveWeb(t, nc, ln)
+	b.WaitConn(t, "live")
+	before := b.ReadTile(t, "desk-goscore")
+	put("goscore", "desk-goscore", 9, units["goscore"][0])
+	b.WaitTile(t, "desk-goscore", 10*time.Second, "a board put after the page's server restarted", func(v browsertest.Tile) bool {
+		return v.Seq == 9 && v.Applied > before.Applied
+	})
+
+	// SCOREBOARD_SCREENSHOTS=docs keeps the pictures for the README.
+	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	b.Screenshot(t, filepath.Join(shots, "page.png"))
+
+	// The large view of one port: its tile alone.
+	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/desk-goscore"))
+	v := b.WaitTile(t, "desk-goscore", 10*time.Second, "the large view", func(v browsertest.Tile) bool { return v.Stones > 0 })
+	if n := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile").length`); n != 1 {
+		t.Errorf("the large view of desk-goscore shows %d tiles, want 1", n)
+	}
+	if v.Problem != "goscore" {
+		t.Errorf("the large view shows problem %q", v.Problem)
+	}
+	b.Screenshot(t, filepath.Join(shots, "page-large.png"))
+
+	// No host but the page's own, in the whole visit.
+	hosts, urls := b.Hosts()
+	if len(hosts) != 1 || hosts[0] != base {
+		t.Errorf("the page requested hosts %v, want only %s; URLs: %v", hosts, base, urls)
+	}
+}

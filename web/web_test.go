@@ -1,0 +1,159 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/web"
+)
+
+func get(t *testing.T, url string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+}
+
+// waitGet polls url until it answers 200.
+func waitGet(t *testing.T, url string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, _, body := get(t, url)
+		if code == http.StatusOK {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %d %s", url, code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEndpoints: the pictures, the game records, the JSON API and the history, from a
+// board bucket and a history stream written as the history keeps them.
+func TestEndpoints(t *testing.T) {
+	ns := startJS(t)
+	nc := ns.connect("web test")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subj.Boards()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: subj.Stream(), Subjects: []string{"scoreboard.dump.>", "scoreboard.result.>"}, AllowDirect: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := serveWeb(t, nc, ln)
+	defer stop()
+	base := "http://" + ln.Addr().String()
+
+	replay := samples.Units(t, "replay", "replay.in")[0]
+	othello := samples.Units(t, "othello", "othello.in")[1]
+	now := time.Now()
+	if _, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", 3, replay, now)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "lobby", boardValue(t, "othello", "lobby", 2, othello, now)); err != nil {
+		t.Fatal(err)
+	}
+	// The history: a dump, its result record, and a record of another port.
+	if _, err := js.Publish(ctx, "scoreboard.dump.replay.hall", replay); err != nil {
+		t.Fatal(err)
+	}
+	for i, port := range []string{"hall", "lobby", "hall"} {
+		if _, err := js.Publish(ctx, "scoreboard.result.replay."+port, boardValue(t, "replay", port, uint64(i+1), replay, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	svg := waitGet(t, base+"/boards/hall.svg")
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil || !strings.Contains(svg, `class="stone`) {
+		t.Errorf("/boards/hall.svg: %v\n%s", err, svg)
+	}
+	code, ctype, sgf := get(t, base+"/boards/hall.sgf")
+	if code != 200 || !strings.HasPrefix(sgf, "(;FF[4]GM[1]") || !strings.Contains(ctype, "sgf") {
+		t.Errorf("/boards/hall.sgf: %d %s %q", code, ctype, sgf)
+	}
+	if code, _, body := get(t, base+"/boards/lobby.sgf"); code != 404 || !strings.Contains(body, "no game record") {
+		t.Errorf("othello SGF: %d %q", code, body)
+	}
+	if code, _, _ := get(t, base+"/boards/nobody.svg"); code != 404 {
+		t.Errorf("an unknown port's picture: %d", code)
+	}
+	if code, ctype, body := get(t, base+"/boards/hall"); code != 200 || !strings.Contains(ctype, "html") || !strings.Contains(body, "app.js") {
+		t.Errorf("/boards/hall: %d %s", code, ctype)
+	}
+
+	var boards []web.Board
+	_, _, body := get(t, base+"/api/boards")
+	if err := json.Unmarshal([]byte(body), &boards); err != nil || len(boards) != 2 {
+		t.Fatalf("/api/boards: %v %s", err, body)
+	}
+	if b := boards[1]; b.Port != "lobby" || b.Problem != "othello" || len(b.Board) != 8 || b.SVG == "" || b.Revision == 0 {
+		t.Errorf("/api/boards lobby: %+v", b)
+	}
+
+	var items []web.HistoryItem
+	_, _, body = get(t, base+"/api/history?port=hall")
+	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 2 || items[0].Seq != 1 || items[1].Seq != 3 {
+		t.Fatalf("/api/history?port=hall: %v %s", err, body)
+	}
+	_, _, body = get(t, base+"/api/history?port=hall&limit=1")
+	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 1 || items[0].Seq != 3 {
+		t.Errorf("limit=1: %v %s", err, body)
+	}
+	for _, q := range []string{"port=Hall", "port=hall&limit=0", "port=hall&since=yesterday"} {
+		if code, _, body := get(t, base+"/api/history?"+q); code != 400 {
+			t.Errorf("/api/history?%s: %d %s", q, code, body)
+		}
+	}
+
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		code, ctype, body := get(t, fmt.Sprintf("%s/history/%d.svg", base, seq))
+		if code != 200 || ctype != "image/svg+xml" || !strings.Contains(body, "<svg") {
+			t.Errorf("/history/%d.svg: %d %s %.80s", seq, code, ctype, body)
+		}
+	}
+	if code, _, _ := get(t, fmt.Sprintf("%s/history/%d.svg", base, info.State.LastSeq+1)); code != 404 {
+		t.Errorf("a message not kept: %d", code)
+	}
+	if code, _, _ := get(t, base+"/history/x.svg"); code != 404 {
+		t.Errorf("/history/x.svg: %d", code)
+	}
+	// Every asset the page loads is embedded.
+	for _, p := range []string{"/", "/static/app.js", "/static/style.css"} {
+		if code, _, _ := get(t, base+p); code != 200 {
+			t.Errorf("GET %s: %d", p, code)
+		}
+	}
+}
