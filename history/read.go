@@ -50,6 +50,9 @@ type Entry struct {
 	Unit          []byte    // the unit's text; nil when its dump is not in the history
 	Time          time.Time // when the result came; when the unit was read if Unanswered
 	Unanswered    bool      // read, and no result is kept
+	// UnitSeq is the stream sequence of the unit's dump (a picture's address in
+	// the history); 0 when the dump is not kept.
+	UnitSeq uint64
 }
 
 // JSON is the entry as `history --json` prints it: the result JSON with "unit",
@@ -153,7 +156,7 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 		if err != nil {
 			return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
 		}
-		more, err := p.add(m, meta.Timestamp)
+		more, err := p.add(m, meta.Timestamp, meta.Sequence.Stream)
 		if err != nil {
 			return err
 		}
@@ -194,9 +197,9 @@ func newPairer(q Query, subj bus.Subjects, emit func(*Entry) error) *pairer {
 	return &pairer{q: q, subj: subj, emit: emit, open: map[unitKey][]*entry{}, answered: map[unitKey]bool{}, done: make([]unitKey, maxUnits)}
 }
 
-// add takes one message of the history, stored at ts. It returns false once the
-// history is past what q asks for.
-func (p *pairer) add(m jetstream.Msg, ts time.Time) (bool, error) {
+// add takes one message of the history, stored at ts as the stream's message seq.
+// It returns false once the history is past what q asks for.
+func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, error) {
 	past := !p.q.Until.IsZero() && ts.After(p.q.Until)
 	if past && (len(p.queue) == 0 || ts.Sub(p.q.Until) > staleAfter) {
 		return false, p.flush(time.Time{}, true)
@@ -208,7 +211,7 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time) (bool, error) {
 		}
 		seq, _ := parseSeq(h.Get(bus.HeaderSeq))
 		line, _ := strconv.Atoi(h.Get(bus.HeaderLine))
-		e := &entry{Entry: Entry{Problem: problem, Port: port, Seq: seq, Unit: m.Data(), Time: ts},
+		e := &entry{Entry: Entry{Problem: problem, Port: port, Seq: seq, Unit: m.Data(), Time: ts, UnitSeq: streamSeq},
 			key: unitKey{port: port, origin: h.Get(bus.HeaderOrigin), seq: seq}, line: line}
 		p.open[e.key] = append(p.open[e.key], e)
 		p.queue = append(p.queue, e)

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/render"
 )
 
@@ -322,26 +323,17 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	writeSVG(w, svg)
 }
 
-// keptUnit finds the unit of a history message: a record with its unit, or a dump.
+// keptUnit finds the unit of a history message: a dump's.
 func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
 	if p, _, err := s.subj.ParseDump(subject); err == nil {
 		return p, data, nil
 	}
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return "", nil, fmt.Errorf("neither a dump nor a result record: %w", err)
-	}
-	if r.Unit == "" {
-		return "", nil, errors.New("the record keeps no unit")
-	}
-	if r.Error != "" {
-		return "", nil, fmt.Errorf("the unit has no picture: %s", r.Error)
-	}
-	return r.Problem, []byte(r.Unit), nil
+	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
 }
 
-// HistoryItem is one kept result of a port, as /api/history lists them.
+// HistoryItem is one kept unit of a port and its outcome, as /api/history lists them.
 type HistoryItem struct {
+	// StreamSeq is the unit's dump in the history stream (0 if not kept).
 	StreamSeq uint64 `json:"stream_seq"`
 	Problem   string `json:"problem"`
 	Seq       uint64 `json:"seq"`
@@ -352,16 +344,15 @@ type HistoryItem struct {
 	SVG string `json:"svg,omitempty"`
 }
 
-// History bounds: how far back /api/history looks by default, how many results it
-// returns at most, and how many messages one request may read.
+// History bounds: how far back /api/history looks by default, and how many units
+// it returns by default and at most.
 const (
 	historySince    = 24 * time.Hour
 	historyLimit    = 50
 	historyMaxLimit = 1000
-	historyMaxScan  = 20000
 )
 
-// apiHistory lists a port's kept results, newest last: /api/history?port=P, with
+// apiHistory lists a port's kept units, newest last: /api/history?port=P, with
 // limit=N (default 50, at most 1000) and since=DURATION (default 24h).
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -389,7 +380,12 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	items, err := s.history(ctx, port, limit, time.Now().Add(-since))
+	items := []HistoryItem{}
+	err := history.Read(ctx, s.js, s.subj.Prefix, history.Query{Port: port, Since: time.Now().Add(-since), Last: limit},
+		func(e *history.Entry) error {
+			items = append(items, historyItem(e))
+			return nil
+		})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -397,61 +393,17 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, items)
 }
 
-// history reads the stream from start with an ordered consumer (read-only, as a
-// tool may) and keeps the port's last limit results.
-func (s *Server) history(ctx context.Context, port string, limit int, start time.Time) ([]HistoryItem, error) {
-	name := s.subj.Stream()
-	cons, err := s.js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("history stream %s: %w", name, err)
+// historyItem is a kept unit as /api/history lists it: its picture is the unit's
+// dump in the stream.
+func historyItem(e *history.Entry) HistoryItem {
+	var r bus.Result
+	_ = json.Unmarshal(e.Result, &r) // the history made it, or the worker did
+	it := HistoryItem{StreamSeq: e.UnitSeq, Problem: e.Problem, Seq: e.Seq, Answer: r.Answer, Error: r.Error,
+		Time: e.Time.UTC().Format(time.RFC3339Nano)}
+	if e.UnitSeq != 0 && r.Error == "" && !e.Unanswered {
+		it.SVG = fmt.Sprintf("/history/%d.svg", e.UnitSeq)
 	}
-	items := []HistoryItem{}
-	for scanned := 0; scanned < historyMaxScan; {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(500*time.Millisecond))
-		if err != nil {
-			return nil, fmt.Errorf("history stream %s: %w", name, err)
-		}
-		n, last := 0, false
-		for m := range batch.Messages() {
-			n++
-			md, err := m.Metadata()
-			if err != nil {
-				continue
-			}
-			last = md.NumPending == 0
-			if item, ok := s.historyItem(port, m.Subject(), m.Data(), md.Sequence.Stream); ok {
-				items = append(items, item)
-				if len(items) > limit {
-					items = items[1:]
-				}
-			}
-		}
-		scanned += n
-		if batch.Error() != nil && !errors.Is(batch.Error(), nats.ErrTimeout) {
-			return nil, fmt.Errorf("history stream %s: %w", name, batch.Error())
-		}
-		if n == 0 || last {
-			break
-		}
-	}
-	return items, nil
-}
-
-func (s *Server) historyItem(port, subject string, data []byte, seq uint64) (HistoryItem, bool) {
-	if _, _, err := s.subj.ParseDump(subject); err == nil {
-		return HistoryItem{}, false // a dump: its result is listed
-	}
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil || r.Port != port || r.Problem == "" {
-		return HistoryItem{}, false
-	}
-	it := HistoryItem{StreamSeq: seq, Problem: r.Problem, Seq: r.Seq, Answer: r.Answer, Error: r.Error, Time: r.Time}
-	if r.Unit != "" && r.Error == "" {
-		it.SVG = fmt.Sprintf("/history/%d.svg", seq)
-	}
-	return it, true
+	return it
 }
 
 // events is the page's live feed (server-sent events): every board now, then each

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -82,12 +84,23 @@ func TestEndpoints(t *testing.T) {
 	if _, err := kv.Put(ctx, "lobby", boardValue(t, "othello", "lobby", 2, othello, now)); err != nil {
 		t.Fatal(err)
 	}
-	// The history: a dump, its result record, and a record of another port.
-	if _, err := js.Publish(ctx, "scoreboard.dump.replay.hall", replay); err != nil {
-		t.Fatal(err)
-	}
+	// The history as the daemon keeps it: each unit's dump (with its headers), then
+	// its result; units 1 and 3 of hall, unit 2 of lobby.
 	for i, port := range []string{"hall", "lobby", "hall"} {
-		if _, err := js.Publish(ctx, "scoreboard.result.replay."+port, boardValue(t, "replay", port, uint64(i+1), replay, now)); err != nil {
+		seq := uint64(i + 1)
+		d := nats.NewMsg("scoreboard.dump.replay." + port)
+		d.Header.Set(bus.HeaderPort, port)
+		d.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq, 10))
+		d.Header.Set(bus.HeaderOrigin, "o1")
+		d.Data = replay
+		if _, err := js.PublishMsg(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		res, err := json.Marshal(bus.Result{Problem: "replay", Port: port, Seq: seq, Answer: "5 3\n", Origin: "o1", Worker: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, "scoreboard.result.replay."+port, res); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,8 +134,16 @@ func TestEndpoints(t *testing.T) {
 
 	var items []web.HistoryItem
 	_, _, body = get(t, base+"/api/history?port=hall")
-	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 2 || items[0].Seq != 1 || items[1].Seq != 3 {
+	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 2 || items[0].Seq != 1 || items[1].Seq != 3 ||
+		items[0].Answer != "5 3\n" || items[0].SVG == "" {
 		t.Fatalf("/api/history?port=hall: %v %s", err, body)
+	}
+	// Each unit's picture is its dump, drawn again from the stream.
+	for _, it := range items {
+		code, ctype, body := get(t, base+it.SVG)
+		if code != 200 || ctype != "image/svg+xml" || !strings.Contains(body, "<svg") {
+			t.Errorf("%s: %d %s %.80s", it.SVG, code, ctype, body)
+		}
 	}
 	_, _, body = get(t, base+"/api/history?port=hall&limit=1")
 	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 1 || items[0].Seq != 3 {
@@ -138,11 +159,9 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
-		code, ctype, body := get(t, fmt.Sprintf("%s/history/%d.svg", base, seq))
-		if code != 200 || ctype != "image/svg+xml" || !strings.Contains(body, "<svg") {
-			t.Errorf("/history/%d.svg: %d %s %.80s", seq, code, ctype, body)
-		}
+	// A result is no unit: the address says which numbers are.
+	if code, _, body := get(t, fmt.Sprintf("%s/history/%d.svg", base, info.State.LastSeq)); code != 404 || !strings.Contains(body, "/api/history") {
+		t.Errorf("a result's number: %d %s", code, body)
 	}
 	if code, _, _ := get(t, fmt.Sprintf("%s/history/%d.svg", base, info.State.LastSeq+1)); code != 404 {
 		t.Errorf("a message not kept: %d", code)
