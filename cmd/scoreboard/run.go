@@ -117,8 +117,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "unexpected argument %q: run takes only flags (the ports: --port, or [[port]] tables in --config)", fs.Arg(0))
 	}
 	cfg, err := f.load(fs)
 	if err != nil {

@@ -36,9 +36,11 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 || *baud < 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() > 1:
+		return usageErr(fs, "want at most one FILE, got %d arguments", fs.NArg())
+	case *baud < 0:
+		return usageErr(fs, "--baud %d: want a line speed, or 0 to send at once", *baud)
 	}
 	input := io.in
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {
