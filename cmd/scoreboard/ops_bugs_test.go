@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,5 +20,48 @@ func TestRunNATSListenTaken(t *testing.T) {
 	if code != 1 || strings.Contains(errs, `"message":"ready"`) || strings.Contains(errs, "Server is ready") || strings.Count(errs, "is taken") != 1 ||
 		!strings.Contains(errs, "--nats-listen 127.0.0.1:0") || !strings.Contains(errs, "--nats-listen off") || !strings.Contains(errs, "--nats-url") {
 		t.Errorf("exit %d, stderr:\n%s\nwant 1, one error suggesting --nats-listen 127.0.0.1:0, --nats-listen off or --nats-url, and no ready", code, errs)
+	}
+}
+
+// simulate --link replaces only a link it could have left (dangling, or to a
+// pseudo-terminal): a file, a directory or another link there is refused, untouched.
+func TestSimulateLinkRefusesWhatIsNotItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "boards.txt")
+	other := filepath.Join(dir, "other-link")
+	if err := os.WriteFile(file, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, other); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{file, "--link " + file + ": there is a regular file there"},
+		{dir, "--link " + dir + ": there is a directory there"},
+		{other, "--link " + other + ": it is a link to " + file},
+	} {
+		code, _, errs := runCmd(t, "", "simulate", "--wait", "1ms", "--link", c.path)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "device /dev") {
+			t.Errorf("--link %s: exit %d, stderr %q; want 1 and %q before any device", c.path, code, errs, c.want)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "keep me\n" {
+		t.Errorf("the file at --link: %q, %v; want it untouched", b, err)
+	}
+	if target, err := os.Readlink(other); err != nil || target != file {
+		t.Errorf("the other link: -> %q, %v; want it untouched", target, err)
+	}
+
+	// A dangling link (a simulate that was killed) is replaced, and removed at the end.
+	stale := filepath.Join(dir, "board")
+	if err := os.Symlink("/dev/pts/4242424", stale); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCmd(t, "", "simulate", "--wait", "200ms", "--link", stale)
+	if !strings.Contains(errs, "(linked from "+stale+")") {
+		t.Errorf("dangling link: exit %d, stderr %q; want it replaced", code, errs)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("link %s left behind: %v", stale, err)
 	}
 }
