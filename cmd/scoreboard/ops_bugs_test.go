@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 // run on a NATS listen address already taken: one error with what to do instead,
@@ -63,5 +69,59 @@ func TestSimulateLinkRefusesWhatIsNotItsOwn(t *testing.T) {
 	}
 	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
 		t.Errorf("link %s left behind: %v", stale, err)
+	}
+}
+
+// watch, its stderr a file: no colours, and the disconnect and the reconnect both
+// logged, naming the server.
+func TestWatchLogsReconnectWithoutColours(t *testing.T) {
+	srv, url := busDaemon(t, false)
+	addr := strings.TrimPrefix(url, "nats://")
+	errf, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errf.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out lockedBuffer
+	go func() {
+		done <- runMain(ctx, []string{"watch", "--nats-url", url}, stdio{strings.NewReader(""), &out, errf})
+	}()
+	stderr := func() string { b, _ := os.ReadFile(errf.Name()); return string(b) }
+	waitFor := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr(), what); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q within 30s; stderr:\n%s", what, stderr())
+			}
+		}
+	}
+	// watch is connected once the server counts a client.
+	for deadline := time.Now().Add(30 * time.Second); srv.NATS().NumClients() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("watch did not connect within 30s")
+		}
+	}
+	srv.Shutdown()
+	waitFor("nats disconnected")
+	again, err := bus.StartServer(addr, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("restart the server on %s: %v", addr, err)
+	}
+	defer again.Shutdown()
+	waitFor("nats reconnected")
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch: exit %d", code)
+	}
+	logs := stderr()
+	if strings.Contains(logs, "\x1b[") {
+		t.Errorf("colours in a file:\n%q", logs)
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "nats disconnected") && !strings.Contains(line, "server="+url) {
+			t.Errorf("the disconnect does not name the server %s: %q", url, line)
+		}
 	}
 }
