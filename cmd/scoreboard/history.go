@@ -250,7 +250,7 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 		where = store.Path
 	}
 	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
-		Str("store", where).Dur("max_age", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
+		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
 	u := history.NewUpdater(nc, js, prefix, log)
 	return u, u.Subscribe()
 }

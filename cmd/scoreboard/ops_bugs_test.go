@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 )
 
 // run on a NATS listen address already taken: one error with what to do instead,
@@ -123,5 +126,81 @@ func TestWatchLogsReconnectWithoutColours(t *testing.T) {
 		if strings.Contains(line, "nats disconnected") && !strings.Contains(line, "server="+url) {
 			t.Errorf("the disconnect does not name the server %s: %q", url, line)
 		}
+	}
+}
+
+// The daemon's log at start and for a bad unit: each connection's "nats connected"
+// names it, the version has one form, and a bad unit is warned of once, with its
+// elapsed_ms.
+func TestRunLogsOnceAndNamed(t *testing.T) {
+	in, want := busSample(t, "goscore")
+	rows := strings.Split(in, "\n")[:20]
+	rows[4] = " + + garbage"
+	code, out, errs := runLocked(t, strings.Join(rows, "\n")+"\n"+in,
+		"run", "--nats-listen", "off", "--port", "-", "--problem", "goscore", "--history=false", "--http", "off")
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, stdout %q, want 0 and %q; stderr:\n%s", code, out, want, errs)
+	}
+	type line struct {
+		Level, Message, Connection, Version string
+		Elapsed                             *float64 `json:"elapsed_ms"`
+	}
+	var bad, connected int
+	conns := map[string]bool{}
+	versions := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		var e line
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		switch e.Message {
+		case "bad unit":
+			bad++
+			if e.Elapsed == nil {
+				t.Errorf("bad unit without elapsed_ms: %s", l)
+			}
+		case "nats connected":
+			connected++
+			conns[e.Connection] = true
+		}
+		if e.Version != "" {
+			versions[e.Version] = true
+		}
+	}
+	if bad != 1 || connected < 2 || len(conns) != connected || conns[""] || len(versions) != 1 {
+		t.Errorf("%d bad unit lines (want 1), %d nats connected lines on connections %v (want each named once), versions %v (want one form); stderr:\n%s",
+			bad, connected, conns, versions, errs)
+	}
+}
+
+// Every duration in the logs is in milliseconds (zerolog's DurationFieldUnit), and
+// its field says so.
+func TestLogDurationFieldsSayMs(t *testing.T) {
+	dur := regexp.MustCompile(`\.Dur\(("[^"]*"|[\w.]+)`)
+	var bad []string
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range dur.FindAllStringSubmatch(string(b), -1) {
+			name := m[1]
+			if name == "logging.FieldElapsed" {
+				name = `"` + logging.FieldElapsed + `"`
+			}
+			if !strings.HasSuffix(name, `_ms"`) {
+				bad = append(bad, path+": "+m[0])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 {
+		t.Errorf("duration fields without _ms:\n%s", strings.Join(bad, "\n"))
 	}
 }

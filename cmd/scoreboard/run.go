@@ -223,7 +223,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		}
 		log.Info().Msg("stopped")
 	}()
-	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", version).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
+	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
 
 	mon := daemon.NewMonitor()
 	cfg.Monitor = mon

@@ -76,7 +76,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	log.Info().Str("worker", workers.ID()).Str("version", version).Msg("scoreboard worker running")
+	log.Info().Str("worker", workers.ID()).Str("version", bus.SemVer(version)).Msg("scoreboard worker running")
 	<-ctx.Done()
 	log.Info().Msg("stopping")
 	if err := workers.Stop(); err != nil {
