@@ -1,11 +1,11 @@
 // Command scoreboard is the Go club scoreboard daemon and its tools.
 //
-// Each subcommand lives in a file of its own and registers itself in init. The
-// command line is the standard library's flag package, one FlagSet a subcommand:
-// flag.Visit tells which flags were given, which is all the config file's
-// precedence (flag over environment over file) needs, and the usage stays plain Go
-// flags that every Go user reads; a CLI framework would add a dependency for
-// nothing those seven subcommands use.
+// Each subcommand lives in a file of its own and registers itself in init, and
+// declares its flags there. The command line is the standard library's flag
+// package, one FlagSet a subcommand: flag.Visit tells which flags were given, which
+// is all the config file's precedence (flag over environment over file) needs.
+// parseFlags adds what the flag package lacks: flags anywhere among the arguments,
+// and one-line mistakes with a did-you-mean instead of the whole usage.
 package main
 
 import (
@@ -124,7 +124,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "  version   prints the version")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'scoreboard COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Run 'scoreboard COMMAND --help' for a command's flags; flags may go anywhere")
+	fmt.Fprintln(w, "among the arguments, and after -- everything is an argument.")
 }
 
 // keepOnHangup catches SIGHUP for a daemon command (run, work) until it returns:
