@@ -56,6 +56,7 @@ func TestCLIMistakesAreOneLineWithAHint(t *testing.T) {
 		{[]string{"frobnicate"}, `scoreboard: unknown command "frobnicate" ('scoreboard --help' lists the commands)`, 2},
 		{[]string{}, "scoreboard: no command ('scoreboard --help' lists the commands)", 2},
 		{[]string{"--nats-url", "nats://127.0.0.1:1"}, "--nats-url but no command", 2},
+		{[]string{"watch", "--problem", "gocsore"}, `scoreboard watch: --problem: unknown problem "gocsore"; did you mean goscore? (problems: capture, goscore`, 1},
 		{[]string{"solve", "gocsore"}, `unknown problem "gocsore"; did you mean goscore?`, 1},
 		{[]string{"render", "othelo"}, `unknown problem "othelo"; did you mean othello?`, 1},
 		{[]string{"work", "--problems", "goscore,captrue"}, `--problems: unknown problem "captrue"; did you mean capture?`, 1},
