@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,7 +50,18 @@ const (
 // component=bus. The first connection attempt is not retried: a wrong URL or missing
 // credentials fail at once with the server's reason.
 func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
-	log = log.With().Str("component", "bus").Logger()
+	lc := log.With().Str("component", "bus")
+	if o.Name != "" {
+		// A process has several connections: each line says which one.
+		lc = lc.Str("connection", o.Name)
+	}
+	log = lc.Logger()
+	// The server last connected to, for the disconnect line: by then the
+	// connection no longer has one.
+	var server atomic.Pointer[string]
+	// lost: the last disconnect was a warning, so the reconnect that ends it is one
+	// too, and shows wherever the disconnect did (the tools log warnings only).
+	var lost atomic.Bool
 	errSampler := logging.NewSampler(10, time.Second, 100)
 	opts := []nats.Option{
 		nats.Name(o.Name),
@@ -64,10 +76,21 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 			if err == nil {
 				ev = log.Info() // a clean close, or a server going away on purpose
 			}
-			ev.Err(err).Str("server", nc.ConnectedUrlRedacted()).Msg("nats disconnected")
+			lost.Store(err != nil)
+			srv := ""
+			if p := server.Load(); p != nil {
+				srv = *p
+			}
+			ev.Err(err).Str("server", srv).Msg("nats disconnected")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info().Str("server", nc.ConnectedUrlRedacted()).Uint64("reconnects", nc.Stats().Reconnects).Msg("nats reconnected")
+			url := nc.ConnectedUrlRedacted()
+			server.Store(&url)
+			ev := log.Info()
+			if lost.Swap(false) {
+				ev = log.Warn()
+			}
+			ev.Str("server", url).Uint64("reconnects", nc.Stats().Reconnects).Msg("nats reconnected")
 		}),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Debug().Err(err).Msg("nats reconnect attempt failed")
@@ -136,11 +159,12 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 		msg := fmt.Sprintf("nats %s: %v%s", RedactURL(serverURL), err, hint(err))
 		return nil, &redactedError{msg: scrub(msg, append(urlSecrets(serverURL), o.Password, o.Token)...), err: err}
 	}
-	if o.Server != nil {
-		log.Info().Str("server", "in-process").Msg("nats connected")
-	} else {
-		log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("nats connected")
+	url := "in-process"
+	if o.Server == nil {
+		url = nc.ConnectedUrlRedacted()
 	}
+	server.Store(&url)
+	log.Info().Str("server", url).Msg("nats connected")
 	return nc, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -101,6 +102,10 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		opts.Host, opts.Port = host, port
 		if port == 0 {
 			opts.Port = server.RANDOM_PORT
+		} else if err := tryListen(o.Listen); err != nil {
+			// nats-server would log the bind error as fatal, then "Server is
+			// ready" all the same: say it here, with what to do instead.
+			return nil, err
 		}
 		// Beyond loopback a tool's rights (publish dumps, read every result) are
 		// too much for anyone on the network: only credentials let in.
@@ -126,12 +131,37 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		if msg := sl.fatal.Load(); msg != nil || time.Now().After(deadline) {
 			ns.Shutdown()
 			if msg != nil {
+				if strings.Contains(*msg, "address already in use") {
+					return nil, inUseError(o.Listen)
+				}
 				return nil, fmt.Errorf("embedded nats-server: %s", *msg)
 			}
 			return nil, errors.New("embedded nats-server: not ready after 10s")
 		}
 	}
 	return &Server{ns: ns}, nil
+}
+
+// ErrListenInUse is returned when the embedded server's listen address is taken.
+var ErrListenInUse = errors.New("address already in use")
+
+// tryListen opens and closes the listen address, to tell a taken one before the
+// server starts.
+func tryListen(listen string) error {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return inUseError(listen)
+		}
+		return fmt.Errorf("embedded nats-server: listen on %s: %w", listen, err)
+	}
+	return ln.Close()
+}
+
+func inUseError(listen string) error {
+	return fmt.Errorf("embedded nats-server: %s is taken (%w: is another scoreboard run or a nats-server there?); "+
+		"listen on any free port with --nats-listen 127.0.0.1:0, on none with --nats-listen off, "+
+		"or join the server there with --nats-url nats://%s", listen, ErrListenInUse, listen)
 }
 
 // Loopback reports whether host (of a listen address) is a loopback address, or
@@ -226,15 +256,22 @@ type serverLogger struct {
 	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
 }
 
-func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
-func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
-func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
-func (s *serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
+// Noticef drops the notices after a fatal error: the server goes on to say it is
+// ready, which it is not, and StartServerWith fails.
+func (s *serverLogger) Noticef(format string, v ...any) {
+	if s.fatal.Load() == nil {
+		s.l.Info().Msgf(format, v...)
+	}
+}
+func (s *serverLogger) Warnf(format string, v ...any)  { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Errorf(format string, v ...any) { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Debugf(format string, v ...any) { s.l.Debug().Msgf(format, v...) }
 
-// Fatalf does not exit, as nats-server's own logger would: the daemon decides.
+// Fatalf does not exit, as nats-server's own logger would: StartServerWith returns
+// the error, and its caller logs it, so here it is only a debug line.
 func (s *serverLogger) Fatalf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
-	s.l.Error().Msg(msg)
+	s.l.Debug().Msg(msg)
 	s.fatal.CompareAndSwap(nil, &msg)
 }
 

@@ -179,7 +179,7 @@ func (w *Workers) Stop() error {
 		}
 		// Whatever the callback takes from now on is answered at once with an error.
 		if !w.queue.waitEmpty(deadline) {
-			w.log.Warn().Dur("bound", w.drain).Msg("stopping: dumps not solved within the drain bound get an error result")
+			w.log.Warn().Dur("bound_ms", w.drain).Msg("stopping: dumps not solved within the drain bound get an error result")
 		}
 		var buf []byte
 		for _, msg := range w.queue.close() {
@@ -350,8 +350,12 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	// per dump would allocate on the hot path even when nothing is logged.
 	if res.Error != "" {
 		w.counts.bad.Add(1)
-		w.warn.Warn(&w.log, res.Port).Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
-			Str("error", res.Error).Msg("bad unit")
+		// The port's display warns of it, with its line: the daemon's log says it
+		// once. A debug line here, for a worker on another machine.
+		if e := w.log.Debug(); e.Enabled() {
+			e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
+				Str("error", res.Error).Msg("bad unit")
+		}
 	} else {
 		w.counts.solved.Add(1)
 		if e := w.log.Debug(); e.Enabled() {

@@ -147,7 +147,7 @@ func (c Config) Validate() error {
 				errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			}
 			if err := serialio.CheckDevice(p.Device); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				errs = append(errs, fmt.Errorf("%s: %w (give the scoreboard's serial device, such as a /dev/serial/by-id/ path: 'scoreboard ports' lists them; - for stdin and stdout)", where, err))
 			}
 		}
 	}

@@ -163,7 +163,7 @@ func (d *display) run(ctx context.Context) error {
 			t := time.NewTimer(d.cfg.Drain)
 			defer t.Stop()
 			drain = t.C
-			d.log.Info().Int("in_flight", len(d.inFlight)).Uint64("held", d.last-d.next+1).Dur("bound", d.cfg.Drain).
+			d.log.Info().Int("in_flight", len(d.inFlight)).Uint64("held", d.last-d.next+1).Dur("bound_ms", d.cfg.Drain).
 				Msg("stopping: answering the units read")
 		case <-drain:
 			drain = nil
@@ -312,12 +312,12 @@ func (d *display) answer(m *nats.Msg) {
 	delete(d.inFlight, seq)
 	if res.Error != "" {
 		// The worker published the error result itself.
-		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
 		d.done[seq] = outcome{err: res.Error, line: f.it.line, read: f.it.read}
 		return
 	}
 	if e := d.log.Debug(); e.Enabled() {
-		e.Uint64("seq", seq).Dur("elapsed", time.Since(f.it.read)).Msg("unit answered")
+		e.Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg("unit answered")
 	}
 	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
 }
@@ -354,7 +354,7 @@ func (d *display) expire(now time.Time) {
 
 func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
-	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur("elapsed", time.Since(f.it.read)).Msg(why)
+	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
 	d.publishError(f.it.seq, f.it.line, why, "daemon")
 	d.done[f.it.seq] = outcome{err: why, line: f.it.line, read: f.it.read}
 }

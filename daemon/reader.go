@@ -106,7 +106,7 @@ func (r *reader) run(ctx context.Context) {
 			// The first failure and then every tenth: a device unplugged for an hour
 			// must not fill the journal.
 			if attempt == 1 || attempt%10 == 0 {
-				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", wait).Msg("port not available")
+				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in_ms", wait).Msg("port not available")
 			}
 		})
 		if err != nil {

@@ -76,13 +76,13 @@ func (w *deviceWriter) write(b []byte) {
 		if timedOut && !w.stopping() && w.link.get() == port {
 			if !w.deaf {
 				w.deaf = true
-				w.log.Warn().Dur("timeout", w.timeout).Int("bytes", len(b)).Msg("the device is not reading; holding its answers")
+				w.log.Warn().Dur("timeout_ms", w.timeout).Int("bytes", len(b)).Msg("the device is not reading; holding its answers")
 			}
 			continue
 		}
 		ev := w.log.Error().Err(err).Int("written", n).Int("bytes", len(b)+n)
 		if timedOut {
-			ev.Dur("timeout", w.timeout).Msg("the device is not reading; answer dropped")
+			ev.Dur("timeout_ms", w.timeout).Msg("the device is not reading; answer dropped")
 		} else {
 			ev.Msg("write to port failed; answer dropped")
 		}

@@ -21,11 +21,11 @@ import (
 
 // The fields every part of the daemon uses, so that logs can be filtered by them.
 const (
-	FieldComponent = "component" // the actor or subsystem: reader, writer, worker, bus, nats, ...
-	FieldPort      = "port"      // a port's name, as in subjects
-	FieldProblem   = "problem"   // a problem's name
-	FieldSeq       = "seq"       // a unit's per-port sequence number
-	FieldElapsed   = "elapsed"   // a duration, in milliseconds
+	FieldComponent = "component"  // the actor or subsystem: reader, writer, worker, bus, nats, ...
+	FieldPort      = "port"       // a port's name, as in subjects
+	FieldProblem   = "problem"    // a problem's name
+	FieldSeq       = "seq"        // a unit's per-port sequence number
+	FieldElapsed   = "elapsed_ms" // a duration, in milliseconds, as every Dur field: named _ms
 )
 
 // TimeFormat is the format of the time field: RFC 3339 with milliseconds, since the

@@ -121,7 +121,7 @@ func TestConsole(t *testing.T) {
 			t.Errorf("console line %q does not parse", line)
 		}
 	}
-	for _, want := range []string{"WRN bad unit: line 3: want 19 pairs", "component=reader", "port=com1", "problem=goscore", "seq=7", "elapsed=1.5"} {
+	for _, want := range []string{"WRN bad unit: line 3: want 19 pairs", "component=reader", "port=com1", "problem=goscore", "seq=7", "elapsed_ms=1.5"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("warning line %q lacks %q", lines[0], want)
 		}
@@ -221,7 +221,7 @@ func TestJournaldFields(t *testing.T) {
 	if w.msg != "bad unit: line 3: want 19 pairs" || w.prio != journal.PriWarning {
 		t.Errorf("entry: %q priority %d", w.msg, w.prio)
 	}
-	for k, want := range map[string]string{"COMPONENT": "reader", "PORT": "com1", "PROBLEM": "goscore", "SEQ": "7", "ELAPSED": "1.5"} {
+	for k, want := range map[string]string{"COMPONENT": "reader", "PORT": "com1", "PROBLEM": "goscore", "SEQ": "7", "ELAPSED_MS": "1.5"} {
 		if w.vars[k] != want {
 			t.Errorf("journal field %s = %q, want %q", k, w.vars[k], want)
 		}

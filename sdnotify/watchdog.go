@@ -60,7 +60,7 @@ func (n *Notifier) RunWatchdog(ctx context.Context, interval time.Duration, chec
 		// runs out.
 		switch {
 		case err != nil && failing == nil:
-			log.Error().Err(err).Dur("watchdog", interval).Msg("health check failing: watchdog pings stopped")
+			log.Error().Err(err).Dur("watchdog_ms", interval).Msg("health check failing: watchdog pings stopped")
 			if err := n.setUnhealthy(err.Error()); err != nil {
 				log.Warn().Err(err).Msg("status to systemd")
 			}

@@ -44,8 +44,7 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "unexpected argument %q: history takes only flags (filters: --port, --problem, --since, --until, --last)", fs.Arg(0))
 	}
 	if *raw && *sgf {
 		return errors.New("--json and --sgf: give one of them")
@@ -137,6 +136,12 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	for _, f := range []struct{ flag, v string }{{q.portFlag, r.Port}, {"problem", r.Problem}} {
 		if f.v != "" && !bus.ValidToken(f.v) {
 			return r, fmt.Errorf("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
+		}
+	}
+	if r.Problem != "" {
+		// An unknown problem would match nothing, and watch would wait forever.
+		if _, err := lookupProblem(r.Problem); err != nil {
+			return r, fmt.Errorf("--problem: %w", err)
 		}
 	}
 	if r.Last < 0 {
@@ -245,7 +250,7 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 		where = store.Path
 	}
 	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
-		Str("store", where).Dur("max_age", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
+		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
 	u := history.NewUpdater(nc, js, prefix, log)
 	return u, u.Subscribe()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mattn/go-isatty"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
@@ -136,6 +137,9 @@ func (l *logFlags) logger(w io.Writer) (zerolog.Logger, error) {
 
 // quietLogger is the logger of the one-shot tools (solve, send, watch): they report
 // errors themselves, so only the bus's warnings (disconnects) show, as console lines.
+// Colours only on a terminal: in a file they are noise.
 func quietLogger(w io.Writer) zerolog.Logger {
-	return zerolog.New(zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05"}).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	f, ok := w.(*os.File)
+	color := ok && isatty.IsTerminal(f.Fd())
+	return zerolog.New(zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05", NoColor: !color}).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 }

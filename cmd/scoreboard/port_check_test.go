@@ -22,7 +22,7 @@ func TestRunRefusesWhatIsNoSerialPort(t *testing.T) {
 	}
 	for _, c := range []struct{ path, want string }{
 		{dir, dir + " is a directory, not a serial port"},
-		{file, file + " is a regular file, not a serial port"},
+		{file, file + " is a regular file, not a serial port (give the scoreboard's serial device, such as a /dev/serial/by-id/ path: 'scoreboard ports' lists them"},
 	} {
 		code, _, errs := runLocked(t, "", "run", "--nats-listen", "off", "--port", c.path, "--problem", "goscore")
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "ready") {

@@ -51,8 +51,7 @@ func runPorts(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "unexpected argument %q: ports takes no arguments", fs.Arg(0))
 	}
 	ports, warn := listSerialPorts(enumerator.GetDetailedPortsList, serial.GetPortsList, serialByID)
 	if warn != nil {

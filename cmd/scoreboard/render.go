@@ -30,13 +30,12 @@ func runRender(ctx context.Context, args []string, stdio stdio) error {
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "want PROBLEM and at most one FILE, got %d arguments (problems: %s)", fs.NArg(), strings.Join(engine.Names(), ", "))
 	}
 	problem := fs.Arg(0)
-	p, ok := engine.Lookup(problem)
-	if !ok {
-		return fmt.Errorf("unknown problem %q: want one of %s", problem, strings.Join(engine.Names(), ", "))
+	p, err := lookupProblem(problem)
+	if err != nil {
+		return err
 	}
 	in, name := stdio.in, "stdin"
 	if fs.NArg() == 2 {

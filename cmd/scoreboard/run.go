@@ -117,8 +117,7 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "unexpected argument %q: run takes only flags (the ports: --port, or [[port]] tables in --config)", fs.Arg(0))
 	}
 	cfg, err := f.load(fs)
 	if err != nil {
@@ -224,7 +223,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		}
 		log.Info().Msg("stopped")
 	}()
-	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", version).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
+	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
 
 	mon := daemon.NewMonitor()
 	cfg.Monitor = mon

@@ -49,13 +49,15 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 || *timeout <= 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() < 1 || fs.NArg() > 2:
+		return usageErr(fs, "want PROBLEM and at most one FILE, got %d arguments (problems: %s)", fs.NArg(), strings.Join(engine.Names(), ", "))
+	case *timeout <= 0:
+		return usageErr(fs, "--timeout %v: want a positive duration such as 10s", *timeout)
 	}
-	p, ok := engine.Lookup(fs.Arg(0))
-	if !ok {
-		return fmt.Errorf("unknown problem %q (problems: %s)", fs.Arg(0), strings.Join(engine.Names(), ", "))
+	p, err := lookupProblem(fs.Arg(0))
+	if err != nil {
+		return err
 	}
 	if !bus.ValidToken(*port) {
 		return fmt.Errorf("--port-name %q: want lowercase letters, digits, '-' and '_'", *port)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,9 +38,11 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 || *baud < 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() > 1:
+		return usageErr(fs, "want at most one FILE, got %d arguments", fs.NArg())
+	case *baud < 0:
+		return usageErr(fs, "--baud %d: want a line speed, or 0 to send at once", *baud)
 	}
 	input := io.in
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {
@@ -50,6 +54,11 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 		input = f
 	}
 
+	if *link != "" {
+		if err := checkLink(*link); err != nil {
+			return err
+		}
+	}
 	pt, err := serialio.OpenPTY()
 	if err != nil {
 		return err
@@ -57,11 +66,16 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	defer pt.Close()
 	master, path := pt.Master, pt.Path
 	if *link != "" {
-		_ = os.Remove(*link)
+		_ = os.Remove(*link) // checkLink found none, or a stale one of ours
 		if err := os.Symlink(path, *link); err != nil {
-			return fmt.Errorf("link %s: %w", *link, err)
+			return fmt.Errorf("--link %s: %w", *link, err)
 		}
-		defer os.Remove(*link)
+		defer func() {
+			// Only our own link: another simulate may have taken the path since.
+			if target, err := os.Readlink(*link); err == nil && target == path {
+				os.Remove(*link)
+			}
+		}()
 		fmt.Fprintf(io.err, "scoreboard simulate: device %s (linked from %s)\n", path, *link)
 	} else {
 		fmt.Fprintf(io.err, "scoreboard simulate: device %s\n", path)
@@ -97,6 +111,41 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 			return nil
 		}
 	}
+}
+
+// checkLink refuses to replace what is at path unless it is a link simulate would
+// have made and left: one to a pseudo-terminal that is gone (dangling), or to one
+// under /dev/pts. A file, a directory or another link is the user's.
+func checkLink(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--link %s: %w", path, err)
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("--link %s: there is a %s there, which simulate will not replace: remove it, or give another path",
+			path, describeMode(fi.Mode()))
+	}
+	target, err := os.Readlink(path)
+	if err != nil {
+		return fmt.Errorf("--link %s: %w", path, err)
+	}
+	if _, err := os.Stat(path); err == nil && !strings.HasPrefix(target, "/dev/pts/") {
+		return fmt.Errorf("--link %s: it is a link to %s, not to a pseudo-terminal: remove it, or give another path", path, target)
+	}
+	return nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m.IsRegular():
+		return "regular file"
+	}
+	return "file (" + m.Type().String() + ")"
 }
 
 // sendPaced writes r line by line, never faster than baud allows. Pacing against the

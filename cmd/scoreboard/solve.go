@@ -34,12 +34,11 @@ func runSolve(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
+		return usageErr(fs, "want one PROBLEM, got %d arguments (problems: %s; the input comes on stdin)", fs.NArg(), strings.Join(engine.Names(), ", "))
 	}
-	p, ok := engine.Lookup(fs.Arg(0))
-	if !ok {
-		return fmt.Errorf("unknown problem %q (problems: %s)", fs.Arg(0), strings.Join(engine.Names(), ", "))
+	p, err := lookupProblem(fs.Arg(0))
+	if err != nil {
+		return err
 	}
 	if nf.url != "" {
 		return solveRemote(nf, p.Name(), *timeout, io)

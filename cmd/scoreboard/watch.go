@@ -35,9 +35,11 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 || *count < 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() != 0:
+		return usageErr(fs, "unexpected argument %q: watch takes only flags (a problem: --problem NAME)", fs.Arg(0))
+	case *count < 0:
+		return usageErr(fs, "--count %d: want a number of results, or 0 for no end", *count)
 	}
 	query, err := q.query(time.Now())
 	if err != nil {

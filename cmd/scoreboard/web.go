@@ -36,9 +36,11 @@ func runWeb(ctx context.Context, args []string, stdio stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 || *addr == httpOff {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() != 0:
+		return usageErr(fs, "unexpected argument %q: web takes only flags", fs.Arg(0))
+	case *addr == httpOff:
+		return usageErr(fs, "--http off: the page needs a listener, HOST:PORT such as 127.0.0.1:8080")
 	}
 	log, err := lf.logger(stdio.err)
 	if err != nil {

@@ -35,16 +35,20 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 || *concurrency < 0 || *drain <= 0 {
-		fs.Usage()
-		return errUsage
+	switch {
+	case fs.NArg() != 0:
+		return usageErr(fs, "unexpected argument %q: work takes only flags (the problems: --problems)", fs.Arg(0))
+	case *concurrency < 0:
+		return usageErr(fs, "--concurrency %d: want 0 (one per CPU) or more", *concurrency)
+	case *drain <= 0:
+		return usageErr(fs, "--drain %v: want a positive duration such as 5s", *drain)
 	}
 	var names []string
 	if *problems != "" {
 		for name := range strings.SplitSeq(*problems, ",") {
 			name = strings.TrimSpace(name)
-			if _, ok := engine.Lookup(name); !ok {
-				return fmt.Errorf("unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
+			if _, err := lookupProblem(name); err != nil {
+				return fmt.Errorf("--problems: %w", err)
 			}
 			names = append(names, name)
 		}
@@ -72,7 +76,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	log.Info().Str("worker", workers.ID()).Str("version", version).Msg("scoreboard worker running")
+	log.Info().Str("worker", workers.ID()).Str("version", bus.SemVer(version)).Msg("scoreboard worker running")
 	<-ctx.Done()
 	log.Info().Msg("stopping")
 	if err := workers.Stop(); err != nil {
