@@ -39,6 +39,8 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	log = log.With().Str("port", pc.Name).Str("problem", pc.Problem).Logger()
 	cfg.Monitor.add(pc.Name)
 	defer cfg.Monitor.end(pc.Name)
+	met := cfg.Metrics.Port(pc.Name, pc.Problem)
+	defer met.Up(false)
 	items := make(chan item, 16)
 	queue := make(chan []byte, cfg.WriteQueue)
 	room := make(chan struct{}, 1)
@@ -55,7 +57,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	// waited for then.
 	gone := make(chan struct{})
 	r := &reader{
-		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor,
+		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor, met: met,
 		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
 		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
@@ -93,6 +95,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	// The display writer: dumps out, answers back in sequence order.
 	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue, room)
 	d.stuck = stuck
+	d.met = met
 	err := d.run(ctx)
 	close(gone)
 

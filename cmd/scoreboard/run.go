@@ -210,7 +210,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain}, log)
+	met := newMetrics(updater, wnc, pnc)
+	cfg.Metrics = met
+	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log)
 	if err != nil {
 		return err
 	}
@@ -303,7 +305,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		g.Go(func() error {
 			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
 				return web.New(wbnc, f.nats.prefix, log)
-			}, log); err != nil {
+			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}
 			return nil
