@@ -5,65 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
-	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
 )
-
-// scrape fetches url and parses it; the body is returned for promtool.
-func scrape(t *testing.T, url string) (map[string]*dto.MetricFamily, []byte) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v\n%s", url, resp.StatusCode, err, body)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatalf("parse %s: %v\n%s", url, err, body)
-	}
-	return fams, body
-}
-
-// value is the value of the sample of family name with exactly labels (a
-// histogram's count), and whether there is one.
-func value(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
-	fam := fams[name]
-	if fam == nil {
-		return 0, false
-	}
-next:
-	for _, m := range fam.Metric {
-		if len(m.Label) != len(labels) {
-			continue
-		}
-		for _, l := range m.Label {
-			if labels[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		}
-	}
-	return 0, false
-}
 
 func TestCountsServedBesidePage(t *testing.T) {
 	m := metrics.New()
@@ -85,7 +31,7 @@ func TestCountsServedBesidePage(t *testing.T) {
 	pending := 7.0
 	m.Gauge("scoreboard_history_pending", "test", func() float64 { return pending })
 
-	fams, body := scrape(t, srv.URL+metrics.Path)
+	fams, body := promtest.Scrape(t, srv.URL+metrics.Path)
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
@@ -103,7 +49,7 @@ func TestCountsServedBesidePage(t *testing.T) {
 		{"scoreboard_solve_seconds", map[string]string{"problem": "othello"}, 0},
 		{"scoreboard_history_pending", map[string]string{}, 7},
 	} {
-		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
+		if got, ok := promtest.Value(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
@@ -112,10 +58,10 @@ func TestCountsServedBesidePage(t *testing.T) {
 			t.Errorf("no %s: the Go and process collectors are missing", name)
 		}
 	}
-	if _, ok := value(fams, "scoreboard_solve_seconds", map[string]string{"problem": "nosuch"}); ok {
+	if _, ok := promtest.Value(fams, "scoreboard_solve_seconds", map[string]string{"problem": "nosuch"}); ok {
 		t.Error("a problem never resolved has a histogram")
 	}
-	proctest.Promtool(t, body, "check", "metrics")
+	promtest.Promtool(t, body, "check", "metrics")
 
 	// The page is still the page.
 	resp, err := http.Get(srv.URL + "/")
@@ -152,6 +98,6 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 // (configs/scoreboard.rules.test.yml).
 func TestAlertRules(t *testing.T) {
 	rules := filepath.Join("..", "configs", "scoreboard.rules.yml")
-	proctest.Promtool(t, nil, "check", "rules", rules)
-	proctest.Promtool(t, nil, "test", "rules", filepath.Join("..", "configs", "scoreboard.rules.test.yml"))
+	promtest.Promtool(t, nil, "check", "rules", rules)
+	promtest.Promtool(t, nil, "test", "rules", filepath.Join("..", "configs", "scoreboard.rules.test.yml"))
 }
