@@ -113,6 +113,19 @@ func (m *Metrics) Port(port, problem string) *Port {
 	return p
 }
 
+// Forget drops every series of a port a reload removed: a port_up of 0 kept for it
+// would page someone forever.
+func (m *Metrics) Forget(port string) {
+	if m == nil {
+		return
+	}
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{m.units, m.unitSeconds, m.retries, m.portUp} {
+		v.DeletePartialMatch(prometheus.Labels{"port": port})
+	}
+}
+
 // Outcome counts a unit's outcome and the seconds since it was read.
 func (p *Port) Outcome(failed bool, seconds float64) {
 	if p == nil {
