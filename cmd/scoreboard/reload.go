@@ -82,4 +82,3 @@ func restartSettings(was, now config) []string {
 	}
 	return changed
 }
-
