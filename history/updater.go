@@ -84,7 +84,8 @@ func (u *Updater) Refused() uint64 { return u.refused.Load() }
 
 // Pending is how many results the bucket has not taken yet: those queued for the
 // updater and the puts waiting for their ack. Safe for concurrent use (it feeds
-// scoreboard_history_pending); a bucket that keeps up holds it near 0.
+// scoreboard_history_pending) once Subscribe has returned; a bucket that keeps up
+// holds it near 0.
 func (u *Updater) Pending() int {
 	return len(u.msgs) + int(u.inFlight.Load())
 }

@@ -85,8 +85,14 @@ func TestRunMetrics(t *testing.T) {
 		{"scoreboard_port_up", map[string]string{"port": "lobby"}, 1},
 		{"scoreboard_nats_connected", map[string]string{}, 1},
 	}, p.Output())
-	if _, ok := promtest.Value(fams, "scoreboard_history_pending", map[string]string{}); !ok {
-		t.Error("no scoreboard_history_pending with the history on")
+	// The bucket keeps up with 8 units: what it has not taken drains to 0.
+	pending := func(fams map[string]*dto.MetricFamily) bool {
+		n, ok := promtest.Value(fams, "scoreboard_history_pending", map[string]string{})
+		return ok && n == 0
+	}
+	if fams, _ := scrapeUntil(t, url, pending); !pending(fams) {
+		n, ok := promtest.Value(fams, "scoreboard_history_pending", map[string]string{})
+		t.Errorf("scoreboard_history_pending = %v (present %v), want 0 once the bucket took every result", n, ok)
 	}
 	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
 		if fams[name] == nil {
