@@ -15,6 +15,7 @@ import (
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/rs/zerolog"
@@ -38,6 +39,8 @@ type WorkerOptions struct {
 	// Drain bounds how long Stop lets the dumps already taken be solved; those still
 	// queued then get an error result. 5s when 0.
 	Drain time.Duration
+	// Metrics, when set, gets each dump's solve time (scoreboard_solve_seconds).
+	Metrics *metrics.Metrics
 }
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
@@ -57,6 +60,7 @@ type Workers struct {
 	stopped sync.Once
 	stopErr error
 	counts  dumpCounts
+	solve   metrics.Solve // nil without metrics
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
 
@@ -86,6 +90,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		queue: newDumpQueue(),
 		drain: o.Drain,
 		warn:  logging.NewSampler(10, time.Second, 100),
+		solve: o.Metrics.Solve(engine.Names()),
 	}
 	if w.drain <= 0 {
 		w.drain = 5 * time.Second
@@ -345,7 +350,9 @@ func (w *Workers) release(c *contest) {
 func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	start := time.Now()
 	res := w.solveDump(msg)
-	res.SolveMicros = float64(time.Since(start).Nanoseconds()) / 1e3
+	took := time.Since(start)
+	res.SolveMicros = float64(took.Nanoseconds()) / 1e3
+	w.solve.Observe(res.Problem, took.Seconds())
 	// The unit's fields go on each event rather than on a child logger: building one
 	// per dump would allocate on the hot path even when nothing is logged.
 	if res.Error != "" {

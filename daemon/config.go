@@ -15,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -76,6 +77,8 @@ type Config struct {
 	// Monitor, when set, is kept up to date with the ports' state and counts, for
 	// the service manager.
 	Monitor *Monitor
+	// Metrics, when set, counts the ports' units, retries and devices for /metrics.
+	Metrics *metrics.Metrics
 }
 
 // newWarnSampler thins out a port's warnings about bad input: a scoreboard sending

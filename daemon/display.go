@@ -14,6 +14,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/metrics"
 )
 
 // flight is a unit published as a dump and not answered yet.
@@ -73,6 +74,7 @@ type display struct {
 	room     chan struct{}   // the device writer took answers from its queue
 	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
+	met      *metrics.Port // nil without metrics
 }
 
 func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
@@ -243,6 +245,7 @@ func (d *display) reconnected() {
 	d.log.Warn().Int("in_flight", len(d.inFlight)).Msg("reconnected: publishing the dumps in flight again")
 	for _, f := range d.inFlight {
 		f.attempts--
+		d.met.Retry()
 		d.publish(f)
 	}
 }
@@ -348,6 +351,7 @@ func (d *display) expire(now time.Time) {
 			continue
 		}
 		d.log.Warn().Uint64("seq", f.it.seq).Int("attempt", f.attempts).Msg("no answer in time; publishing the dump again")
+		d.met.Retry()
 		d.publish(f)
 	}
 }
@@ -407,6 +411,9 @@ func (d *display) flush() {
 			}
 		}
 		d.cfg.Monitor.outcome(o.err != "")
+		if d.met != nil {
+			d.met.Outcome(o.err != "", time.Since(o.read).Seconds())
+		}
 		if o.err != "" {
 			d.failed++
 		} else {

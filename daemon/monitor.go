@@ -54,7 +54,21 @@ func (m *Monitor) update(name string, f func(*portState)) {
 	f(m.port(name))
 }
 
-func (m *Monitor) add(name string)   { m.update(name, func(*portState) {}) }
+// add counts a port in, or back in: a port restarted by a reload is not ended.
+func (m *Monitor) add(name string) {
+	m.update(name, func(p *portState) { p.ended, p.beat = false, time.Now() })
+}
+
+// remove forgets a port a reload removed.
+func (m *Monitor) remove(name string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.ports, name)
+}
+
 func (m *Monitor) tried(name string) { m.update(name, func(p *portState) { p.tried = true }) }
 func (m *Monitor) opened(name string) {
 	m.update(name, func(p *portState) { p.tried, p.open = true, true })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -86,6 +87,7 @@ type reader struct {
 	items chan<- item
 	gone  <-chan struct{} // closed once the display writer takes no more items
 	mon   *Monitor
+	met   *metrics.Port
 }
 
 func (r *reader) run(ctx context.Context) {
@@ -114,6 +116,7 @@ func (r *reader) run(ctx context.Context) {
 		}
 		r.link.set(port)
 		r.mon.opened(r.cfg.Name)
+		r.met.Up(true)
 		if opened == 0 {
 			r.log.Info().Msg("port opened")
 		} else {
@@ -138,6 +141,7 @@ func (r *reader) run(ctx context.Context) {
 		// dropped, never answered, and the same path is opened again.
 		r.link.drop(port)
 		r.mon.lost(r.cfg.Name)
+		r.met.Up(false)
 		r.log.Warn().Err(err).Msg("port lost")
 		if n := sc.Reset(nil); n > 0 {
 			r.log.Warn().Int("lines", n).Msg("partial unit dropped: the port was lost in the middle of it")

@@ -55,6 +55,7 @@ type Updater struct {
 	subs   []*nats.Subscription
 
 	puts, refused atomic.Uint64
+	inFlight      atomic.Int64 // puts sent and not acked yet
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
@@ -80,6 +81,14 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // Puts is how many values the bucket has acked; Refused how many it refused.
 func (u *Updater) Puts() uint64    { return u.puts.Load() }
 func (u *Updater) Refused() uint64 { return u.refused.Load() }
+
+// Pending is how many results the bucket has not taken yet: those queued for the
+// updater and the puts waiting for their ack. Safe for concurrent use (it feeds
+// scoreboard_history_pending) once Subscribe has returned; a bucket that keeps up
+// holds it near 0.
+func (u *Updater) Pending() int {
+	return len(u.msgs) + int(u.inFlight.Load())
+}
 
 // Subscribe subscribes to the dumps and the results, and returns once the server has
 // the subscriptions: called before the ports start, the bucket misses none of their
@@ -282,6 +291,7 @@ func (u *Updater) pump() {
 			default:
 				continue // still waiting for its ack
 			}
+			u.inFlight.Add(-1)
 			pv.put = nil
 		}
 		if pv.result == nil {
@@ -297,6 +307,7 @@ func (u *Updater) pump() {
 			u.refuse(port, err)
 			continue // tried again with the next result or tick
 		}
+		u.inFlight.Add(1)
 		pv.put, pv.result = f, nil
 	}
 }

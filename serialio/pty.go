@@ -50,17 +50,25 @@ func makeRaw(fd int) error {
 
 // WaitOpened waits until something opens the device: while nobody has it open, the
 // master sees a hang-up.
-func (p *PTY) WaitOpened(ctx context.Context) error {
+func (p *PTY) WaitOpened(ctx context.Context) error { return p.wait(ctx, false) }
+
+// WaitClosed waits until nobody has the device open any more.
+func (p *PTY) WaitClosed(ctx context.Context) error { return p.wait(ctx, true) }
+
+func (p *PTY) wait(ctx context.Context, closed bool) error {
 	for {
 		fds := []unix.PollFd{{Fd: int32(p.Master.Fd()), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, 0); err != nil && err != unix.EINTR {
 			return fmt.Errorf("pseudo-terminal %s: poll: %w", p.Path, err)
 		}
-		if fds[0].Revents&unix.POLLHUP == 0 {
+		if hup := fds[0].Revents&unix.POLLHUP != 0; hup == closed {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			if closed {
+				return fmt.Errorf("pseudo-terminal %s: still open: %w", p.Path, ctx.Err())
+			}
 			return fmt.Errorf("pseudo-terminal %s: nobody opened it: %w", p.Path, ctx.Err())
 		case <-time.After(5 * time.Millisecond):
 		}

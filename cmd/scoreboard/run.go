@@ -50,6 +50,8 @@ type runFlags struct {
 	history               *historyFlags
 	// httpListen is the page's listener (web.go), or "off".
 	httpListen string
+	// loaded is the configuration load merged, for a reload to compare with.
+	loaded config
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -92,13 +94,22 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
 	f.history.set(c)
 	f.httpListen = c.HTTP.Listen
-	cfg := daemon.Config{Prefix: c.NATS.Prefix, RequestTimeout: f.requestTimeout, Drain: f.drain}
+	f.loaded = c
+	cfg := daemonConfig(c)
+	return cfg, cfg.Validate()
+}
+
+// daemonConfig is the daemon's part of c, checked by loadConfig.
+func daemonConfig(c config) daemon.Config {
+	cfg := daemon.Config{Prefix: c.NATS.Prefix}
+	cfg.RequestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
+	cfg.Drain, _ = time.ParseDuration(c.Daemon.Drain)
 	for _, p := range c.Ports {
 		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
 			Name: p.Name, Device: p.Device, Problem: p.Problem, Line: p.LineSettings, ErrorLine: p.ErrorLine,
 		})
 	}
-	return cfg, cfg.Validate()
+	return cfg
 }
 
 func runRun(ctx context.Context, args []string, io stdio) error {
@@ -109,8 +120,9 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 		"scoreboards' dumps from serial devices (or stdin, with -), has them solved, and\n" +
 		"writes each answer back in order; at the end of stdin it exits once every unit\n" +
 		"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units\n" +
-		"read are answered within --drain, or get their error. SIGHUP is logged and\n" +
-		"ignored (reloading the configuration is not supported yet)."
+		"read are answered within --drain, or get their error. SIGHUP reads --config\n" +
+		"again: ports added start, ports removed stop, ports changed restart, the others\n" +
+		"go on untouched; a bad file is logged and the running configuration kept."
 	fs := newFlagSet("run", "", about, io)
 	f := addRunFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -129,14 +141,15 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	defer keepOnHangup(log)()
-	return serve(ctx, f, cfg, log)
+	reloadCtx, stopReload := context.WithCancel(ctx)
+	defer stopReload()
+	return serve(ctx, f, cfg, reloadOnHangup(reloadCtx, f, fs, log), log)
 }
 
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
 // the ports, and what tells systemd how they are. It returns when ctx ends, or when
 // every port has ended (stdin did).
-func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logger) error {
+func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
 	notify, err := sdnotify.FromEnv()
 	if err != nil {
 		return err
@@ -200,7 +213,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	// The ports' connection also carries the health check's ping to this process's
 	// workers, so without ports the workers' own connection does.
 	pnc := wnc
-	if len(cfg.Ports) > 0 {
+	if len(cfg.Ports) > 0 || f.config != "" {
 		if pnc, err = connect("scoreboard run ports"); err != nil {
 			return err
 		}
@@ -209,7 +222,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain}, log)
+	met := newMetrics(updater, wnc, pnc)
+	cfg.Metrics = met
+	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log)
 	if err != nil {
 		return err
 	}
@@ -235,11 +250,11 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	// end (only stdin ends), so does the daemon.
 	g.Go(func() error {
 		defer stop()
-		if len(cfg.Ports) == 0 {
+		if len(cfg.Ports) == 0 && f.config == "" {
 			<-runCtx.Done()
 			return nil
 		}
-		err := daemon.Run(runCtx, pnc, cfg, log)
+		err := daemon.RunReloading(runCtx, pnc, cfg, reloads, log)
 		// The error results the ports published must leave before the connection
 		// closes.
 		if ferr := pnc.FlushTimeout(2 * time.Second); ferr != nil {
@@ -283,7 +298,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 	})
 
 	// The ports' device states, for the page and any tool.
-	if len(cfg.Ports) > 0 {
+	if len(cfg.Ports) > 0 || f.config != "" {
 		g.Go(func() error {
 			daemon.PublishPortStates(runCtx, pnc, f.nats.prefix, mon, portStatePoll, portStateEvery, log)
 			return nil
@@ -302,7 +317,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 		g.Go(func() error {
 			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
 				return web.New(wbnc, f.nats.prefix, log)
-			}, log); err != nil {
+			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}
 			return nil

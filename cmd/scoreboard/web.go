@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -53,11 +54,12 @@ func runWeb(ctx context.Context, args []string, stdio stdio) error {
 	defer nc.Close()
 	return servePage(ctx, nc.Opts.Name, *addr, func() (*web.Server, error) {
 		return web.New(nc, nf.prefix, log)
-	}, log)
+	}, nil, log)
 }
 
-// servePage runs a page server on addr until ctx ends.
-func servePage(ctx context.Context, name, addr string, newServer func() (*web.Server, error), log zerolog.Logger) error {
+// servePage runs a page server on addr until ctx ends, with met's /metrics beside it
+// unless met is nil.
+func servePage(ctx context.Context, name, addr string, newServer func() (*web.Server, error), met *metrics.Metrics, log zerolog.Logger) error {
 	srv, err := newServer()
 	if err != nil {
 		return err
@@ -68,6 +70,6 @@ func servePage(ctx context.Context, name, addr string, newServer func() (*web.Se
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(gctx) })
-	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
+	g.Go(func() error { return web.Serve(gctx, ln, met.Beside(srv.Handler())) })
 	return g.Wait()
 }

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/metrics"
 )
 
 func init() {
@@ -31,6 +34,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	lf := addLogFlags(fs)
 	problems := fs.String("problems", "", "comma-separated `problems` to serve; empty: all")
 	concurrency := fs.Int("concurrency", 0, "dumps solved at once; 0: one per CPU")
+	httpListen := fs.String("http", httpOff, "serve /metrics on `HOST:PORT` (port 0: any free one), or \"off\"")
 	drain := fs.Duration("drain", defaultDrain, "on SIGINT or SIGTERM, how long the dumps already taken may still be solved; the rest get an error result")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -70,11 +74,27 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer nc.Close()
+	var met *metrics.Metrics
+	if *httpListen != httpOff {
+		met = newMetrics(nil, nc)
+	}
 	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
-		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency, Drain: *drain,
+		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency, Drain: *drain, Metrics: met,
 	}, log)
 	if err != nil {
 		return err
+	}
+	// The metrics stop with the workers: a scrape during the drain still sees them.
+	var served errgroup.Group
+	metricsCtx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() { stopMetrics(); _ = served.Wait() }()
+	if met != nil {
+		served.Go(func() error {
+			if err := serveMetrics(metricsCtx, *httpListen, met, log); err != nil {
+				log.Error().Err(err).Str("component", "metrics").Msg("metrics not served; the workers go on without them")
+			}
+			return nil
+		})
 	}
 	log.Info().Str("worker", workers.ID()).Str("version", bus.SemVer(version)).Msg("scoreboard worker running")
 	<-ctx.Done()

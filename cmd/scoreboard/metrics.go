@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/web"
+)
+
+// newMetrics is the registry of run and work: the actors count into it, and the
+// gauges below are read from their owners at each scrape. updater is nil without the
+// history.
+func newMetrics(updater *history.Updater, conns ...*nats.Conn) *metrics.Metrics {
+	met := metrics.New()
+	met.Gauge("scoreboard_nats_connected", "1 while every bus connection of this process is connected, 0 while one is reconnecting.",
+		func() float64 {
+			for _, nc := range conns {
+				if !nc.IsConnected() {
+					return 0
+				}
+			}
+			return 1
+		})
+	if updater != nil {
+		met.Gauge("scoreboard_history_pending", "Results the history's board bucket has not taken yet: queued for its updater, or put and not acked.",
+			func() float64 { return float64(updater.Pending()) })
+	}
+	return met
+}
+
+// serveMetrics serves met alone on addr until ctx ends (work --http).
+func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log zerolog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: listen %s: %w", addr, err)
+	}
+	log.Info().Str("component", "metrics").Str("listen", ln.Addr().String()).
+		Str("url", "http://"+ln.Addr().String()+metrics.Path).Msg("serving metrics")
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metrics.Path, met.Handler())
+	return web.Serve(ctx, ln, mux)
+}

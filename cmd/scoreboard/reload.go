@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/daemon"
+)
+
+// reloadOnHangup makes run's SIGHUP read --config again (with the same flags and
+// environment over it) until ctx ends: each good configuration goes out on the
+// channel for the ports (daemon.RunReloading); a bad one is logged with every error
+// and nothing changes. The settings the ports do not own need a restart, and the
+// log says which changed. Without --config, SIGHUP is logged and ignored.
+func reloadOnHangup(ctx context.Context, f *runFlags, fs *flag.FlagSet, log zerolog.Logger) <-chan daemon.Config {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	out := make(chan daemon.Config)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			if f.config == "" {
+				log.Warn().Msg("SIGHUP: no --config file to reload; the running configuration is kept")
+				continue
+			}
+			log.Info().Str("config", f.config).Msg("SIGHUP: reloading the configuration")
+			c, err := loadConfig(f.config, fs)
+			if err != nil {
+				var errs []error
+				if j, ok := err.(interface{ Unwrap() []error }); ok {
+					errs = j.Unwrap()
+				} else {
+					errs = []error{err}
+				}
+				for _, e := range errs {
+					log.Error().Err(e).Msg("reload: bad configuration")
+				}
+				log.Error().Int("errors", len(errs)).Msg("reload: the configuration has errors; the running configuration is kept")
+				continue
+			}
+			for _, s := range restartSettings(f.loaded, c) {
+				log.Warn().Str("setting", s).Msg("reload: changed, but applied only at the next restart")
+			}
+			select {
+			case out <- daemonConfig(c):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// restartSettings names the tables of the configuration, other than the ports,
+// that differ between was and now: the NATS connection or listener, the log, the
+// daemon's timing and state dir, the history, the page's listener.
+func restartSettings(was, now config) []string {
+	var changed []string
+	for _, s := range []struct {
+		name string
+		same bool
+	}{
+		{"[nats]", was.NATS == now.NATS},
+		{"[log]", was.Log == now.Log},
+		{"[daemon]", was.Daemon == now.Daemon},
+		{"[history]", was.History == now.History},
+		{"[http]", was.HTTP == now.HTTP},
+	} {
+		if !s.same {
+			changed = append(changed, s.name)
+		}
+	}
+	return changed
+}
