@@ -128,10 +128,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "among the arguments, and after -- everything is an argument.")
 }
 
-// keepOnHangup catches SIGHUP for a daemon command (run, work) until it returns:
-// SIGHUP would otherwise end the process at once, with no log line and no drain.
-// Reloading the configuration is not supported yet, so each one is logged and the
-// running configuration is kept.
+// keepOnHangup catches SIGHUP for work, whose flags are its whole configuration,
+// until it returns: SIGHUP would otherwise end the process at once, with no log line
+// and no drain. Each one is logged and the running configuration is kept (run
+// reloads its config file instead: reload.go).
 func keepOnHangup(log zerolog.Logger) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
