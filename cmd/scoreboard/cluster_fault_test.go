@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// startCluster starts n nats-server processes clustered on loopback, each with
+// JetStream and its own store, without authentication (the roles of
+// configs/nats-server.conf are proven on one server by the trust tests; here the
+// question is what a lost node does). It returns once JetStream answers on every
+// node: the nodes have met and chosen a meta leader.
+func startCluster(t *testing.T, n int) []*proctest.NATSServer {
+	t.Helper()
+	ports := make([]int, n)
+	routes := make([]string, n)
+	for i := range n {
+		ports[i] = proctest.FreePort(t)
+		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i])
+	}
+	nodes := make([]*proctest.NATSServer, n)
+	for i := range n {
+		nodes[i] = proctest.StartNATS(t, proctest.NATSOptions{
+			Name: fmt.Sprintf("node%d", i+1), JetStream: true,
+			Cluster: "scoreboard-test", ClusterPort: ports[i], Routes: routes,
+		})
+	}
+	for _, s := range nodes {
+		nc := busConnect(t, s.URL())
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busWait(t, "JetStream on "+s.URL(), func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := js.AccountInfo(ctx)
+			return err == nil
+		})
+		nc.Close()
+	}
+	return nodes
+}
+
+// streamLeader is the name of the node leading stream, and whether every replica
+// is current.
+func streamLeader(t *testing.T, js jetstream.JetStream, stream string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", false
+	}
+	info := s.CachedInfo()
+	if info.Cluster == nil {
+		return "", false
+	}
+	current := len(info.Cluster.Replicas) == info.Config.Replicas-1
+	for _, r := range info.Cluster.Replicas {
+		current = current && r.Current && !r.Offline
+	}
+	return info.Cluster.Leader, current
+}
+
+// historyResults reads the results the history stream holds, through a node's
+// JetStream, and counts them per unit (the port's seq).
+func historyResults(t *testing.T, js jetstream.JetStream, stream string) map[uint64]int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), faultPatience)
+	defer cancel()
+	c, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.DefaultPrefix + ".result.>"}})
+	if err != nil {
+		t.Fatalf("history consumer: %v", err)
+	}
+	per := map[uint64]int{}
+	for {
+		batch, err := c.Fetch(500, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatalf("history fetch: %v", err)
+		}
+		n, pending := 0, uint64(1)
+		for m := range batch.Messages() {
+			n++
+			var r bus.Result
+			if err := json.Unmarshal(m.Data(), &r); err != nil {
+				t.Fatalf("history result %q: %v", m.Data(), err)
+			}
+			per[r.Seq]++
+			if md, err := m.Metadata(); err == nil {
+				pending = md.NumPending
+			}
+		}
+		if err := batch.Error(); err != nil {
+			t.Fatalf("history fetch: %v", err)
+		}
+		if n == 0 || pending == 0 {
+			return per
+		}
+	}
+}
+
+// A 3-node NATS cluster carries a port's units while a node is killed (SIGKILL)
+// and started again, then while one of the two `scoreboard work` processes is
+// killed: `run --no-workers` on node 1 bridges the port, the workers on nodes 2 and
+// 3 solve. Every unit is answered right, once, in order, and the R3 history stream
+// holds a result for every unit. Each fault waits for 20 more units answered, so
+// that units are flowing at every kill however slow the machine.
+func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
+	const scenario = "cluster-node-and-worker-killed"
+	nodes := startCluster(t, 3)
+	nc := busConnect(t, nodes[0].URL())
+	pt := runPTY(t)
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", nodes[0].URL(), "--no-workers",
+		"--history-replicas", "3", "--port", pt.Path, "--problem", "goscore", "--baud", "115200", "--error-line",
+		"--http", "off", "--log-format", "json")
+	runWaitOpened(t, pt, run)
+	run.WaitOutput(`"message":"history on"`, faultPatience)
+	if !strings.Contains(run.Output(), `"replicas":3,`) {
+		t.Errorf("the history is not at 3 replicas:\n%s", run.Output())
+	}
+	run.WaitOutput("scoreboard running", faultPatience)
+	busStartWork(t, nc, "--nats-url", nodes[1].URL())
+	victim := busStartWork(t, nc, "--nats-url", nodes[2].URL())
+
+	stream := bus.Subjects{Prefix: bus.DefaultPrefix}.Stream()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderBefore, _ := streamLeader(t, js, stream)
+
+	flow := startFaultFlow(t, pt, 2*time.Millisecond)
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	sent, answered := flow.sent.Load(), flow.answered()
+	nodes[1].Kill()
+	t.Logf("node2 killed after unit %d sent, %d answered (stream leader %s)", sent, answered, leaderBefore)
+	// The cluster carries on without it: units are answered meanwhile.
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	nodes[1].Start()
+	t.Logf("node2 restarted after unit %d sent, %d answered", flow.sent.Load(), flow.answered())
+	busWait(t, "node2 back in the stream's replicas, current", func() bool {
+		_, current := streamLeader(t, js, stream)
+		return current
+	})
+
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	sent, answered = flow.sent.Load(), flow.answered()
+	victim.Kill()
+	t.Logf("work on node3 killed after unit %d sent, %d answered", sent, answered)
+	flow.waitAnswered(t, scenario, flow.answered()+50, run)
+
+	c := flow.finish(t, scenario, run)
+	c.Check(t)
+	if c.Errors != 0 {
+		t.Errorf("%d units given up", c.Errors)
+	}
+
+	// The history, read from a node that was never lost: a result for every unit.
+	nc3 := busConnect(t, nodes[2].URL())
+	js3, err := jetstream.New(nc3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var per map[uint64]int
+	missing, twice := 0, 0
+	busWait(t, "a result in the history for every unit", func() bool {
+		per = historyResults(t, js3, stream)
+		missing, twice = 0, 0
+		for seq := uint64(1); seq <= uint64(c.Sent); seq++ {
+			switch n := per[seq]; {
+			case n == 0:
+				missing++
+			case n > 1:
+				twice++
+			}
+		}
+		return missing == 0
+	})
+	info, err := js3.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := info.CachedInfo()
+	t.Logf("history: stream %s replicas=%d msgs=%d results for %d units: missing=%d twice=%d",
+		stream, ci.Config.Replicas, ci.State.Msgs, len(per), missing, twice)
+	if ci.Config.Replicas != 3 {
+		t.Errorf("stream %s has %d replicas, want 3", stream, ci.Config.Replicas)
+	}
+	if twice != 0 {
+		t.Errorf("the history holds %d units' results more than once", twice)
+	}
+	if n := strings.Count(run.Output(), "publishing the dump again"); n == 0 {
+		t.Logf("no dump was published again")
+	}
+}
