@@ -139,7 +139,7 @@ func historyResults(js jetstream.JetStream, stream string) (map[uint64]int, erro
 
 // A 3-node NATS cluster carries a port's units while a node is killed (SIGKILL)
 // and started again, then while one of the two `scoreboard work` processes is
-// killed: `run --no-workers` on node 1 bridges the port, the workers on nodes 2 and
+// frozen and killed: `run --no-workers` on node 1 bridges the port, the workers on nodes 2 and
 // 3 solve. Every unit is answered right, once, in order, and the R3 history stream
 // holds a result for every unit. Each fault waits for 20 more units answered, so
 // that units are flowing at every kill however slow the machine.
@@ -181,10 +181,16 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		return current
 	})
 
+	// The worker is frozen first, so that it dies with dumps in hand (the queue
+	// group gives it its share of 20 more units): killed as it is, it would seldom
+	// be in the middle of one.
 	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	victim.Freeze()
+	frozenAt := flow.sent.Load()
+	busWait(t, "units sent to the frozen worker's queue group", func() bool { return flow.sent.Load() >= frozenAt+20 })
 	sent, answered = flow.sent.Load(), flow.answered()
 	victim.Kill()
-	t.Logf("work on node3 killed after unit %d sent, %d answered", sent, answered)
+	t.Logf("work on node3 frozen after unit %d sent, killed after unit %d sent, %d answered", frozenAt, sent, answered)
 	flow.waitAnswered(t, scenario, flow.answered()+50, run)
 
 	c := flow.finish(t, scenario, run)
@@ -246,7 +252,9 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	if twice != 0 {
 		t.Errorf("the history holds %d units' results more than once", twice)
 	}
-	if n := strings.Count(run.Output(), "publishing the dump again"); n == 0 {
-		t.Logf("no dump was published again")
+	again := strings.Count(run.Output(), "publishing the dump again")
+	t.Logf("the daemon published %d dumps again", again)
+	if again == 0 {
+		t.Errorf("no dump was published again: the killed worker had none in hand, and the test proved nothing")
 	}
 }
