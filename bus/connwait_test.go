@@ -1,12 +1,10 @@
-package bus
+package bus_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The in-process connection to an embedded server that is not running yet (as one
 // too loaded to answer the pipe's handshake) is tried again until it is, and then
@@ -43,7 +25,7 @@ func TestConnectWaitInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	var logs lockedBuffer
+	var logs logBuffer
 	log := zerolog.New(&logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -53,7 +35,7 @@ func TestConnectWaitInProcess(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		nc, err := ConnectWait(ctx, ConnOptions{Server: &Server{ns: ns}, Name: "test"}, log)
+		nc, err := bus.ConnectWait(ctx, bus.ConnOptions{Server: bus.WrapServer(ns), Name: "test"}, log)
 		done <- result{nc, err}
 	}()
 	for !strings.Contains(logs.String(), `"attempts":1,`) {
@@ -88,14 +70,14 @@ func TestConnectWaitInProcess(t *testing.T) {
 
 // A server that answers no (wrong credentials) is not waited for.
 func TestConnectWaitRefusedAtOnce(t *testing.T) {
-	s, err := StartServerWith(ServerOptions{Listen: "127.0.0.1:0", Token: "right"}, zerolog.Nop())
+	s, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "right"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err = ConnectWait(ctx, ConnOptions{URL: s.ClientURL(), Token: "wrong"}, zerolog.Nop())
+	_, err = bus.ConnectWait(ctx, bus.ConnOptions{URL: s.ClientURL(), Token: "wrong"}, zerolog.Nop())
 	if !errors.Is(err, nats.ErrAuthorization) || ctx.Err() != nil {
 		t.Errorf("wrong token: %v (context: %v), want an authorization error at once", err, ctx.Err())
 	}
@@ -106,7 +88,7 @@ func TestConnectWaitStopped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", proctest.FreePort(t))
-	_, err := ConnectWait(ctx, ConnOptions{URL: url}, zerolog.Nop())
+	_, err := bus.ConnectWait(ctx, bus.ConnOptions{URL: url}, zerolog.Nop())
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want the context's end", err)
 	}
