@@ -369,3 +369,17 @@ func TestHistoryBucketRefuses(t *testing.T) {
 		return len(got) == n && !got[n-1].Unanswered, lines(got)
 	})
 }
+
+// SetupWait does not wait on what waiting cannot cure: three replicas asked of a
+// single server is refused at once, and logged as no retry.
+func TestSetupWaitRefusedAtOnce(t *testing.T) {
+	e := start(t)
+	var logs strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := history.SetupWait(ctx, e.js, history.Config{Prefix: "other", MaxAge: time.Hour, MaxBytes: 1 << 20, Replicas: 3}, zerolog.New(&logs))
+	if err == nil || ctx.Err() != nil || strings.Contains(logs.String(), "trying again") {
+		t.Errorf("R3 on one server: %v (context %v), logs %q; want its refusal at once", err, ctx.Err(), logs.String())
+	}
+	t.Logf("R3 on one server: %v", err)
+}

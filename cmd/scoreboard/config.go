@@ -68,6 +68,7 @@ type configDaemon struct {
 	RequestTimeout string // how long a unit waits for a worker before it is sent again
 	Drain          string // how long units in flight may still be answered when stopping
 	StateDir       string // the history's store (embedded server); "" for the default
+	Workers        bool   // solve here; false leaves it to `scoreboard work` elsewhere
 }
 
 // configHistory is the history kept in JetStream (history.go).
@@ -108,6 +109,7 @@ func defaultConfig() config {
 		Daemon: configDaemon{
 			RequestTimeout: defaultRequestTimeout.String(),
 			Drain:          defaultDrain.String(),
+			Workers:        true,
 		},
 		History: configHistory{Enabled: true, MaxAge: defaultHistoryMaxAge, MaxBytes: defaultHistoryMaxBytes, Replicas: 1},
 	}
@@ -130,6 +132,8 @@ type setting[T any] struct {
 	str     func(*T) *string
 	num     func(*T) *int
 	boolean func(*T) *bool
+	// negated: the flag says the opposite of the key (--no-workers, workers = false).
+	negated bool
 }
 
 var globalSettings = []setting[config]{
@@ -152,6 +156,7 @@ var globalSettings = []setting[config]{
 	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
 	{key: "daemon.drain", flag: "drain", str: func(c *config) *string { return &c.Daemon.Drain }},
 	{key: "daemon.state_dir", flag: "state-dir", str: func(c *config) *string { return &c.Daemon.StateDir }},
+	{key: "daemon.workers", flag: "no-workers", negated: true, boolean: func(c *config) *bool { return &c.Daemon.Workers }},
 	{key: "history.enabled", flag: "history", boolean: func(c *config) *bool { return &c.History.Enabled }},
 	{key: "history.max_age", flag: "history-max-age", str: func(c *config) *string { return &c.History.MaxAge }},
 	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
@@ -457,7 +462,8 @@ func (l *configLoader) flags(fs *flag.FlagSet) {
 			case s.num != nil:
 				*s.num(&l.c), _ = strconv.Atoi(v)
 			case s.boolean != nil:
-				*s.boolean(&l.c), _ = strconv.ParseBool(v)
+				b, _ := strconv.ParseBool(v)
+				*s.boolean(&l.c) = b != s.negated
 			}
 		}
 		if slices.ContainsFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name }) {

@@ -46,7 +46,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := config{
 		NATS:    configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
 		Log:     configLog{Level: "info"},
-		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s"},
+		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s", Workers: true},
 		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
 		HTTP:    configHTTP{Listen: "127.0.0.1:8080"},
 	}
@@ -99,8 +99,8 @@ parity = "even"
 			Password: "from-env", // environment over file
 			Prefix:   "club",
 		},
-		Log:     configLog{Level: "warn", Format: "console"},     // flag over file; file
-		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s"}, // flag over file; file
+		Log:     configLog{Level: "warn", Format: "console"},                    // flag over file; file
+		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s", Workers: true}, // flag over file; file
 		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
 		HTTP:    configHTTP{Listen: "0.0.0.0:8080"}, // file over default
 		Ports: []configPort{{
@@ -158,6 +158,31 @@ replicas = 3
 	_, err = parseConfig(path, data, configFlags(t, "--history-max-bytes", "huge"), noEnv)
 	if err == nil || !strings.Contains(err.Error(), "--history-max-bytes: \"huge\"") {
 		t.Errorf("bad --history-max-bytes: %v", err)
+	}
+}
+
+// [daemon] workers = false and --no-workers say the same; either turns the
+// daemon's workers off.
+func TestConfigNoWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		flags []string
+		want  bool
+	}{
+		{"", nil, true},
+		{"", []string{"--no-workers"}, false},
+		{"[daemon]\nworkers = false\n", nil, false},
+		{"[daemon]\nworkers = false\n", []string{"--no-workers=false"}, true},
+		{"[daemon]\nworkers = true\n", []string{"--no-workers"}, false},
+	} {
+		path := ""
+		if tc.file != "" {
+			path = writeConfig(t, tc.file)
+		}
+		c, err := parseConfig(path, []byte(tc.file), configFlags(t, tc.flags...), noEnv)
+		if err != nil || c.Daemon.Workers != tc.want {
+			t.Errorf("file %q, flags %q: workers %v (%v), want %v", tc.file, tc.flags, c.Daemon.Workers, err, tc.want)
+		}
 	}
 }
 

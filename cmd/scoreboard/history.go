@@ -238,7 +238,7 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 				"move the directory away to start with an empty history, or give another --state-dir", store.Path, name, err)
 		}
 	}
-	if _, err := history.Setup(ctx, js, cfg); err != nil {
+	if _, err := history.SetupWait(ctx, js, cfg, log); err != nil {
 		if errors.Is(err, history.ErrNoJetStream) && store == nil {
 			log.Warn().Str("component", "history").Err(err).Msg("history is off: the NATS server has no JetStream (start it with -js, or enable JetStream for this account); everything else works")
 			return nil, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -87,11 +88,23 @@ func (f *natsFlags) connect(name string, log zerolog.Logger) (*nats.Conn, error)
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	url := f.url
-	if url == "" {
-		url = defaultNATSURL
+	return bus.Connect(f.options(f.urlOrDefault(), name), log)
+}
+
+// connectWait is connect for a process that may start before its server: it waits
+// for it until ctx ends (bus.ConnectWait).
+func (f *natsFlags) connectWait(ctx context.Context, name string, log zerolog.Logger) (*nats.Conn, error) {
+	if err := f.check(); err != nil {
+		return nil, err
 	}
-	return bus.Connect(f.options(url, name), log)
+	return bus.ConnectWait(ctx, f.options(f.urlOrDefault(), name), log)
+}
+
+func (f *natsFlags) urlOrDefault() string {
+	if f.url == "" {
+		return defaultNATSURL
+	}
+	return f.url
 }
 
 func (f *natsFlags) subjects() bus.Subjects { return bus.Subjects{Prefix: f.prefix} }

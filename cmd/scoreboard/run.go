@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -52,6 +53,8 @@ type runFlags struct {
 	httpListen string
 	// loaded is the configuration load merged, for a reload to compare with.
 	loaded config
+	// noWorkers leaves the solving to `scoreboard work` processes elsewhere.
+	noWorkers bool
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -72,6 +75,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.port.Line.StopBits, "stop-bits", "1", "the serial line's stop bits: 1, 1.5 or 2")
 	fs.BoolVar(&f.port.ErrorLine, "error-line", false, "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", defaultRequestTimeout, "how long a unit waits for a worker before it is sent again (3 attempts)")
+	fs.BoolVar(&f.noWorkers, "no-workers", false, "solve nothing here: serve the ports and leave the units to `scoreboard work` processes on the bus")
 	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
 	f.history = addHistoryFlags(fs)
 	fs.StringVar(&f.httpListen, "http", defaultHTTP, "the live page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"")
@@ -94,6 +98,7 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
 	f.history.set(c)
 	f.httpListen = c.HTTP.Listen
+	f.noWorkers = !c.Daemon.Workers
 	f.loaded = c
 	cfg := daemonConfig(c)
 	return cfg, cfg.Validate()
@@ -143,7 +148,13 @@ func runRun(ctx context.Context, args []string, io stdio) error {
 	}
 	reloadCtx, stopReload := context.WithCancel(ctx)
 	defer stopReload()
-	return serve(ctx, f, cfg, reloadOnHangup(reloadCtx, f, fs, log), log)
+	err = serve(ctx, f, cfg, reloadOnHangup(reloadCtx, f, fs, log), log)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Stopped while still waiting for the bus: nothing was read, nothing is lost.
+		log.Info().Err(err).Msg("stopped before the bus was up")
+		return nil
+	}
+	return err
 }
 
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
@@ -185,12 +196,12 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		defer srv.Shutdown()
 		url = srv.ClientURL()
 		connect = func(name string) (*nats.Conn, error) {
-			return bus.Connect(bus.ConnOptions{Server: srv, Name: name}, log)
+			return bus.ConnectWait(ctx, bus.ConnOptions{Server: srv, Name: name}, log)
 		}
 	} else {
 		url = f.nats.url
 		connect = func(name string) (*nats.Conn, error) {
-			return bus.Connect(f.nats.options(f.nats.url, name), log)
+			return bus.ConnectWait(ctx, f.nats.options(f.nats.url, name), log)
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
@@ -224,11 +235,20 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// after the ports, so that the units the ports have in flight are still answered.
 	met := newMetrics(updater, wnc, pnc)
 	cfg.Metrics = met
-	workers, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log)
-	if err != nil {
-		return err
+	// Without them the health check pings any worker of the service.
+	var workers *bus.Workers
+	ping := "$SRV.PING." + bus.ServiceName
+	if !f.noWorkers {
+		if workers, err = bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log); err != nil {
+			return err
+		}
+		ping += "." + workers.ID()
 	}
 	defer func() {
+		if workers == nil {
+			log.Info().Msg("stopped")
+			return
+		}
 		if err := workers.Stop(); err != nil {
 			log.Warn().Err(err).Msg("stop workers")
 		}
@@ -238,7 +258,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		log.Info().Msg("stopped")
 	}()
-	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Msg("scoreboard running")
+	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Bool("workers", workers != nil).Msg("scoreboard running")
 
 	mon := daemon.NewMonitor()
 	cfg.Monitor = mon
@@ -294,7 +314,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// Watchdog: WATCHDOG=1 only while the health check passes, so that systemd
 	// restarts a daemon that is alive but stuck.
 	g.Go(func() error {
-		return notify.Watch(runCtx, healthCheck(wnc, pnc, workers, mon), log)
+		return notify.Watch(runCtx, healthCheck(wnc, pnc, ping, mon), log)
 	})
 
 	// The ports' device states, for the page and any tool.
@@ -335,10 +355,10 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 }
 
 // healthCheck is the watchdog's test of a real round trip: both connections are
-// connected, this process's workers answer a ping sent over the ports' connection,
-// and every port's display writer still turns over.
-func healthCheck(wnc, pnc *nats.Conn, workers *bus.Workers, mon *daemon.Monitor) sdnotify.Check {
-	ping := "$SRV.PING." + bus.ServiceName + "." + workers.ID()
+// connected, a worker answers a ping (subject ping: this process's own, or any
+// instance of the service with --no-workers) sent over the ports' connection, and
+// every port's display writer still turns over.
+func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify.Check {
 	return sdnotify.All(
 		func(context.Context) error {
 			for _, nc := range []*nats.Conn{wnc, pnc} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/sdnotify"
 )
 
 func init() {
@@ -24,8 +26,8 @@ func init() {
 func runWork(ctx context.Context, args []string, io stdio) error {
 	about := "Joins a NATS server (a daemon's embedded one, or a cluster) and serves the\n" +
 		"'scoreboard' micro service and the dumps there, beside every other worker: each\n" +
-		"request or dump goes to one worker of the queue group. It reconnects forever\n" +
-		"when the server goes away. SIGINT or SIGTERM stop it cleanly: the dumps taken are\n" +
+		"request or dump goes to one worker of the queue group. It waits for a server\n" +
+		"not up yet, and reconnects forever when it goes away. SIGINT or SIGTERM stop it cleanly: the dumps taken are\n" +
 		"solved within --drain, or get an error result. SIGHUP is logged and ignored.\n\n" +
 		"problems: " + strings.Join(engine.Names(), ", ")
 	fs := newFlagSet("work", "", about, io)
@@ -69,7 +71,15 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer keepOnHangup(log)()
-	nc, err := nf.connect("scoreboard work", log)
+	notify, err := sdnotify.FromEnv()
+	if err != nil {
+		return err
+	}
+	nc, err := nf.connectWait(ctx, "scoreboard work", log)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		log.Info().Err(err).Msg("stopped before the bus was up")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -97,6 +107,9 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 		})
 	}
 	log.Info().Str("worker", workers.ID()).Str("version", bus.SemVer(version)).Msg("scoreboard worker running")
+	if err := notify.Ready(); err != nil {
+		log.Warn().Err(err).Msg("tell systemd we are ready")
+	}
 	<-ctx.Done()
 	log.Info().Msg("stopping")
 	if err := workers.Stop(); err != nil {

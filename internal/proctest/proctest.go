@@ -234,6 +234,17 @@ type NATSOptions struct {
 	// directory of the test's when empty).
 	JetStream bool
 	StoreDir  string
+	// Port is the client port; a free one when 0 (a test that starts a client
+	// before its server picks one with FreePort).
+	Port int
+	// Name is the server's name, "proctest" when empty; the nodes of a JetStream
+	// cluster need each their own.
+	Name string
+	// Cluster makes the server a node of a cluster: it listens for routes on
+	// ClusterPort (loopback) and solicits Routes (nats-route://HOST:PORT URLs).
+	Cluster     string
+	ClusterPort int
+	Routes      []string
 }
 
 // NATSServer is an external nats-server process on a loopback port.
@@ -248,7 +259,10 @@ type NATSServer struct {
 // accepts connections. It is stopped when the test ends.
 func StartNATS(t testing.TB, opts NATSOptions) *NATSServer {
 	t.Helper()
-	s := &NATSServer{t: t, opts: opts, Port: FreePort(t)}
+	s := &NATSServer{t: t, opts: opts, Port: opts.Port}
+	if s.Port == 0 {
+		s.Port = FreePort(t)
+	}
 	s.start()
 	return s
 }
@@ -261,7 +275,15 @@ func (s *NATSServer) Addr() string { return net.JoinHostPort("127.0.0.1", strcon
 
 func (s *NATSServer) start() {
 	s.t.Helper()
-	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-n", "proctest"}
+	name := s.opts.Name
+	if name == "" {
+		name = "proctest"
+	}
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-n", name}
+	if s.opts.Cluster != "" {
+		args = append(args, "--cluster_name", s.opts.Cluster,
+			"--cluster", "nats://127.0.0.1:"+strconv.Itoa(s.opts.ClusterPort), "--routes", strings.Join(s.opts.Routes, ","))
+	}
 	if s.opts.Config != "" {
 		args = append(args, "-c", s.opts.Config)
 	}
