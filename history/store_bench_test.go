@@ -11,6 +11,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // BenchmarkStore is the floor of the history's cost: the embedded server taking a
@@ -59,6 +60,7 @@ func BenchmarkStore(b *testing.B) {
 			}}
 			result := &nats.Msg{Subject: s.Result("goscore", "hall"), Header: nats.Header{bus.HeaderMsgID: {""}}}
 			var seq uint64
+			cpu := proctest.CPUTime()
 			for b.Loop() {
 				seq++
 				n := strconv.FormatUint(seq, 10)
@@ -81,6 +83,7 @@ func BenchmarkStore(b *testing.B) {
 			if !srv.WaitStored(ctx) {
 				b.Fatal("not stored within a minute")
 			}
+			b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(b.N), "cpu-µs/board")
 		})
 	}
 }
