@@ -330,7 +330,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 
 	err = g.Wait()
 	if stored != nil {
-		settle(stored, conns, log)
+		settle(stored, conns, max(f.drain, time.Second), log)
 	}
 	return err
 }
@@ -338,16 +338,18 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, log zerolog.Logg
 // settle waits, before the embedded server stops, until its history has stored every
 // unit and result the daemon's connections published: the stream stores them behind
 // the ports at a flood's rate, and a server that stops drops what it has not stored
-// yet. Bounded: a store that does not keep up in 10 s is logged, not waited for.
-func settle(srv *bus.Server, conns []*nats.Conn, log zerolog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// yet. Bounded as the units' own drain is (bound): a store that does not catch up
+// within it is logged, not waited for, so the history never holds a stop up for
+// long (clients of the listener may still be publishing).
+func settle(srv *bus.Server, conns []*nats.Conn, bound time.Duration, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	for _, nc := range conns {
 		// A round trip: the server has taken in everything nc sent before it.
 		_ = nc.FlushWithContext(ctx)
 	}
 	if !srv.WaitStored(ctx) {
-		log.Warn().Str("component", "history").Msg("stopping: the history has not stored the last units and results within 10s; they are lost")
+		log.Warn().Str("component", "history").Dur("bound", bound).Msg("stopping: the history has not stored the last units and results within the drain bound; they are lost")
 	}
 }
 
