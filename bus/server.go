@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -243,6 +244,33 @@ func (s *Server) ClientURL() string {
 
 // NATS returns the embedded server, for in-process connections.
 func (s *Server) NATS() *server.Server { return s.ns }
+
+// WaitStored waits until every JetStream stream of the server has stored what it has
+// taken in, or ctx ends (false). A stream takes the messages it captures into a
+// queue that a goroutine of its own stores, behind the publishers when they are
+// fast; a server that shuts down drops what that queue still holds. Call it once
+// the publishers have flushed (a round trip: the server has then taken in all they
+// sent) and before Shutdown.
+func (s *Server) WaitStored(ctx context.Context) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var pending int
+		for name, q := range *s.ns.Ipqueuesz(&server.IpqueueszOptions{Filter: "' messages"}) {
+			if strings.Contains(name, "] stream '") {
+				pending += q.Pending + q.InProgress
+			}
+		}
+		if pending == 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
 
 // Shutdown stops the server and waits until it has stopped.
 func (s *Server) Shutdown() {

@@ -27,6 +27,11 @@ const (
 	putTimeout = 5 * time.Second
 	// maxPending bounds the puts waiting for their ack. There is at most one a port.
 	maxPending = 256
+	// putInterval is the least time between two puts of a port. A board on a screen
+	// a tenth of a second late is not late, and a port answering thousands of units
+	// a second would otherwise cost a put (a lookup of its unit and a message stored
+	// in the bucket) every few of them.
+	putInterval = 100 * time.Millisecond
 )
 
 // NewJetStream is the JetStream context of the daemon's history connection, with the
@@ -65,6 +70,7 @@ type portValue struct {
 	seq    uint64    // the newest result's, put or not
 	origin string
 	put    jetstream.PubAckFuture
+	sent   time.Time // when the last put was sent
 }
 
 // NewUpdater makes the actor; Run runs it. js must come from NewJetStream on nc.
@@ -145,7 +151,7 @@ func (u *Updater) Run(ctx context.Context) error {
 			u.finish()
 			return nil
 		}
-		u.pump()
+		u.pump(time.Now().Add(-putInterval))
 	}
 }
 
@@ -279,8 +285,9 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 	return nil
 }
 
-// pump collects the acks that came and puts the values waiting, one a port.
-func (u *Updater) pump() {
+// pump collects the acks that came and puts the values waiting, one a port, of the
+// ports whose last put was sent before since.
+func (u *Updater) pump(since time.Time) {
 	for port, pv := range u.ports {
 		if pv.put != nil {
 			select {
@@ -294,7 +301,7 @@ func (u *Updater) pump() {
 			u.inFlight.Add(-1)
 			pv.put = nil
 		}
-		if pv.result == nil {
+		if pv.result == nil || pv.sent.After(since) {
 			continue
 		}
 		value := u.value(port, pv.result, pv.at)
@@ -308,7 +315,7 @@ func (u *Updater) pump() {
 			continue // tried again with the next result or tick
 		}
 		u.inFlight.Add(1)
-		pv.put, pv.result = f, nil
+		pv.put, pv.result, pv.sent = f, nil, time.Now()
 	}
 }
 
@@ -320,12 +327,12 @@ func (u *Updater) refuse(port string, err error) {
 
 // finish waits a little for the puts in flight, so a clean stop keeps the last board.
 func (u *Updater) finish() {
-	u.pump()
+	u.pump(time.Now())
 	select {
 	case <-u.js.PublishAsyncComplete():
 	case <-time.After(2 * time.Second):
 	}
-	u.pump()
+	u.pump(time.Now())
 	select {
 	case <-u.js.PublishAsyncComplete():
 	case <-time.After(2 * time.Second):

@@ -174,6 +174,10 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		url     string // what other processes connect to, if anything
 		store   *history.StateDir
 		held    bool // the state dir holds a history from before
+		// The embedded server with the history on, and the connections to it: what
+		// they published is stored before the server stops (settle).
+		stored *bus.Server
+		conns  []*nats.Conn
 	)
 	if f.nats.url == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -195,8 +199,15 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
+		if store != nil && f.history.on {
+			stored = srv
+		}
 		connect = func(name string) (*nats.Conn, error) {
-			return bus.ConnectWait(ctx, bus.ConnOptions{Server: srv, Name: name}, log)
+			nc, err := bus.ConnectWait(ctx, bus.ConnOptions{Server: srv, Name: name}, log)
+			if err == nil {
+				conns = append(conns, nc)
+			}
+			return nc, err
 		}
 	} else {
 		url = f.nats.url
@@ -351,7 +362,29 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		return notify.Stopping()
 	})
 
-	return g.Wait()
+	err = g.Wait()
+	if stored != nil {
+		settle(stored, conns, max(f.drain, time.Second), log)
+	}
+	return err
+}
+
+// settle waits, before the embedded server stops, until its history has stored every
+// unit and result the daemon's connections published: the stream stores them behind
+// the ports at a flood's rate, and a server that stops drops what it has not stored
+// yet. Bounded as the units' own drain is (bound): a store that does not catch up
+// within it is logged, not waited for, so the history never holds a stop up for
+// long (clients of the listener may still be publishing).
+func settle(srv *bus.Server, conns []*nats.Conn, bound time.Duration, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	for _, nc := range conns {
+		// A round trip: the server has taken in everything nc sent before it.
+		_ = nc.FlushWithContext(ctx)
+	}
+	if !srv.WaitStored(ctx) {
+		log.Warn().Str("component", "history").Dur("bound", bound).Msg("stopping: the history has not stored the last units and results within the drain bound; they are lost")
+	}
 }
 
 // healthCheck is the watchdog's test of a real round trip: both connections are

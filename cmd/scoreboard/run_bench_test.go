@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // goscoreBoards makes n random goscore boards, each with its spacer line.
@@ -29,7 +31,10 @@ func goscoreBoards(n int) []byte {
 // dump through the embedded NATS, a worker and the display writer) beside `solve` (the
 // same contest computed in-process), in the same run: with the history off, and on
 // (every dump and result stored in the stream, the port's latest in the bucket). boards/s is the figure to
-// compare; one op is the whole file, start-up and shut-down included.
+// compare, and cpu-µs/board (the process's CPU time, user and system, which other
+// processes on a shared machine change far less); one op is the whole file,
+// start-up and shut-down included (with the history, until the stream has stored
+// every unit and result).
 func BenchmarkPipeline(b *testing.B) {
 	const boards = 10000
 	in := goscoreBoards(boards)
@@ -51,6 +56,7 @@ func BenchmarkPipeline(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var out bytes.Buffer
+			cpu := proctest.CPUTime()
 			for b.Loop() {
 				out.Reset()
 				if code := runMain(context.Background(), c.args(b), stdio{bytes.NewReader(in), &out, io.Discard}); code != 0 {
@@ -61,6 +67,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal("output differs from solve's")
 			}
 			b.ReportMetric(float64(boards)*float64(b.N)/b.Elapsed().Seconds(), "boards/s")
+			b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(boards*b.N), "cpu-µs/board")
 		})
 	}
 }

@@ -1,0 +1,89 @@
+package history_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// BenchmarkStore is the floor of the history's cost: the embedded server taking a
+// board's two messages (its dump, 800 bytes with the display's five headers, and
+// its result with its Nats-Msg-Id) from one in-process connection, with no
+// subscriber, beside the same with the SCOREBOARD stream capturing and storing them
+// (deduplication and a file store in a temporary directory, as run sets them up),
+// in the same run. One op is one board; each run of b.N boards ends when the server
+// has taken them in (a flush) and, with the stream, stored them (WaitStored).
+func BenchmarkStore(b *testing.B) {
+	unit := []byte(goscore())
+	for _, c := range []struct {
+		name   string
+		stream bool
+	}{{"server", false}, {"server+stream", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			o := bus.ServerOptions{Listen: bus.ListenOff}
+			if c.stream {
+				o.StoreDir = b.TempDir()
+			}
+			srv, err := bus.StartServerWith(o, zerolog.Nop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Shutdown()
+			nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "bench"}, zerolog.Nop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer nc.Close()
+			if c.stream {
+				js, err := history.NewJetStream(nc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := history.Setup(context.Background(), js, history.Config{
+					Prefix: bus.DefaultPrefix, MaxAge: history.DefaultMaxAge, MaxBytes: history.DefaultMaxBytes, Duplicates: 12 * time.Second,
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s := bus.Subjects{Prefix: bus.DefaultPrefix}
+			origin := "bench" + strconv.Itoa(b.N)
+			dump := &nats.Msg{Subject: s.Dump("goscore", "hall"), Data: unit, Reply: "_INBOX.bench.1", Header: nats.Header{
+				bus.HeaderPort: {"hall"}, bus.HeaderSeq: {""}, bus.HeaderLine: {"1"}, bus.HeaderOrigin: {origin}, bus.HeaderMsgID: {""},
+			}}
+			result := &nats.Msg{Subject: s.Result("goscore", "hall"), Header: nats.Header{bus.HeaderMsgID: {""}}}
+			var seq uint64
+			cpu := proctest.CPUTime()
+			for b.Loop() {
+				seq++
+				n := strconv.FormatUint(seq, 10)
+				dump.Header[bus.HeaderSeq][0] = n
+				dump.Header[bus.HeaderMsgID][0] = bus.DumpID(origin, seq)
+				result.Header[bus.HeaderMsgID][0] = bus.ResultID(origin, seq)
+				result.Data = []byte(`{"problem":"goscore","port":"hall","seq":` + n + `,"answer":"177 175\n","origin":"` + origin + `","worker":"w","unit_digest":"00112233445566778899aabbccddeeff"}`)
+				if err := nc.PublishMsg(dump); err != nil {
+					b.Fatal(err)
+				}
+				if err := nc.PublishMsg(result); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := nc.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if !srv.WaitStored(ctx) {
+				b.Fatal("not stored within a minute")
+			}
+			b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(b.N), "cpu-µs/board")
+		})
+	}
+}
