@@ -4,30 +4,13 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A listen address already taken is an error that says what to do instead, and the
 // server logs nothing of being ready.
@@ -37,7 +20,7 @@ func TestStartServerAddressTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	var logs syncBuffer
+	var logs proctest.Buffer
 	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: ln.Addr().String()}, zerolog.New(&logs).Level(zerolog.TraceLevel))
 	if err == nil {
 		srv.Shutdown()

@@ -124,7 +124,7 @@ type Process struct {
 	t    testing.TB
 	name string
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  Buffer
 	done chan struct{}
 	err  error
 }
@@ -375,19 +375,20 @@ func WaitTCP(t testing.TB, addr string, timeout time.Duration) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
+// Buffer is a bytes.Buffer safe for concurrent writes (a process's output, a logger)
+// and the test's reads.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
