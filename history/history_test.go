@@ -75,6 +75,11 @@ func start(t *testing.T) *env {
 	uctx, stop := context.WithCancel(ctx)
 	u := history.NewUpdater(conn(), e.js, bus.DefaultPrefix, zerolog.Nop())
 	e.u = u
+	// Subscribed before any dump is published, as run does: else a busy machine can
+	// answer a unit before the updater hears of it.
+	if err := u.Subscribe(); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { u.Run(uctx) })
 	t.Cleanup(func() { stop(); wg.Wait() })
@@ -348,8 +353,8 @@ func TestDefaultStateDir(t *testing.T) {
 	}
 }
 
-// A bucket that is gone: the updater's puts are refused, logged and counted, and the
-// units are still answered and kept in the stream.
+// A bucket that is gone: the updater's puts are refused, logged, counted and tried
+// again, and the units are still answered and kept in the stream.
 func TestHistoryBucketRefuses(t *testing.T) {
 	e := start(t)
 	if err := e.js.DeleteKeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
@@ -361,12 +366,25 @@ func TestHistoryBucketRefuses(t *testing.T) {
 		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
 	}
 	await(t, results, n)
-	waitFor(t, "a refused put", func() (bool, string) {
-		return e.u.Refused() > 0, "puts " + strconv.FormatUint(e.u.Puts(), 10)
+	// More refusals than results: the refused are tried again.
+	waitFor(t, "refused puts tried again", func() (bool, string) {
+		return e.u.Refused() > n, "refused " + strconv.FormatUint(e.u.Refused(), 10) + ", puts " + strconv.FormatUint(e.u.Puts(), 10)
 	})
 	waitFor(t, "the history", func() (bool, string) {
 		got := e.read(t, history.Query{})
 		return len(got) == n && !got[n-1].Unanswered, lines(got)
+	})
+	// The bucket back, the port's latest board is put again without a new result.
+	if _, err := history.Setup(context.Background(), e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "lobby's latest put again", func() (bool, string) {
+		v, err := e.kv.Get(context.Background(), "lobby")
+		if err != nil {
+			return false, err.Error() + "; refused " + strconv.FormatUint(e.u.Refused(), 10)
+		}
+		var rec map[string]any
+		return json.Unmarshal(v.Value(), &rec) == nil && rec["seq"] == float64(n), string(v.Value())
 	})
 }
 

@@ -32,6 +32,10 @@ const (
 	// a second would otherwise cost a put (a lookup of its unit and a message stored
 	// in the bucket) every few of them.
 	putInterval = 100 * time.Millisecond
+	// maxRetryWait bounds the wait before a refused put is tried again; each refusal
+	// of the same value doubles it from putInterval, so a bucket gone for good is not
+	// asked ten times a second forever, and one back is filled within seconds.
+	maxRetryWait = 5 * time.Second
 )
 
 // NewJetStream is the JetStream context of the daemon's history connection, with the
@@ -65,12 +69,15 @@ type Updater struct {
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
 type portValue struct {
-	result []byte    // to put; nil when put already
-	at     time.Time // when it came
-	seq    uint64    // the newest result's, put or not
-	origin string
-	put    jetstream.PubAckFuture
-	sent   time.Time // when the last put was sent
+	result  []byte    // to put; nil when put already
+	at      time.Time // when it came
+	seq     uint64    // the newest result's, put or not
+	origin  string
+	put     jetstream.PubAckFuture
+	putting []byte        // the result of the put in flight, put again if it is refused
+	putAt   time.Time     // and when it came
+	retry   time.Duration // the wait before putting again a value refused; 0 when none was
+	sent    time.Time     // when the last put was sent
 }
 
 // NewUpdater makes the actor; Run runs it. js must come from NewJetStream on nc.
@@ -173,6 +180,7 @@ func (u *Updater) take(m *nats.Msg) {
 		return
 	}
 	pv.result, pv.at, pv.seq, pv.origin = m.Data, time.Now(), seq, origin
+	pv.retry = 0
 }
 
 // scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
@@ -295,13 +303,20 @@ func (u *Updater) pump(since time.Time) {
 				u.puts.Add(1)
 			case err := <-pv.put.Err():
 				u.refuse(port, err)
+				// A put refused (most often an ack late on a busy server) is put again,
+				// unless a newer result came meanwhile: else the port's board stays
+				// stale until its next result, which may never come.
+				if pv.result == nil {
+					pv.result, pv.at = pv.putting, pv.putAt
+					pv.retry = min(max(2*pv.retry, putInterval), maxRetryWait)
+				}
 			default:
 				continue // still waiting for its ack
 			}
 			u.inFlight.Add(-1)
 			pv.put = nil
 		}
-		if pv.result == nil || pv.sent.After(since) {
+		if pv.result == nil || pv.sent.After(since) || time.Since(pv.sent) < pv.retry {
 			continue
 		}
 		value := u.value(port, pv.result, pv.at)
@@ -315,7 +330,7 @@ func (u *Updater) pump(since time.Time) {
 			continue // tried again with the next result or tick
 		}
 		u.inFlight.Add(1)
-		pv.put, pv.result, pv.sent = f, nil, time.Now()
+		pv.put, pv.putting, pv.putAt, pv.result, pv.sent = f, pv.result, pv.at, nil, time.Now()
 	}
 }
 
