@@ -383,7 +383,7 @@ func settle(srv *bus.Server, conns []*nats.Conn, bound time.Duration, log zerolo
 		_ = nc.FlushWithContext(ctx)
 	}
 	if !srv.WaitStored(ctx) {
-		log.Warn().Str("component", "history").Dur("bound", bound).Msg("stopping: the history has not stored the last units and results within the drain bound; they are lost")
+		log.Warn().Str("component", "history").Dur("bound_ms", bound).Msg("stopping: the history has not stored the last units and results within the drain bound; they are lost")
 	}
 }
 
