@@ -124,18 +124,6 @@ var configEnv = []struct{ name, key string }{
 	{"SCOREBOARD_NATS_LISTEN_PASSWORD", "nats.listen_password"},
 }
 
-// A setting is one key of the file with its flag. Exactly one of str, num and boolean
-// is set: it points into the config (or into one port, for the port table).
-type setting[T any] struct {
-	key     string
-	flag    string
-	str     func(*T) *string
-	num     func(*T) *int
-	boolean func(*T) *bool
-	// negated: the flag says the opposite of the key (--no-workers, workers = false).
-	negated bool
-}
-
 var globalSettings = []setting[config]{
 	{key: "nats.listen", flag: "nats-listen", str: func(c *config) *string { return &c.NATS.Listen }},
 	{key: "nats.url", flag: "nats-url", str: func(c *config) *string { return &c.NATS.URL }},
@@ -173,33 +161,6 @@ var portSettings = []setting[configPort]{
 	{key: "parity", flag: "parity", str: func(p *configPort) *string { return &p.Parity }},
 	{key: "stop_bits", flag: "stop-bits", str: func(p *configPort) *string { return &p.StopBits }},
 	{key: "error_line", flag: "error-line", boolean: func(p *configPort) *bool { return &p.ErrorLine }},
-}
-
-// configError is one thing wrong with the configuration: where (the file and the key,
-// with the line where TOML gives one; or the flag, or the environment variable) and
-// what.
-type configError struct {
-	File string // the config file, when the setting came from it
-	Line int    // from 1, when known
-	Key  string // the key in the file ("nats.url", "[[port]] 2 (\"lobby\") baud"), or "--flag", or "$VAR"
-	Msg  string
-}
-
-func (e *configError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		fmt.Fprintf(&b, "config %s: ", e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, "line %d: ", e.Line)
-		}
-		if e.Key != "" {
-			fmt.Fprintf(&b, "key %s: ", e.Key)
-		}
-	} else if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
 }
 
 // loadConfig builds the configuration from the file at path (none if path is empty),
@@ -366,43 +327,11 @@ func (l *configLoader) readFile(data []byte) {
 	}
 }
 
-func ptr[T, V any](f func(*T) *V, t *T) *V {
-	if f == nil {
-		return nil
-	}
-	return f(t)
-}
-
-// set stores a file value in whichever of str, num and boolean is not nil, checking
-// its TOML type.
+// set stores a file value through storeTOML, remembering that the file set key.
 func (l *configLoader) set(key string, v any, str *string, num *int, boolean *bool) {
 	l.inFile[key] = true
-	switch {
-	case str != nil:
-		s, ok := v.(string)
-		if !ok {
-			l.fail(key, "want a string, got %s", describeValue(v))
-			return
-		}
-		*str = s
-	case num != nil:
-		n, ok := v.(int64)
-		if !ok {
-			l.fail(key, "want an integer, got %s", describeValue(v))
-			return
-		}
-		if n < 0 || n > 1<<31-1 {
-			l.fail(key, "%d is out of range", n)
-			return
-		}
-		*num = int(n)
-	case boolean != nil:
-		b, ok := v.(bool)
-		if !ok {
-			l.fail(key, "want true or false, got %s", describeValue(v))
-			return
-		}
-		*boolean = b
+	if msg := storeTOML(v, str, num, boolean); msg != "" {
+		l.fail(key, "%s", msg)
 	}
 }
 
@@ -422,30 +351,6 @@ func knownKeys(table string) string {
 	return strings.Join(keys, ", ")
 }
 
-// describeValue names a decoded TOML value's type, with the value when it is short.
-func describeValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		if len(v) > 40 {
-			return "a string"
-		}
-		return fmt.Sprintf("the string %q", v)
-	case int64:
-		return fmt.Sprintf("the integer %d", v)
-	case float64:
-		return fmt.Sprintf("the float %v", v)
-	case bool:
-		return fmt.Sprintf("%v", v)
-	case time.Time:
-		return "a date or time"
-	case []any, []map[string]any:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
 // flags applies the flags given on the command line. The port flags apply to the
 // one port: the file's only [[port]], or a port of their own when the file has none
 // (then --port is needed). With several ports in the file they would be ambiguous.
@@ -455,16 +360,7 @@ func (l *configLoader) flags(fs *flag.FlagSet) {
 		if i := slices.IndexFunc(globalSettings, func(s setting[config]) bool { return s.flag == f.Name }); i >= 0 {
 			s := globalSettings[i]
 			l.src[s.key] = "--" + f.Name
-			// The flag package has checked a number's or a boolean's syntax.
-			switch v := f.Value.String(); {
-			case s.str != nil:
-				*s.str(&l.c) = v
-			case s.num != nil:
-				*s.num(&l.c), _ = strconv.Atoi(v)
-			case s.boolean != nil:
-				b, _ := strconv.ParseBool(v)
-				*s.boolean(&l.c) = b != s.negated
-			}
+			s.applyFlag(&l.c, f.Value.String())
 		}
 		if slices.ContainsFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name }) {
 			portFlags = append(portFlags, f)
@@ -492,24 +388,8 @@ func (l *configLoader) flags(fs *flag.FlagSet) {
 		s := portSettings[slices.IndexFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name })]
 		key := "port.0." + s.key
 		l.src[key] = "--" + f.Name
-		v := f.Value.String()
-		switch {
-		case s.str != nil:
-			*s.str(p) = v
-		case s.num != nil:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				l.fail(key, "want a non-negative integer, got %q", v)
-				continue
-			}
-			*s.num(p) = n
-		case s.boolean != nil:
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				l.fail(key, "want true or false, got %q", v)
-				continue
-			}
-			*s.boolean(p) = b
+		if msg := s.parseFlag(p, f.Value.String()); msg != "" {
+			l.fail(key, "%s", msg)
 		}
 	}
 }
