@@ -254,22 +254,26 @@ func (s *Server) NATS() *server.Server { return s.ns }
 func (s *Server) WaitStored(ctx context.Context) bool {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		var pending int
-		for name, q := range *s.ns.Ipqueuesz(&server.IpqueueszOptions{Filter: "' messages"}) {
-			if strings.Contains(name, "] stream '") {
-				pending += q.Pending + q.InProgress
-			}
-		}
-		if pending == 0 {
-			return true
-		}
+	for s.StorePending() > 0 {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-tick.C:
 		}
 	}
+	return true
+}
+
+// StorePending is how many messages the server's streams have taken in and not
+// stored yet: their ingest queues, pending and in progress.
+func (s *Server) StorePending() int {
+	var pending int
+	for name, q := range *s.ns.Ipqueuesz(&server.IpqueueszOptions{Filter: "' messages"}) {
+		if strings.Contains(name, "] stream '") {
+			pending += q.Pending + q.InProgress
+		}
+	}
+	return pending
 }
 
 // Shutdown stops the server and waits until it has stopped.

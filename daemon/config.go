@@ -79,6 +79,8 @@ type Config struct {
 	Monitor *Monitor
 	// Metrics, when set, counts the ports' units, retries and devices for /metrics.
 	Metrics *metrics.Metrics
+	// Recent, when set, keeps the text of each port's last units, for the history.
+	Recent *Recent
 }
 
 // newWarnSampler thins out a port's warnings about bad input: a scoreboard sending

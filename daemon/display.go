@@ -229,6 +229,7 @@ func (d *display) take(it item) {
 	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
+	d.cfg.Recent.add(d.pc.Name, d.origin, it.seq, it.unit)
 	d.publish(f)
 }
 

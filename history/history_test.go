@@ -38,7 +38,10 @@ type env struct {
 	kv jetstream.KeyValue
 }
 
-func start(t *testing.T) *env {
+func start(t *testing.T) *env { return startWith(t, nil) }
+
+// startWith is start, with before called on the updater before it runs.
+func startWith(t *testing.T, before func(*history.Updater)) *env {
 	t.Helper()
 	dir, err := history.OpenStateDir(t.TempDir())
 	if err != nil {
@@ -75,6 +78,9 @@ func start(t *testing.T) *env {
 	uctx, stop := context.WithCancel(ctx)
 	u := history.NewUpdater(conn(), e.js, bus.DefaultPrefix, zerolog.Nop())
 	e.u = u
+	if before != nil {
+		before(u)
+	}
 	// Subscribed before any dump is published, as run does: else a busy machine can
 	// answer a unit before the updater hears of it.
 	if err := u.Subscribe(); err != nil {
@@ -400,4 +406,39 @@ func TestSetupWaitRefusedAtOnce(t *testing.T) {
 		t.Errorf("R3 on one server: %v (context %v), logs %q; want its refusal at once", err, ctx.Err(), logs.String())
 	}
 	t.Logf("R3 on one server: %v", err)
+}
+
+// The daemon's own units are looked up in-process first (LookUpFirst): the bucket
+// holds the text the daemon gives, for its ports; for a unit it does not know, the
+// stream's copy.
+func TestHistoryLooksUpLocalFirst(t *testing.T) {
+	var asked sync.Map
+	e := startWith(t, func(u *history.Updater) {
+		u.LookUpFirst(func(port, origin string, seq uint64) []byte {
+			asked.Store(port, origin+"#"+strconv.FormatUint(seq, 10))
+			if port == "lobby" {
+				return []byte("the daemon's copy\n")
+			}
+			return nil
+		})
+	})
+	results := e.results(t)
+	e.dump(t, "goscore", "lobby", "o1", 1, goscore())
+	e.dump(t, "goscore", "hall", "o2", 7, goscore())
+	await(t, results, 2)
+	for port, want := range map[string]string{"lobby": "the daemon's copy\n", "hall": goscore()} {
+		waitFor(t, port+"'s value", func() (bool, string) {
+			v, err := e.kv.Get(context.Background(), port)
+			if err != nil {
+				return false, err.Error()
+			}
+			var rec map[string]any
+			return json.Unmarshal(v.Value(), &rec) == nil && rec["unit"] == want, string(v.Value())
+		})
+	}
+	for port, want := range map[string]string{"lobby": "o1#1", "hall": "o2#7"} {
+		if got, _ := asked.Load(port); got != want {
+			t.Errorf("%s: asked for %v, want %s", port, got, want)
+		}
+	}
 }

@@ -58,6 +58,7 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
+	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan *nats.Msg
@@ -90,6 +91,12 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 		ports: map[string]*portValue{},
 	}
 }
+
+// LookUpFirst has the updater look a unit's text up with local before it looks in
+// the stream: daemon.Recent.Unit, for the daemon's own ports. A look in the stream
+// loads the block the stream is writing, which the store then cannot recycle (8 MB
+// held ten seconds); at a flood that doubled the history's cost. Call it before Run.
+func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
 
 // Puts is how many values the bucket has acked; Refused how many it refused.
 func (u *Updater) Puts() uint64    { return u.puts.Load() }
@@ -237,6 +244,11 @@ const maxLookups = 40
 func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 	if seq == 0 {
 		return nil // a dump by hand: nothing tells which one
+	}
+	if u.local != nil {
+		if unit := u.local(port, origin, seq); unit != nil {
+			return unit
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -226,6 +226,10 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
 			return err
 		}
+		if updater != nil {
+			cfg.Recent = daemon.NewRecent()
+			updater.LookUpFirst(cfg.Recent.Unit)
+		}
 	}
 	wnc, err := connect("scoreboard run workers")
 	if err != nil {

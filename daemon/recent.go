@@ -1,0 +1,56 @@
+package daemon
+
+import "sync"
+
+// recentUnits is how many of a port's last units Recent keeps: more than a port has
+// in flight (MaxInFlight), so a result that comes while the port reads on at full
+// speed still finds its unit.
+const recentUnits = 1024
+
+// Recent keeps the text of each port's last units, for the history's bucket: its
+// value of a port holds the unit of the port's latest result, and looking that up
+// here costs nothing, while a look in the stream loads the block the stream is
+// writing, which then cannot be recycled (8 MB a block, held ten seconds: at a
+// flood, over a hundred megabytes, and a collector busy near the memory limit).
+// Safe for concurrent use.
+type Recent struct {
+	mu    sync.Mutex
+	ports map[string]*recentPort
+}
+
+type recentPort struct {
+	origin string
+	seqs   [recentUnits]uint64
+	units  [recentUnits][]byte
+}
+
+// NewRecent makes an empty Recent; give it to the daemon in Config.Recent.
+func NewRecent() *Recent { return &Recent{ports: map[string]*recentPort{}} }
+
+// Unit is the text of the unit seq that port read under origin, or nil if it is not
+// one of the port's last units.
+func (r *Recent) Unit(port, origin string, seq uint64) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.ports[port]
+	if p == nil || p.origin != origin || p.seqs[seq%recentUnits] != seq {
+		return nil
+	}
+	return p.units[seq%recentUnits]
+}
+
+// add records a unit the port's display writer publishes. A port started again
+// (another origin) starts afresh. A nil Recent records nothing.
+func (r *Recent) add(port, origin string, seq uint64, unit []byte) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.ports[port]
+	if p == nil || p.origin != origin {
+		p = &recentPort{origin: origin}
+		r.ports[port] = p
+	}
+	p.seqs[seq%recentUnits], p.units[seq%recentUnits] = seq, unit
+}
