@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
 )
@@ -70,4 +71,31 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(boards*b.N), "cpu-µs/board")
 		})
 	}
+}
+
+// BenchmarkHistoryCost is the history's cost as the issue states its goal: `run
+// --port -` with the history on against off, 10,000 goscore boards each, the two
+// alternating within every op so that a machine that gets busier slows both alike.
+// It reports each one's boards/s and the ratios on/off, by wall time and by CPU
+// time (the process's, user and system).
+func BenchmarkHistoryCost(b *testing.B) {
+	const boards = 10000
+	in := goscoreBoards(boards)
+	args := []string{"run", "--nats-listen", "off", "--http", "off", "--log-level", "warn", "--port", "-", "--problem", "goscore"}
+	var wall, cpu [2]time.Duration // off, on
+	for b.Loop() {
+		for i, extra := range [][]string{{"--history=false"}, {"--state-dir", b.TempDir()}} {
+			start, c := time.Now(), proctest.CPUTime()
+			if code := runMain(context.Background(), append(args[:len(args):len(args)], extra...), stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
+				b.Fatalf("%v: exit %d", extra, code)
+			}
+			wall[i] += time.Since(start)
+			cpu[i] += proctest.CPUTime() - c
+		}
+	}
+	n := float64(boards * b.N)
+	b.ReportMetric(n/wall[0].Seconds(), "off-boards/s")
+	b.ReportMetric(n/wall[1].Seconds(), "on-boards/s")
+	b.ReportMetric(100*wall[0].Seconds()/wall[1].Seconds(), "on/off-wall-%")
+	b.ReportMetric(100*cpu[0].Seconds()/cpu[1].Seconds(), "on/off-cpu-%")
 }
