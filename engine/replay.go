@@ -213,18 +213,27 @@ func (b *replayGroups) capture(g uint16, own uint8, stones *boardRows) int {
 	return int(b.size[g])
 }
 
-// move plays the placement on unit line ln, with the game's groups in b.
-func (g *ReplayGame) move(ln int, line []byte, b *replayGroups) error {
+// replayPoint reads the placement on unit line ln of a game on an n x n board: its
+// colour, and its row and column counted from 0.
+func replayPoint(ln int, line []byte, n int) (white bool, r, c int, err error) {
 	white, x, y, ok := replayParseMove(line)
 	if !ok {
-		return Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
+		return false, 0, 0, Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
 	}
-	h := (g.N - 1) / 2
+	h := (n - 1) / 2
 	if x < -h || x > h || y < -h || y > h {
-		return Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
-			boardQuote(boardTrim(line)), x, y, g.N, g.N, h, h)
+		return false, 0, 0, Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
+			boardQuote(boardTrim(line)), x, y, n, n, h, h)
 	}
-	r, c := y+h, x+h
+	return white, y + h, x + h, nil
+}
+
+// move plays the placement on unit line ln, with the game's groups in b.
+func (g *ReplayGame) move(ln int, line []byte, b *replayGroups) error {
+	white, r, c, err := replayPoint(ln, line, g.N)
+	if err != nil {
+		return err
+	}
 	p := uint16((r+1)*replayStride + c + 1)
 	if b.colour[p] != replayEmpty {
 		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))

@@ -20,16 +20,10 @@ type floodGame struct {
 // new one has no empty neighbour. Kept as the reference the incremental groups must
 // match on every placement (TestReplayGroupsMatchFlood, FuzzReplayUnit).
 func (g *floodGame) floodMove(ln int, line []byte) error {
-	white, x, y, ok := replayParseMove(line)
-	if !ok {
-		return Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
+	white, r, c, err := replayPoint(ln, line, g.N)
+	if err != nil {
+		return err
 	}
-	h := (g.N - 1) / 2
-	if x < -h || x > h || y < -h || y > h {
-		return Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
-			boardQuote(boardTrim(line)), x, y, g.N, g.N, h, h)
-	}
-	r, c := y+h, x+h
 	bit := uint32(1) << uint(c)
 	if (g.Black[r]|g.White[r])&bit != 0 {
 		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))
