@@ -142,46 +142,6 @@ func boardFlood(m, f *[boardMax]uint64, masks *[boardMax]boardRunMasks, n int) {
 	}
 }
 
-// boardGroup returns the group of stones of set s connected to the point (r, c),
-// which must be in s, and whether the group has a liberty: a point of the n x n
-// board outside occupied next to it. Only the rows the group reaches are swept, so a
-// small group costs a few row operations whatever the board size.
-func boardGroup(s, occupied *boardRows, n, r, c int) (g boardRows, free bool) {
-	g[r] = boardRowFillOnce(s[r], 1<<uint(c))
-	lo, hi := r, r
-	for changed := true; changed; {
-		changed = false
-		for i := lo + 1; i <= hi+1 && i < n; i++ {
-			if x := g[i-1] & s[i] &^ g[i]; x != 0 {
-				g[i] = boardRowFillOnce(s[i], g[i]|x)
-				changed = true
-				hi = max(hi, i)
-			}
-		}
-		for i := hi - 1; i >= lo-1 && i >= 0; i-- {
-			if x := g[i+1] & s[i] &^ g[i]; x != 0 {
-				g[i] = boardRowFillOnce(s[i], g[i]|x)
-				changed = true
-				lo = min(lo, i)
-			}
-		}
-	}
-	full := boardRowMask(n)
-	for i := max(lo-1, 0); i <= hi+1 && i < n; i++ {
-		x := g[i]<<1 | g[i]>>1
-		if i > 0 {
-			x |= g[i-1]
-		}
-		if i+1 < n {
-			x |= g[i+1]
-		}
-		if x&full&^occupied[i] != 0 {
-			return g, true
-		}
-	}
-	return g, false
-}
-
 // BoardScore is the answer of goscore and replay: the points of each colour.
 type BoardScore struct {
 	Black int `json:"black"`

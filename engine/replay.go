@@ -1,7 +1,5 @@
 package engine
 
-import "math/bits"
-
 // replay: replays a game and scores it (seed 001, Go by Cormack). A unit is a header
 // "n m" and m placements B(x,y) / W(x,y) in centred coordinates; the answer is "B W":
 // vacant points owned plus opponent stones captured.
@@ -53,8 +51,6 @@ type ReplayGame struct {
 	Black, White boardRows
 	// CapturedByBlack counts white stones black captured; CapturedByWhite black ones.
 	CapturedByBlack, CapturedByWhite int
-
-	occupied boardRows // Black | White
 }
 
 // replayHeader parses a line "n m": exactly two integers.
@@ -82,7 +78,8 @@ func (g *ReplayGame) Play(unit []byte) error {
 	if !ok {
 		return Errorf(replayName, 0, "empty unit: want a header \"n m\" and m placements")
 	}
-	m, err := g.begin(header)
+	var b replayGroups
+	m, err := g.begin(header, &b)
 	if err != nil {
 		return err
 	}
@@ -92,7 +89,7 @@ func (g *ReplayGame) Play(unit []byte) error {
 		if !ok {
 			return Errorf(replayName, i+1, "the game ends after %d of %d placements", i, m)
 		}
-		if err := g.move(i+2, line); err != nil {
+		if err := g.move(i+2, line, &b); err != nil {
 			return err
 		}
 	}
@@ -102,9 +99,9 @@ func (g *ReplayGame) Play(unit []byte) error {
 	return nil
 }
 
-// begin starts the game of a header line: an empty board, and the number of
-// placements that follow.
-func (g *ReplayGame) begin(header []byte) (m int, err error) {
+// begin starts the game of a header line: an empty board (its groups in b), and the
+// number of placements that follow.
+func (g *ReplayGame) begin(header []byte, b *replayGroups) (m int, err error) {
 	*g = ReplayGame{}
 	n, m, ok := replayHeader(header)
 	switch {
@@ -116,6 +113,7 @@ func (g *ReplayGame) begin(header []byte) (m int, err error) {
 		return 0, Errorf(replayName, 1, "%d placements: want 0 to %d", m, replayMaxMoves)
 	}
 	g.N = n
+	b.reset(n)
 	return m, nil
 }
 
@@ -142,83 +140,143 @@ func replayParseMove(s []byte) (white bool, x, y int, ok bool) {
 	return white, x, y, boardSkipSpace(s, i+1) == len(s)
 }
 
-// move plays the placement on unit line ln.
-func (g *ReplayGame) move(ln int, line []byte) error {
+// replayStride is the row length of replayGroups' point arrays: a 19x19 board with a
+// border column and row around it, so that every point of the board has four
+// neighbours in the arrays and no move needs a bounds check.
+const replayStride = boardMax + 2
+
+// replayGroups keeps the groups of a game as it is played, so that no placement
+// searches the board: each stone knows its group, each group its stones (a circular
+// list) and its pseudo-liberties (empty neighbours counted once for each stone next
+// to them, so zero exactly when the group has no liberty). A placement touches its
+// four neighbours; a merge relabels the smaller group; a capture walks the captured
+// stones. The arrays are only read at points the colour says hold a stone, so
+// starting a game only resets the colours.
+type replayGroups struct {
+	colour [replayStride * replayStride]uint8 // replayEmpty, a colour, or replayEdge
+	group  [replayStride * replayStride]uint16
+	next   [replayStride * replayStride]uint16
+	libs   [replayStride * replayStride]int32 // at a group's root: its pseudo-liberties
+	size   [replayStride * replayStride]int32 // at a group's root: its stones
+}
+
+const (
+	replayEmpty uint8 = iota
+	replayBlack
+	replayWhite
+	replayEdge
+)
+
+// reset makes the board an empty n x n one.
+func (b *replayGroups) reset(n int) {
+	for i := range b.colour {
+		b.colour[i] = replayEdge
+	}
+	for r := 1; r <= n; r++ {
+		clear(b.colour[r*replayStride+1 : r*replayStride+1+n])
+	}
+}
+
+// merge joins the groups whose roots are a and b (a != b), relabelling the smaller.
+func (b *replayGroups) merge(a, o uint16) uint16 {
+	if b.size[a] < b.size[o] {
+		a, o = o, a
+	}
+	for s := o; ; {
+		b.group[s] = a
+		if s = b.next[s]; s == o {
+			break
+		}
+	}
+	b.next[a], b.next[o] = b.next[o], b.next[a]
+	b.size[a] += b.size[o]
+	b.libs[a] += b.libs[o]
+	return a
+}
+
+// capture takes the group whose root is g off the board (and off the bitboard set
+// stones): each removed stone gives a liberty to the groups of colour own next to it.
+func (b *replayGroups) capture(g uint16, own uint8, stones *boardRows) int {
+	for s := g; ; {
+		b.colour[s] = replayEmpty
+		r, c := int(s)/replayStride-1, int(s)%replayStride-1
+		stones[r] &^= 1 << uint(c)
+		for _, q := range [4]uint16{s - 1, s + 1, s - replayStride, s + replayStride} {
+			if b.colour[q] == own {
+				b.libs[b.group[q]]++
+			}
+		}
+		if s = b.next[s]; s == g {
+			break
+		}
+	}
+	return int(b.size[g])
+}
+
+// replayPoint reads the placement on unit line ln of a game on an n x n board: its
+// colour, and its row and column counted from 0.
+func replayPoint(ln int, line []byte, n int) (white bool, r, c int, err error) {
 	white, x, y, ok := replayParseMove(line)
 	if !ok {
-		return Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
+		return false, 0, 0, Errorf(replayName, ln, "%s: want B(x,y) or W(x,y)", boardQuote(line))
 	}
-	h := (g.N - 1) / 2
+	h := (n - 1) / 2
 	if x < -h || x > h || y < -h || y > h {
-		return Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
-			boardQuote(boardTrim(line)), x, y, g.N, g.N, h, h)
+		return false, 0, 0, Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
+			boardQuote(boardTrim(line)), x, y, n, n, h, h)
 	}
-	r, c := y+h, x+h
-	bit := uint32(1) << uint(c)
-	if (g.Black[r]|g.White[r])&bit != 0 {
+	return white, y + h, x + h, nil
+}
+
+// move plays the placement on unit line ln, with the game's groups in b.
+func (g *ReplayGame) move(ln int, line []byte, b *replayGroups) error {
+	white, r, c, err := replayPoint(ln, line, g.N)
+	if err != nil {
+		return err
+	}
+	p := uint16((r+1)*replayStride + c + 1)
+	if b.colour[p] != replayEmpty {
 		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))
 	}
 	own, opp, captured := &g.Black, &g.White, &g.CapturedByBlack
+	col, other := replayBlack, replayWhite
 	if white {
 		own, opp, captured = &g.White, &g.Black, &g.CapturedByWhite
+		col, other = replayWhite, replayBlack
 	}
-	own[r] |= bit
-	occupied := &g.occupied
-	occupied[r] |= bit
-	n := g.N
-	took := false
-	// The opponent stones next to the new one, in the rows above, at and below it.
-	var adj [3]uint32
-	if r > 0 {
-		adj[0] = opp[r-1] & bit
-	}
-	adj[1] = opp[r] & (bit<<1 | bit>>1) & boardRowMask(n)
-	if r+1 < n {
-		adj[2] = opp[r+1] & bit
-	}
-	var free boardRows // opponent groups already found to have a liberty
-	for k, row := range adj {
-		rr := r - 1 + k
-		for ; row != 0; row &= row - 1 {
-			cc := bits.TrailingZeros32(row)
-			if (opp[rr]&^free[rr])>>uint(cc)&1 == 0 {
-				continue // captured or found alive through another stone
-			}
-			if replayHasEmptyNeighbour(occupied, n, rr, cc) {
-				continue // the group keeps at least this liberty
-			}
-			grp, alive := boardGroup(opp, occupied, n, rr, cc)
-			if alive {
-				for i := 0; i < n; i++ {
-					free[i] |= grp[i]
-				}
-				continue
-			}
-			for i := 0; i < n; i++ {
-				opp[i] &^= grp[i]
-				occupied[i] &^= grp[i]
-			}
-			*captured += boardCount(&grp)
-			took = true
+	own[r] |= 1 << uint(c)
+	b.colour[p] = col
+	b.group[p], b.next[p], b.size[p] = p, p, 1
+	var libs int32
+	nbrs := [4]uint16{p - 1, p + 1, p - replayStride, p + replayStride}
+	for _, q := range nbrs {
+		if b.colour[q] == replayEmpty {
+			libs++
 		}
 	}
-	if !took && !replayHasEmptyNeighbour(occupied, n, r, c) {
-		if _, alive := boardGroup(own, occupied, n, r, c); !alive {
-			return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
-				boardQuote(boardTrim(line)))
+	b.libs[p] = libs
+	root := p
+	for _, q := range nbrs {
+		switch b.colour[q] {
+		case col:
+			// p was a liberty of q's group, counted once for q.
+			q := b.group[q]
+			b.libs[q]--
+			if q != root {
+				root = b.merge(root, q)
+			}
+		case other:
+			q := b.group[q]
+			if b.libs[q]--; b.libs[q] == 0 {
+				*captured += b.capture(q, col, opp)
+			}
 		}
+	}
+	if b.libs[root] == 0 {
+		return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
+			boardQuote(boardTrim(line)))
 	}
 	return nil
-}
-
-// replayHasEmptyNeighbour is the cheap test that settles most liberty questions
-// without a flood.
-func replayHasEmptyNeighbour(occupied *boardRows, n, r, c int) bool {
-	row := occupied[r]
-	if c > 0 && row>>uint(c-1)&1 == 0 || c+1 < n && row>>uint(c+1)&1 == 0 {
-		return true
-	}
-	return r > 0 && occupied[r-1]>>uint(c)&1 == 0 || r+1 < n && occupied[r+1]>>uint(c)&1 == 0
 }
 
 // Score is each side's vacant points owned plus the opponent stones it captured.
@@ -240,9 +298,10 @@ type replayFramer struct {
 
 	// With an answer sink the open game is played as its lines arrive, with the
 	// code Append plays a unit with, instead of being kept as text.
-	sink *[]byte
-	game ReplayGame
-	err  error // the open game's first error, its line counted from the header
+	sink   *[]byte
+	game   ReplayGame
+	groups replayGroups
+	err    error // the open game's first error, its line counted from the header
 }
 
 func (f *replayFramer) answerInto(out *[]byte) { f.sink = out }
@@ -291,7 +350,7 @@ func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 	}
 	f.start, f.want, f.lost = f.line, m, 0
 	if f.sink != nil {
-		_, f.err = f.game.begin(line)
+		_, f.err = f.game.begin(line, &f.groups)
 	} else {
 		f.buf = append(append(f.buf[:0], line...), '\n')
 	}
@@ -312,7 +371,7 @@ func (f *replayFramer) placement(dst []Frame, line []byte) []Frame {
 		f.buf = append(f.buf, line...)
 		f.buf = append(f.buf, '\n')
 	case f.err == nil && f.lost == 0:
-		f.err = f.game.move(f.line-f.start+1, line)
+		f.err = f.game.move(f.line-f.start+1, line, &f.groups)
 	}
 	f.want--
 	if f.want == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -71,6 +72,17 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(boards*b.N), "cpu-µs/board")
 		})
 	}
+	// The floor of run's rows: the same boards' three NATS messages alone (natsHop).
+	const origin = "NATSHOPBENCHORIGIN0000"
+	hp := newHopPayloads(b, in, daemon.DefaultName("-"), origin)
+	b.Run("nats-hop", func(b *testing.B) {
+		cpu := proctest.CPUTime()
+		for b.Loop() {
+			natsHop(b, hp, origin)
+		}
+		b.ReportMetric(float64(boards)*float64(b.N)/b.Elapsed().Seconds(), "boards/s")
+		b.ReportMetric(float64(proctest.CPUTime()-cpu)/1e3/float64(boards*b.N), "cpu-µs/board")
+	})
 }
 
 // BenchmarkHistoryCost is the history's cost as the issue states its goal: `run

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -189,6 +190,119 @@ func BenchmarkSolveInProcess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if code := runMain(context.Background(), []string{"solve", c.problem}, stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSolveFloor measures, per problem, what bounds the ratio of
+// BenchmarkSolveProcess: in rounds whose order rotates, the peer, `scoreboard solve`,
+// the same on an empty input (its start-up: the runtime, the linked packages' init,
+// the page faults of the binary), and testdata/floor (a Go process that reads the
+// input in 1 MiB blocks, finds every line and writes as many bytes as the answers,
+// solving nothing) on the input and on an empty one. Reported as median CPU
+// milliseconds (user + system): peer, sb, sb-start, and io (floor on the input minus
+// floor on nothing: reading, finding the lines, writing the answers). A scoreboard that
+// solved in no time would still cost sb-start + io, so x-max = peer / (sb-start + io)
+// is the most any engine could reach; x-cpu = peer / sb is what this one reaches.
+func BenchmarkSolveFloor(b *testing.B) {
+	dir := b.TempDir()
+	sb := proctest.Scoreboard(b)
+	maxrss := buildPeer(b, dir, "maxrss")
+	floor := filepath.Join(dir, "floor")
+	if out, err := exec.Command("go", "build", "-o", floor, "./testdata/floor").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./testdata/floor: %v\n%s", err, out)
+	}
+	empty := filepath.Join(dir, "empty.in")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for _, c := range solveCases {
+		b.Run(c.name, func(b *testing.B) {
+			peer := buildPeer(b, dir, c.peer)
+			input := solveInput(b, dir, c)
+			size := strconv.Itoa(len(runProc(b, maxrss, input, peer).out))
+			runs := []func() procRun{
+				func() procRun { return runProc(b, maxrss, input, peer) },
+				func() procRun { return runProc(b, maxrss, input, sb, "solve", c.problem) },
+				func() procRun { return runProc(b, maxrss, empty, sb, "solve", c.problem) },
+				func() procRun { return runProc(b, maxrss, input, floor, size) },
+				func() procRun { return runProc(b, maxrss, empty, floor, "0") },
+			}
+			cpu := make([][]float64, len(runs))
+			i := 0
+			for b.Loop() {
+				for k := range runs {
+					j := (i + k) % len(runs)
+					cpu[j] = append(cpu[j], ms(runs[j]().cpu))
+				}
+				i++
+			}
+			peerMs, sbMs, startMs := median(cpu[0]), median(cpu[1]), median(cpu[2])
+			ioMs := max(median(cpu[3])-median(cpu[4]), 0)
+			b.ReportMetric(peerMs, "peer-cpu-ms")
+			b.ReportMetric(sbMs, "sb-cpu-ms")
+			b.ReportMetric(startMs, "sb-start-ms")
+			b.ReportMetric(ioMs, "io-ms")
+			b.ReportMetric(peerMs/sbMs, "x-cpu")
+			b.ReportMetric(peerMs/(startMs+ioMs), "x-max")
+		})
+	}
+}
+
+// BenchmarkSolveReadFloor is the in-process side of the floors: on each input of
+// BenchmarkSolveProcess, in the same run, finding the lines alone (one IndexByte a
+// line: lines), reading every byte as a contest parser must (digits accumulated into
+// numbers, anything else ending one: numbers; the least a scalar parser of these
+// inputs does, without signs or checks), and the whole of `solve` (solve).
+func BenchmarkSolveReadFloor(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range solveCases {
+		in, err := os.ReadFile(solveInput(b, dir, c))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name+"/lines", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			lines := 0
+			for b.Loop() {
+				for rest := in; ; lines++ {
+					i := bytes.IndexByte(rest, '\n')
+					if i < 0 {
+						break
+					}
+					rest = rest[i+1:]
+				}
+			}
+			b.ReportMetric(float64(lines)/float64(b.N), "lines/op")
+		})
+		b.Run(c.name+"/numbers", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			var count, sum int
+			for b.Loop() {
+				v, inNum := 0, false
+				for _, ch := range in {
+					if d := ch - '0'; d <= 9 {
+						v, inNum = v*10+int(d), true
+					} else if inNum {
+						sum += v
+						count++
+						v, inNum = 0, false
+					}
+				}
+			}
+			b.ReportMetric(float64(count)/float64(b.N), "numbers/op")
+			if sum < 0 {
+				b.Log(sum)
+			}
+		})
+		b.Run(c.name+"/solve", func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				if code := runMain(context.Background(), []string{"solve", c.problem}, stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
