@@ -59,7 +59,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		return nil, fmt.Errorf("history: jetstream account info: %w", err)
 	}
 	replicas := max(c.Replicas, 1)
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:        subj.Stream(),
 		Description: "scoreboard history: every dump (the unit's text) and result",
 		Subjects:    []string{c.Prefix + ".dump.>", c.Prefix + ".result.>"},
@@ -71,7 +71,15 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Replicas:    replicas,
 		NoAck:       true,
 		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
-	})
+	}
+	if replicas > 1 {
+		// A replicated stream loses what the bus carries while it elects a leader;
+		// the daemon's Repairer puts it back on the Repair subjects, stored under
+		// the original ones.
+		sc.Subjects = append(sc.Subjects, subj.AllRepairs())
+		sc.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subj.AllRepairs(), Destination: c.Prefix + ".>"}
+	}
+	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("history: stream %s: %w", subj.Stream(), err)
 	}

@@ -65,6 +65,8 @@ type Updater struct {
 
 	puts, refused atomic.Uint64
 	inFlight      atomic.Int64 // puts sent and not acked yet
+
+	repair *Repairer // nil for a stream of one replica
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
@@ -90,6 +92,11 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 		ports: map[string]*portValue{},
 	}
 }
+
+// WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
+// stream's Repairer rides on the updater's life, so the daemon starts and stops one
+// actor for its history either way.
+func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
 
 // Puts is how many values the bucket has acked; Refused how many it refused.
 func (u *Updater) Puts() uint64    { return u.puts.Load() }
@@ -119,6 +126,12 @@ func (u *Updater) Subscribe() error {
 	if err := u.nc.FlushTimeout(5 * time.Second); err != nil {
 		u.log.Warn().Err(err).Msg("the server has not confirmed the history's subscriptions yet")
 	}
+	if u.repair != nil {
+		if err := u.repair.Subscribe(); err != nil {
+			u.unsubscribe()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -137,6 +150,11 @@ func (u *Updater) Run(ctx context.Context) error {
 		}
 	}
 	defer u.unsubscribe()
+	if u.repair != nil {
+		done := make(chan error, 1)
+		go func() { done <- u.repair.Run(ctx) }()
+		defer func() { <-done }()
+	}
 	msgs := u.msgs
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
