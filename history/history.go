@@ -2,9 +2,10 @@
 // latest result in a KV bucket: it sets up the stream and the bucket, runs the actor
 // that keeps the bucket up to date, and reads the history back.
 //
-// The stream captures the dump and result subjects on the server itself: no part of
-// the daemon publishes to it, so history never holds a port back, and dumps from
-// `scoreboard send` or any other client are kept too. It takes no acks (NoAck), so a
+// The stream captures the dump and result subjects on the server itself: no port
+// publishes to it, so history never holds a port back, and dumps from
+// `scoreboard send` or any other client are kept too. A replicated stream captures
+// nothing while it elects a leader; the Repairer puts back what it missed. It takes no acks (NoAck), so a
 // dump sent as a request still gets the worker's result as its reply, and it drops
 // a message whose Nats-Msg-Id it has seen within its duplicates window
 // (bus.DumpID, bus.ResultID): each unit and its first outcome are kept once.
