@@ -273,6 +273,44 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	if twice != 0 {
 		t.Errorf("the history holds %d units' results more than once", twice)
 	}
+	// The bucket, whose leader was node 2 too, holds the port's latest board: the
+	// last unit's result, with its unit.
+	var latest struct {
+		Seq  uint64 `json:"seq"`
+		Unit string `json:"unit"`
+	}
+	busWait(t, "the port's latest board in the bucket", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		kv, err := js3.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
+		if err != nil {
+			return false
+		}
+		keys, err := kv.ListKeys(ctx)
+		if err != nil {
+			return false
+		}
+		var names []string
+		for k := range keys.Keys() {
+			names = append(names, k)
+		}
+		if len(names) != 1 {
+			t.Fatalf("bucket keys %v, want the one port's", names)
+		}
+		e, err := kv.Get(ctx, names[0])
+		if err != nil {
+			return false
+		}
+		if err := json.Unmarshal(e.Value(), &latest); err != nil {
+			t.Fatalf("bucket value %q: %v", e.Value(), err)
+		}
+		return true
+	})
+	t.Logf("bucket: the port's latest board is unit %d of %d", latest.Seq, c.Sent)
+	if latest.Seq != uint64(c.Sent) || latest.Unit == "" {
+		t.Errorf("the bucket's latest board is unit %d (unit text %d bytes), want unit %d with its text", latest.Seq, len(latest.Unit), c.Sent)
+	}
+
 	// The stream has no leader for seconds (an election takes 4 to 9 s) while units
 	// flow every 2 ms: it misses some, and the daemon puts them back.
 	repaired := "0"
