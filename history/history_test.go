@@ -38,7 +38,9 @@ type env struct {
 	kv jetstream.KeyValue
 }
 
-func start(t *testing.T) *env {
+// embedded starts an embedded server with JetStream in a state dir, and returns
+// what connects to it (in-process), for as long as the test runs.
+func embedded(t *testing.T) (conn func() *nats.Conn) {
 	t.Helper()
 	dir, err := history.OpenStateDir(t.TempDir())
 	if err != nil {
@@ -50,7 +52,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	conn := func() *nats.Conn {
+	return func() *nats.Conn {
 		nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +60,13 @@ func start(t *testing.T) *env {
 		t.Cleanup(nc.Close)
 		return nc
 	}
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	conn := embedded(t)
 	e := &env{nc: conn()}
+	var err error
 	if e.js, err = history.NewJetStream(e.nc); err != nil {
 		t.Fatal(err)
 	}

@@ -21,21 +21,7 @@ import (
 // without an id is left alone, and no subscriber of the dumps or the results sees
 // anything twice. A later election puts nothing more.
 func TestRepairerPutsBackWhatTheStreamMissed(t *testing.T) {
-	dir, err := history.OpenStateDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dir.Close() })
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: bus.ListenOff, StoreDir: dir.Path}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := embedded(t)()
 	js, err := history.NewJetStream(nc)
 	if err != nil {
 		t.Fatal(err)
