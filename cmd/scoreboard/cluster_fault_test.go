@@ -23,16 +23,28 @@ import (
 // node: the nodes have met and chosen a meta leader.
 func startCluster(t *testing.T, n int) []*proctest.NATSServer {
 	t.Helper()
-	ports := make([]int, n)
+	// All 2n ports chosen first, each another: a port free a moment ago may be
+	// given out again, and a node whose route port is another's client port does
+	// not start (seen once: "bind: address already in use").
+	taken := map[int]bool{}
+	free := func() int {
+		for {
+			if p := proctest.FreePort(t); !taken[p] {
+				taken[p] = true
+				return p
+			}
+		}
+	}
+	ports, clients := make([]int, n), make([]int, n)
 	routes := make([]string, n)
 	for i := range n {
-		ports[i] = proctest.FreePort(t)
+		ports[i], clients[i] = free(), free()
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i])
 	}
 	nodes := make([]*proctest.NATSServer, n)
 	for i := range n {
 		nodes[i] = proctest.StartNATS(t, proctest.NATSOptions{
-			Name: fmt.Sprintf("node%d", i+1), JetStream: true,
+			Name: fmt.Sprintf("node%d", i+1), JetStream: true, Port: clients[i],
 			Cluster: "scoreboard-test", ClusterPort: ports[i], Routes: routes,
 		})
 	}
