@@ -38,9 +38,7 @@ type env struct {
 	kv jetstream.KeyValue
 }
 
-// embedded starts an embedded server with JetStream in a state dir, and returns
-// what connects to it (in-process), for as long as the test runs.
-func embedded(t *testing.T) (conn func() *nats.Conn) {
+func start(t *testing.T) *env {
 	t.Helper()
 	dir, err := history.OpenStateDir(t.TempDir())
 	if err != nil {
@@ -52,7 +50,7 @@ func embedded(t *testing.T) (conn func() *nats.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return func() *nats.Conn {
+	conn := func() *nats.Conn {
 		nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
@@ -60,13 +58,7 @@ func embedded(t *testing.T) (conn func() *nats.Conn) {
 		t.Cleanup(nc.Close)
 		return nc
 	}
-}
-
-func start(t *testing.T) *env {
-	t.Helper()
-	conn := embedded(t)
 	e := &env{nc: conn()}
-	var err error
 	if e.js, err = history.NewJetStream(e.nc); err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,11 @@ import (
 // without an id is left alone, and no subscriber of the dumps or the results sees
 // anything twice. A later election puts nothing more.
 func TestRepairerPutsBackWhatTheStreamMissed(t *testing.T) {
-	nc := embedded(t)()
-	js, err := history.NewJetStream(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	// The embedded server of the other history tests, under a prefix of its own:
+	// its workers and its stream leave these subjects alone.
+	e := start(t)
+	nc, js := e.nc, e.js
+	subj := bus.Subjects{Prefix: "repairtest"}
 	ctx := context.Background()
 	// The stream as Setup makes a replicated one, except that it does not capture
 	// the dumps: they are what it missed.

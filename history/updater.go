@@ -93,11 +93,6 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 	}
 }
 
-// WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
-// stream's Repairer rides on the updater's life, so the daemon starts and stops one
-// actor for its history either way.
-func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
-
 // Puts is how many values the bucket has acked; Refused how many it refused.
 func (u *Updater) Puts() uint64    { return u.puts.Load() }
 func (u *Updater) Refused() uint64 { return u.refused.Load() }
@@ -109,6 +104,11 @@ func (u *Updater) Refused() uint64 { return u.refused.Load() }
 func (u *Updater) Pending() int {
 	return len(u.msgs) + int(u.inFlight.Load())
 }
+
+// WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
+// stream's Repairer rides on the updater's life, so the daemon starts and stops one
+// actor for its history either way.
+func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
 
 // Subscribe subscribes to the dumps and the results, and returns once the server has
 // the subscriptions: called before the ports start, the bucket misses none of their
