@@ -16,7 +16,7 @@ import (
 //   - a tool (no credentials, on a loopback listener): sends solve requests, publishes
 //     dumps, reads everything under the prefix, $SRV and the history (JetStream, read
 //     only). It may not publish results, answer anything, join QueueGroup, or write
-//     the history.
+//     the history (nor on the Repair subjects, which a replicated history stores).
 //
 // A port's display writer takes its answers only from the reply subjects of its own
 // dumps, under an inbox of its own: a tool cannot publish there, and a worker can
@@ -85,8 +85,8 @@ func ToolPermissions(s Subjects) *server.Permissions {
 		Publish: &server.SubjectPermission{
 			Allow: pub,
 			// Outside the allow list anyway; said again so that a broader allow list
-			// can never let a tool answer a port.
-			Deny: []string{s.AllResults(), "_INBOX.>"},
+			// can never let a tool answer a port, or put a result in the history.
+			Deny: []string{s.AllResults(), s.AllRepairs(), "_INBOX.>"},
 		},
 		Subscribe: &server.SubjectPermission{
 			Allow: []string{s.Prefix + ".>", "_INBOX.>", "$SRV.>"},

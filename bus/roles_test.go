@@ -183,9 +183,9 @@ func checkCoreRoles(t *testing.T, daemon, worker, tool *nats.Conn, workerErrs, t
 		t.Errorf("dump %q", m.Data)
 	}
 
-	// A tool publishes a result, and on an inbox: refused; the daemon sees neither,
-	// only the dump published after them.
-	for _, subj := range []string{s.Result("goscore", "desk"), inbox + ".1"} {
+	// A tool publishes a result, one for a replicated history's repair, and on an
+	// inbox: refused; the daemon sees none, only the dump published after them.
+	for _, subj := range []string{s.Result("goscore", "desk"), s.Repair(s.Result("goscore", "desk")), inbox + ".1"} {
 		if err := tool.Publish(subj, []byte("5 3\n")); err != nil {
 			t.Fatal(err)
 		}

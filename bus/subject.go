@@ -145,6 +145,17 @@ func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }
 // AllResults matches every result.
 func (s Subjects) AllResults() string { return s.Prefix + ".result.>" }
 
+// Repair is the subject on which the daemon puts back in a replicated history stream
+// a message it carried on subject (a dump or a result) but missed while it had no
+// leader: the stream stores it under subject again, and nothing else takes it, so a
+// worker never sees a dump twice and a watcher never a result twice.
+func (s Subjects) Repair(subject string) string {
+	return s.Prefix + ".repair." + strings.TrimPrefix(subject, s.Prefix+".")
+}
+
+// AllRepairs matches every Repair subject.
+func (s Subjects) AllRepairs() string { return s.Prefix + ".repair.>" }
+
 // ParseDump splits a dump subject into its problem and port.
 func (s Subjects) ParseDump(subject string) (problem, port string, err error) {
 	rest, ok := strings.CutPrefix(subject, s.Prefix+".dump.")

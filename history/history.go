@@ -2,9 +2,10 @@
 // latest result in a KV bucket: it sets up the stream and the bucket, runs the actor
 // that keeps the bucket up to date, and reads the history back.
 //
-// The stream captures the dump and result subjects on the server itself: no part of
-// the daemon publishes to it, so history never holds a port back, and dumps from
-// `scoreboard send` or any other client are kept too. It takes no acks (NoAck), so a
+// The stream captures the dump and result subjects on the server itself: no port
+// publishes to it, so history never holds a port back, and dumps from
+// `scoreboard send` or any other client are kept too. A replicated stream captures
+// nothing while it elects a leader; the Repairer puts back what it missed. It takes no acks (NoAck), so a
 // dump sent as a request still gets the worker's result as its reply, and it drops
 // a message whose Nats-Msg-Id it has seen within its duplicates window
 // (bus.DumpID, bus.ResultID): each unit and its first outcome are kept once.
@@ -59,7 +60,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		return nil, fmt.Errorf("history: jetstream account info: %w", err)
 	}
 	replicas := max(c.Replicas, 1)
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:        subj.Stream(),
 		Description: "scoreboard history: every dump (the unit's text) and result",
 		Subjects:    []string{c.Prefix + ".dump.>", c.Prefix + ".result.>"},
@@ -71,7 +72,15 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Replicas:    replicas,
 		NoAck:       true,
 		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
-	})
+	}
+	if replicas > 1 {
+		// A replicated stream loses what the bus carries while it elects a leader;
+		// the daemon's Repairer puts it back on the Repair subjects, stored under
+		// the original ones.
+		sc.Subjects = append(sc.Subjects, subj.AllRepairs())
+		sc.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subj.AllRepairs(), Destination: c.Prefix + ".>"}
+	}
+	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("history: stream %s: %w", subj.Stream(), err)
 	}

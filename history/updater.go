@@ -66,6 +66,8 @@ type Updater struct {
 
 	puts, refused atomic.Uint64
 	inFlight      atomic.Int64 // puts sent and not acked yet
+
+	repair *Repairer // nil for a stream of one replica
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
@@ -110,6 +112,11 @@ func (u *Updater) Pending() int {
 	return len(u.msgs) + int(u.inFlight.Load())
 }
 
+// WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
+// stream's Repairer rides on the updater's life, so the daemon starts and stops one
+// actor for its history either way.
+func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
+
 // Subscribe subscribes to the dumps and the results, and returns once the server has
 // the subscriptions: called before the ports start, the bucket misses none of their
 // units. Run then takes what comes.
@@ -125,6 +132,12 @@ func (u *Updater) Subscribe() error {
 	}
 	if err := u.nc.FlushTimeout(5 * time.Second); err != nil {
 		u.log.Warn().Err(err).Msg("the server has not confirmed the history's subscriptions yet")
+	}
+	if u.repair != nil {
+		if err := u.repair.Subscribe(); err != nil {
+			u.unsubscribe()
+			return err
+		}
 	}
 	return nil
 }
@@ -144,6 +157,11 @@ func (u *Updater) Run(ctx context.Context) error {
 		}
 	}
 	defer u.unsubscribe()
+	if u.repair != nil {
+		done := make(chan error, 1)
+		go func() { done <- u.repair.Run(ctx) }()
+		defer func() { <-done }()
+	}
 	msgs := u.msgs
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()

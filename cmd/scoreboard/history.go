@@ -252,5 +252,8 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
 		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Msg("history on")
 	u := history.NewUpdater(nc, js, prefix, log)
+	if cfg.Replicas > 1 {
+		u.WithRepair(history.NewRepairer(nc, js, prefix, log))
+	}
 	return u, u.Subscribe()
 }

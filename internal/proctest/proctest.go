@@ -318,6 +318,9 @@ func (s *NATSServer) start() {
 	}
 }
 
+// Output is what the server logged so far (since its last start).
+func (s *NATSServer) Output() string { return s.proc.Output() }
+
 // Stop stops the server process and waits until it has exited.
 func (s *NATSServer) Stop() {
 	s.t.Helper()
