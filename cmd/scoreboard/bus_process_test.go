@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -42,9 +43,21 @@ func busStartWork(t *testing.T, nc *nats.Conn, args ...string) *proctest.Process
 	return p
 }
 
-// serviceStats asks every instance of the service for its stats, waiting for want
-// answers (or a short while, when want is 0), keyed by instance id.
+// busStats asks every instance of the service for its stats, waiting for want
+// answers (or a short while, when want is 0), keyed by instance id: the instances
+// of the solve endpoints, one per process; busAllStats also has the dumps' ones.
 func busStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
+	t.Helper()
+	stats := map[string]micro.Stats{}
+	for id, s := range busAllStats(t, nc, 2*want) {
+		if s.Metadata[bus.MetaWorker] == "" {
+			stats[id] = s
+		}
+	}
+	return stats
+}
+
+func busAllStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
 	t.Helper()
 	inbox := nats.NewInbox()
 	sub, err := nc.SubscribeSync(inbox)
@@ -121,7 +134,10 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 	run.WaitOutput("scoreboard running", 30*time.Second)
 	nc := busConnect(t, "nats://"+addr)
 
-	msg, err := nc.Request("$SRV.INFO.scoreboard", nil, 5*time.Second)
+	var id string
+	for id = range busStats(t, nc, 1) {
+	}
+	msg, err := nc.Request("$SRV.INFO.scoreboard."+id, nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
