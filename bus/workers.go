@@ -41,6 +41,11 @@ type WorkerOptions struct {
 	Drain time.Duration
 	// Metrics, when set, gets each dump's solve time (scoreboard_solve_seconds).
 	Metrics *metrics.Metrics
+	// StatsConn is the connection on which the dumps' instance of the service
+	// answers $SRV requests; the workers' own when nil. Give it one of its own when
+	// the workers' has the worker role: the server lets such a connection answer a
+	// message once (allow_responses), and both instances get every $SRV request.
+	StatsConn *nats.Conn
 }
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
@@ -159,7 +164,11 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
 		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 	}
-	if w.dumpSvc, err = startDumpService(nc, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
+	statsConn := o.StatsConn
+	if statsConn == nil {
+		statsConn = nc
+	}
+	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
 		_ = svc.Stop()
 		_ = w.dumps.Unsubscribe()
 		w.queue.close()

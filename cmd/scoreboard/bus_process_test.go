@@ -171,6 +171,14 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 			t.Errorf("instance %s served no request of 64", id)
 		}
 	}
+	// Each process's dumps' instance answers too, the work process's under the
+	// worker role (which answers a message once: it answers on its own connection).
+	all := busAllStats(t, nc, 4)
+	for id, s := range stats {
+		if d, ok := all[s.Metadata[bus.MetaDumps]]; !ok || d.Metadata[bus.MetaWorker] != id {
+			t.Errorf("instance %s: its dumps' instance %q did not answer $SRV.STATS (%d instances answered)", id, s.Metadata[bus.MetaDumps], len(all))
+		}
+	}
 	if err := run.Stop(); err != nil {
 		t.Errorf("run after SIGTERM: %v, want exit 0", err)
 	}

@@ -250,7 +250,14 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	var workers *bus.Workers
 	ping := "$SRV.PING." + bus.ServiceName
 	if !f.noWorkers {
-		if workers, err = bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log); err != nil {
+		// The dumps' instance of the service answers on a connection of its own
+		// (see bus.WorkerOptions.StatsConn).
+		snc, err := connect("scoreboard run stats")
+		if err != nil {
+			return err
+		}
+		defer snc.Close()
+		if workers, err = bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met, StatsConn: snc}, log); err != nil {
 			return err
 		}
 		ping += "." + workers.ID()
