@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,28 @@ import (
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
 )
+
+// unitReload runs the ExecReload= command of configs/scoreboard.service for the
+// process pid, as systemd does on `systemctl reload scoreboard`.
+func unitReload(t *testing.T, pid int) {
+	t.Helper()
+	unit, err := os.ReadFile("../../configs/scoreboard.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var argv []string
+	for line := range strings.SplitSeq(string(unit), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "ExecReload="); ok {
+			argv = strings.Fields(strings.ReplaceAll(cmd, "$MAINPID", strconv.Itoa(pid)))
+		}
+	}
+	if len(argv) == 0 {
+		t.Fatal("configs/scoreboard.service has no ExecReload= line")
+	}
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("ExecReload=%s: %v\n%s", strings.Join(argv, " "), err, out)
+	}
+}
 
 // reloadPort is a [[port]] table of a reload test's config file.
 func reloadPort(name string, pt *serialio.PTY, problem string, errorLine bool) string {
@@ -124,9 +147,8 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	// are all unchanged.
 	write(head + "\n[daemon]\nrequest_timeout = \"3s\"\n" + reloadPort("lobby", lobby, "goscore", false) +
 		reloadPort("den", den, "replay", true) + reloadPort("annex", annex, "replay", false))
-	if err := p.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	// This time as systemd does it: the unit's ExecReload= line.
+	unitReload(t, p.PID())
 	const restart = "reload: changed, but applied only at the next restart"
 	p.WaitOutput(restart, 60*time.Second)
 	if l := logLines(p.Output(), restart); len(l) != 1 || l[0]["setting"] != "[daemon]" {
