@@ -143,16 +143,19 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	// The unchanged port: the same device, the same sequence.
 	lobbyUnit(2, 2)
 
-	// A setting the ports do not own: the log says it needs a restart, the ports
-	// are all unchanged.
-	write(head + "\n[daemon]\nrequest_timeout = \"3s\"\n" + reloadPort("lobby", lobby, "goscore", false) +
+	// Settings the ports do not own, the NATS listener among them: the log says
+	// each needs a restart, the ports are all unchanged (and the bus stays where
+	// it was: nc goes on below).
+	moved := strings.Replace(head, addr, "127.0.0.1:"+strconv.Itoa(proctest.FreePort(t)), 1)
+	write(moved + "\n[daemon]\nrequest_timeout = \"3s\"\n" + reloadPort("lobby", lobby, "goscore", false) +
 		reloadPort("den", den, "replay", true) + reloadPort("annex", annex, "replay", false))
 	// This time as systemd does it: the unit's ExecReload= line.
 	unitReload(t, p.PID())
 	const restart = "reload: changed, but applied only at the next restart"
 	p.WaitOutput(restart, 60*time.Second)
-	if l := logLines(p.Output(), restart); len(l) != 1 || l[0]["setting"] != "[daemon]" {
-		t.Errorf("restart lines %v, want one for [daemon]", l)
+	waitLines(t, p, restart, 2)
+	if l := logLines(p.Output(), restart); len(l) != 2 || l[0]["setting"] != "[nats]" || l[1]["setting"] != "[daemon]" {
+		t.Errorf("restart lines %v, want one for [nats], one for [daemon]", l)
 	}
 	waitLines(t, p, "reload: ports updated", 2)
 	if l := logLines(p.Output(), "reload: ports updated"); fmt.Sprint(l[1]["unchanged"]) != "[annex den lobby]" {
