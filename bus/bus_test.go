@@ -157,7 +157,7 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 	t.Run("monitoring", func(t *testing.T) {
 		// Every process is two instances: the solve endpoints (micro's) and the
 		// dumps (dumpstats.go), each naming the other in its metadata.
-		pings := gather(t, nc, "$SRV.PING.scoreboard", 2)
+		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 2, 10*time.Second)
 		if len(pings) != 2 {
 			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 2: %q", len(pings), pings)
 		}
@@ -313,33 +313,6 @@ func request(t *testing.T, nc *nats.Conn, subject string, v any) {
 	}
 	if err := json.Unmarshal(msg.Data, v); err != nil {
 		t.Fatalf("%s: %v: %s", subject, err, msg.Data)
-	}
-}
-
-// gather sends a request every instance answers and returns the answers, waiting
-// for want of them (and a little more for any extra one).
-func gather(t *testing.T, nc *nats.Conn, subject string, want int) [][]byte {
-	t.Helper()
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(subject, inbox, nil); err != nil {
-		t.Fatal(err)
-	}
-	var all [][]byte
-	for {
-		wait := 10 * time.Second
-		if len(all) >= want {
-			wait = 200 * time.Millisecond
-		}
-		msg, err := sub.NextMsg(wait)
-		if err != nil {
-			return all
-		}
-		all = append(all, msg.Data)
 	}
 }
 

@@ -439,7 +439,7 @@ func TestRolesWorkerServesBothInstances(t *testing.T) {
 	w := startWorkers(t, worker, bus.WorkerOptions{StatsConn: stats})
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		ids := map[string]bool{}
-		for _, data := range gather(t, tool, "$SRV."+verb+".scoreboard", 2) {
+		for _, data := range proctest.Gather(t, tool, "$SRV."+verb+".scoreboard", 2, 10*time.Second) {
 			var id micro.ServiceIdentity
 			if err := json.Unmarshal(data, &id); err != nil {
 				t.Fatal(err)

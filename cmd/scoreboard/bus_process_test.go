@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -59,30 +58,11 @@ func busStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
 
 func busAllStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
 	t.Helper()
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest("$SRV.STATS.scoreboard", inbox, nil); err != nil {
-		t.Fatal(err)
-	}
 	stats := map[string]micro.Stats{}
-	wait := 2 * time.Second
-	if want == 0 {
-		wait = 300 * time.Millisecond
-	}
-	for want == 0 || len(stats) < want {
-		msg, err := sub.NextMsg(wait)
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, data := range proctest.Gather(t, nc, "$SRV.STATS.scoreboard", want, 2*time.Second) {
 		var s micro.Stats
-		if err := json.Unmarshal(msg.Data, &s); err != nil {
-			t.Fatalf("stats %s: %v", msg.Data, err)
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("stats %s: %v", data, err)
 		}
 		stats[s.ID] = s
 	}

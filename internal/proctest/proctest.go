@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 var (
@@ -440,4 +442,33 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Gather sends a request on subject that every instance of something answers (a
+// NATS micro service's $SRV subjects) and returns the answers: it waits up to
+// patience for each of the first want, then a short while for any more; with want
+// 0, until the answers stop for that short while.
+func Gather(t testing.TB, nc *nats.Conn, subject string, want int, patience time.Duration) [][]byte {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subject, inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	var all [][]byte
+	for {
+		wait := patience
+		if len(all) >= want {
+			wait = 300 * time.Millisecond
+		}
+		msg, err := sub.NextMsg(wait)
+		if err != nil {
+			return all
+		}
+		all = append(all, msg.Data)
+	}
 }
