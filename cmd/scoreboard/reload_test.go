@@ -181,6 +181,16 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	if n := len(logLines(p.Output(), "reload: ports updated")); n != 2 {
 		t.Errorf("%d reloads applied, want 2 (the bad file changes nothing)", n)
 	}
+	// Through three reloads the unchanged port kept its device: opened once.
+	opened := 0
+	for _, l := range logLines(p.Output(), "port opened") {
+		if l["port"] == "lobby" {
+			opened++
+		}
+	}
+	if opened != 1 {
+		t.Errorf("lobby's device opened %d times, want once", opened)
+	}
 	if err := p.Stop(); err != nil {
 		t.Fatalf("after SIGTERM: %v; output:\n%s", err, p.Output())
 	}
