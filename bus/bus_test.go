@@ -155,13 +155,30 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 	})
 
 	t.Run("monitoring", func(t *testing.T) {
-		var ping micro.Ping
-		request(t, nc, "$SRV.PING.scoreboard", &ping)
-		if ping.Name != "scoreboard" || ping.ID != w.ID() || ping.Version != "1.2.3" {
-			t.Errorf("PING = %+v", ping)
+		// Every process is two instances: the solve endpoints (micro's) and the
+		// dumps (dumpstats.go), each naming the other in its metadata.
+		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 2, 10*time.Second)
+		if len(pings) != 2 {
+			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 2: %q", len(pings), pings)
+		}
+		for _, data := range pings {
+			var ping micro.Ping
+			if err := json.Unmarshal(data, &ping); err != nil {
+				t.Fatal(err)
+			}
+			if ping.Name != "scoreboard" || ping.Version != "1.2.3" || ping.Type != micro.PingResponseType ||
+				!(ping.ID == w.ID() && ping.Metadata[bus.MetaDumps] == w.DumpsID() ||
+					ping.ID == w.DumpsID() && ping.Metadata[bus.MetaWorker] == w.ID()) {
+				t.Errorf("PING = %+v; want instance %s or its dumps' %s, each naming the other", ping, w.ID(), w.DumpsID())
+			}
+		}
+		var dumpsInfo micro.Info
+		request(t, nc, "$SRV.INFO.scoreboard."+w.DumpsID(), &dumpsInfo)
+		if e := dumpsInfo.Endpoints; len(e) != 1 || e[0].Name != "dumps" || e[0].Subject != "scoreboard.dump.*.*" || e[0].QueueGroup != bus.QueueGroup {
+			t.Errorf("the dumps' INFO lists %+v, want the one endpoint dumps", dumpsInfo.Endpoints)
 		}
 		var info micro.Info
-		request(t, nc, "$SRV.INFO.scoreboard", &info)
+		request(t, nc, "$SRV.INFO.scoreboard."+w.ID(), &info)
 		names := engine.Names()
 		if len(info.Endpoints) != len(names) {
 			t.Fatalf("INFO lists %d endpoints, want %d: %+v", len(info.Endpoints), len(names), info.Endpoints)
@@ -176,7 +193,7 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 		var goscore *micro.EndpointStats
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			var stats micro.Stats
-			request(t, nc, "$SRV.STATS.scoreboard", &stats)
+			request(t, nc, "$SRV.STATS.scoreboard."+w.ID(), &stats)
 			for _, e := range stats.Endpoints {
 				if e.Name == "goscore" {
 					goscore = e
@@ -266,6 +283,24 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 		r = decode(t, got)
 		if got.Subject != "scoreboard.result.chess.p1" || !strings.Contains(r.Error, `unknown problem "chess"`) {
 			t.Errorf("unknown problem: %s %+v", got.Subject, r)
+		}
+
+		// The four dumps in the dumps' stats: a worker counts a dump before it
+		// publishes the result, so the results read above are all in.
+		var stats micro.Stats
+		request(t, nc, "$SRV.STATS.scoreboard."+w.DumpsID(), &stats)
+		if len(stats.Endpoints) != 1 {
+			t.Fatalf("the dumps' STATS lists %d endpoints, want 1: %+v", len(stats.Endpoints), stats)
+		}
+		e := stats.Endpoints[0]
+		var counts bus.DumpCounts
+		if err := json.Unmarshal(e.Data, &counts); err != nil {
+			t.Fatalf("the dumps' stats data %s: %v", e.Data, err)
+		}
+		if e.Name != "dumps" || e.NumRequests != 4 || e.NumErrors != 2 || e.ProcessingTime <= 0 ||
+			e.AverageProcessingTime != e.ProcessingTime/4 || !strings.Contains(e.LastError, `unknown problem "chess"`) ||
+			counts != (bus.DumpCounts{Taken: 4, Solved: 2, Bad: 2}) || stats.Type != micro.StatsResponseType {
+			t.Errorf("the dumps' stats %+v, data %s; want 4 requests, 2 errors (the bad unit, the unknown problem), a processing time", e, e.Data)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
@@ -419,5 +421,40 @@ func TestRolesExternalConf(t *testing.T) {
 	}
 	if e, err := dkv.Get(ctx, "hall"); err != nil || !strings.Contains(string(e.Value()), "5 3") {
 		t.Errorf("the bucket after the tool's attempts: %v", err)
+	}
+}
+
+// Under the worker role a connection answers a message once, and each process is
+// two instances of the service: with StatsConn, both answer every $SRV request;
+// on one connection the server would refuse the second answer (and the first).
+func TestRolesWorkerServesBothInstances(t *testing.T) {
+	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "worker-t0ken"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	worker, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
+	stats, statsErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
+	tool, _ := roleConn(t, srv.ClientURL())
+	w := startWorkers(t, worker, bus.WorkerOptions{StatsConn: stats})
+	for _, verb := range []string{"PING", "INFO", "STATS"} {
+		ids := map[string]bool{}
+		for _, data := range proctest.Gather(t, tool, "$SRV."+verb+".scoreboard", 2, 10*time.Second) {
+			var id micro.ServiceIdentity
+			if err := json.Unmarshal(data, &id); err != nil {
+				t.Fatal(err)
+			}
+			ids[id.ID] = true
+		}
+		if len(ids) != 2 || !ids[w.ID()] || !ids[w.DumpsID()] {
+			t.Errorf("$SRV.%s.scoreboard answered by %v, want %s and %s", verb, ids, w.ID(), w.DumpsID())
+		}
+	}
+	for _, errs := range []chan error{workerErrs, statsErrs} {
+		select {
+		case err := <-errs:
+			t.Errorf("a worker's connection was refused: %v", err)
+		default:
+		}
 	}
 }

@@ -41,11 +41,17 @@ type WorkerOptions struct {
 	Drain time.Duration
 	// Metrics, when set, gets each dump's solve time (scoreboard_solve_seconds).
 	Metrics *metrics.Metrics
+	// StatsConn is the connection on which the dumps' instance of the service
+	// answers $SRV requests; the workers' own when nil. Give it one of its own when
+	// the workers' has the worker role: the server lets such a connection answer a
+	// message once (allow_responses), and both instances get every $SRV request.
+	StatsConn *nats.Conn
 }
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
 // per problem on <prefix>.solve.<problem>) and its consumer of the dumps on
-// <prefix>.dump.<problem>.<port>, both in QueueGroup.
+// <prefix>.dump.<problem>.<port>, both in QueueGroup. The dumps are reported as a
+// second instance of the service, with one endpoint, dumps (dumpstats.go).
 type Workers struct {
 	nc   *nats.Conn
 	svc  micro.Service
@@ -61,6 +67,8 @@ type Workers struct {
 	stopErr error
 	counts  dumpCounts
 	solve   metrics.Solve // nil without metrics
+	// dumpSvc is the dumps' own instance of the service, reporting counts.
+	dumpSvc *dumpService
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
 
@@ -100,10 +108,12 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 			return nil, fmt.Errorf("workers: unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
 		}
 	}
+	dumpsID := newDumpServiceID()
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        ServiceName,
 		Version:     SemVer(o.Version),
 		Description: "Go club scoreboard: contest input in, contest output out",
+		Metadata:    map[string]string{MetaDumps: dumpsID},
 		QueueGroup:  QueueGroup,
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
 			w.log.Error().Err(err).Msg("service error")
@@ -154,6 +164,17 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
 		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 	}
+	statsConn := o.StatsConn
+	if statsConn == nil {
+		statsConn = nc
+	}
+	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
+		_ = svc.Stop()
+		_ = w.dumps.Unsubscribe()
+		w.queue.close()
+		w.wg.Wait()
+		return nil, fmt.Errorf("workers: dumps' service instance: %w", err)
+	}
 	// Subscriptions leave in the connection's write buffer: without a round trip, a
 	// request from another connection made just after start can find no responders
 	// yet. A connection that is reconnecting resends them when it is back, so a
@@ -167,6 +188,9 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 
 // ID is the micro service instance id of these workers, as in results' worker field.
 func (w *Workers) ID() string { return w.id }
+
+// DumpsID is the id of the service instance that reports these workers' dumps.
+func (w *Workers) DumpsID() string { return w.dumpSvc.id }
 
 // Stop stops taking requests and dumps, solves those already taken within the drain
 // bound (WorkerOptions.Drain), gives each one still queued then an error result, and
@@ -191,6 +215,11 @@ func (w *Workers) Stop() error {
 			buf = w.reject(msg, buf[:0], &w.counts.stopping, "worker stopping: not solved within the drain bound")
 		}
 		w.wg.Wait()
+		// The dumps' instance answers until the last dump is done, so that the
+		// stats show the drain.
+		if err := w.dumpSvc.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop the dumps' service instance: %w", err))
+		}
 		w.stopErr = errors.Join(errs...)
 		c := &w.counts
 		w.log.Info().Int64("dumps", c.taken.Load()).Int64("solved", c.solved.Load()).Int64("bad", c.bad.Load()).
@@ -204,20 +233,35 @@ func (w *Workers) Stop() error {
 // bad (the worker's error result), oversize, shed (its port's queue was full) or
 // stopping (not solved within the drain bound); each has had its result.
 type DumpCounts struct {
-	Taken, Solved, Bad, Oversize, Shed, Stopping int64
+	Taken    int64 `json:"taken"`
+	Solved   int64 `json:"solved"`
+	Bad      int64 `json:"bad"`
+	Oversize int64 `json:"oversize"`
+	Shed     int64 `json:"shed"`
+	Stopping int64 `json:"stopping"`
 }
 
 // Counts returns the workers' dump counts so far.
-func (w *Workers) Counts() DumpCounts {
-	c := &w.counts
+func (w *Workers) Counts() DumpCounts { return w.counts.load() }
+
+type dumpCounts struct {
+	taken, solved, bad, oversize, shed, stopping atomic.Int64
+	// solveNanos is the solvers' time on the dumps solved, bad ones included.
+	solveNanos atomic.Int64
+	lastError  atomic.Pointer[string]
+}
+
+func (c *dumpCounts) load() DumpCounts {
 	return DumpCounts{
 		Taken: c.taken.Load(), Solved: c.solved.Load(), Bad: c.bad.Load(),
 		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(),
 	}
 }
 
-type dumpCounts struct {
-	taken, solved, bad, oversize, shed, stopping atomic.Int64
+// failed counts a dump answered (or dropped) with an error in n.
+func (c *dumpCounts) failed(n *atomic.Int64, why string) {
+	n.Add(1)
+	c.lastError.Store(&why)
 }
 
 // takeDump is the dumps subscription's callback. It never waits, so the
@@ -255,7 +299,7 @@ func (w *Workers) shed(msg *nats.Msg) {
 		w.reject(msg, nil, &w.counts.shed, why)
 		return
 	}
-	w.counts.shed.Add(1)
+	w.counts.failed(&w.counts.shed, why)
 	if e := w.warn.Warn(&w.log, "shed"); e != nil {
 		problem, port, _ := w.subj.ParseDump(msg.Subject)
 		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
@@ -265,7 +309,7 @@ func (w *Workers) shed(msg *nats.Msg) {
 // reject publishes (and replies with) the error result of a dump that is not solved,
 // counts it in n, and logs it, sampled per port. It returns buf, as handleDump.
 func (w *Workers) reject(msg *nats.Msg, buf []byte, n *atomic.Int64, why string) []byte {
-	n.Add(1)
+	w.counts.failed(n, why)
 	res := w.describe(msg)
 	res.Error = why
 	w.warn.Warn(&w.log, res.Port).Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
@@ -353,10 +397,11 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	took := time.Since(start)
 	res.SolveMicros = float64(took.Nanoseconds()) / 1e3
 	w.solve.Observe(res.Problem, took.Seconds())
+	w.counts.solveNanos.Add(took.Nanoseconds())
 	// The unit's fields go on each event rather than on a child logger: building one
 	// per dump would allocate on the hot path even when nothing is logged.
 	if res.Error != "" {
-		w.counts.bad.Add(1)
+		w.counts.failed(&w.counts.bad, res.Error)
 		// The port's display warns of it, with its line: the daemon's log says it
 		// once. A debug line here, for a worker on another machine.
 		if e := w.log.Debug(); e.Enabled() {

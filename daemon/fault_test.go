@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/promtest"
+	"github.com/goclub/scoreboard/metrics"
 )
 
 // slowWorker joins the workers' queue group on the dumps and answers each after a
@@ -103,10 +106,14 @@ func TestNoWorkerGivesUp(t *testing.T) {
 	nc := startBus(t, false)
 	res := results(t, nc)
 	pt := newPTY(t)
+	met := metrics.New()
+	scrape := httptest.NewServer(met.Handler())
+	t.Cleanup(scrape.Close)
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Name: "lonely", ErrorLine: true}},
 		RequestTimeout: 50 * time.Millisecond,
 		Attempts:       2,
+		Metrics:        met,
 	})
 	waitOpened(t, pt)
 	if _, err := pt.Master.Write([]byte(board(1))); err != nil {
@@ -123,6 +130,21 @@ func TestNoWorkerGivesUp(t *testing.T) {
 	line := readN(t, pt.Master, len("error: no worker answered"))
 	if string(line) != "error: no worker answered" {
 		t.Fatalf("port got %q, want the error line", line)
+	}
+	// Two attempts: one retry, then the unit given up as an error (/metrics). The
+	// outcome is counted once the line is handed to the device's writer: it may
+	// trail the line a little.
+	var retries, errs float64
+	for deadline := time.Now().Add(long); ; time.Sleep(10 * time.Millisecond) {
+		fams, _ := promtest.Scrape(t, scrape.URL)
+		retries, _ = promtest.Value(fams, "scoreboard_retries_total", map[string]string{"port": "lonely"})
+		errs, _ = promtest.Value(fams, "scoreboard_units_total", map[string]string{"port": "lonely", "problem": "goscore", "outcome": "error"})
+		if errs >= 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if retries != 1 || errs != 1 {
+		t.Errorf("scoreboard_retries_total %v, units_total{outcome=error} %v; want 1 and 1", retries, errs)
 	}
 
 	srv, _ := servers.Load(nc)

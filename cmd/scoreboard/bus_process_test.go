@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -42,34 +42,27 @@ func busStartWork(t *testing.T, nc *nats.Conn, args ...string) *proctest.Process
 	return p
 }
 
-// serviceStats asks every instance of the service for its stats, waiting for want
-// answers (or a short while, when want is 0), keyed by instance id.
+// busStats asks every instance of the service for its stats, waiting for want
+// answers (or a short while, when want is 0), keyed by instance id: the instances
+// of the solve endpoints, one per process; busAllStats also has the dumps' ones.
 func busStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
 	t.Helper()
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest("$SRV.STATS.scoreboard", inbox, nil); err != nil {
-		t.Fatal(err)
-	}
 	stats := map[string]micro.Stats{}
-	wait := 2 * time.Second
-	if want == 0 {
-		wait = 300 * time.Millisecond
-	}
-	for want == 0 || len(stats) < want {
-		msg, err := sub.NextMsg(wait)
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
+	for id, s := range busAllStats(t, nc, 2*want) {
+		if s.Metadata[bus.MetaWorker] == "" {
+			stats[id] = s
 		}
+	}
+	return stats
+}
+
+func busAllStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
+	t.Helper()
+	stats := map[string]micro.Stats{}
+	for _, data := range proctest.Gather(t, nc, "$SRV.STATS.scoreboard", want, 2*time.Second) {
 		var s micro.Stats
-		if err := json.Unmarshal(msg.Data, &s); err != nil {
-			t.Fatalf("stats %s: %v", msg.Data, err)
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("stats %s: %v", data, err)
 		}
 		stats[s.ID] = s
 	}
@@ -121,7 +114,10 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 	run.WaitOutput("scoreboard running", 30*time.Second)
 	nc := busConnect(t, "nats://"+addr)
 
-	msg, err := nc.Request("$SRV.INFO.scoreboard", nil, 5*time.Second)
+	var id string
+	for id = range busStats(t, nc, 1) {
+	}
+	msg, err := nc.Request("$SRV.INFO.scoreboard."+id, nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +149,14 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 	for id, s := range stats {
 		if busRequests(s) == 0 {
 			t.Errorf("instance %s served no request of 64", id)
+		}
+	}
+	// Each process's dumps' instance answers too, the work process's under the
+	// worker role (which answers a message once: it answers on its own connection).
+	all := busAllStats(t, nc, 4)
+	for id, s := range stats {
+		if d, ok := all[s.Metadata[bus.MetaDumps]]; !ok || d.Metadata[bus.MetaWorker] != id {
+			t.Errorf("instance %s: its dumps' instance %q did not answer $SRV.STATS (%d instances answered)", id, s.Metadata[bus.MetaDumps], len(all))
 		}
 	}
 	if err := run.Stop(); err != nil {

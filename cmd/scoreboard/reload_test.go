@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,28 @@ import (
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
 )
+
+// unitReload runs the ExecReload= command of configs/scoreboard.service for the
+// process pid, as systemd does on `systemctl reload scoreboard`.
+func unitReload(t *testing.T, pid int) {
+	t.Helper()
+	unit, err := os.ReadFile("../../configs/scoreboard.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var argv []string
+	for line := range strings.SplitSeq(string(unit), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "ExecReload="); ok {
+			argv = strings.Fields(strings.ReplaceAll(cmd, "$MAINPID", strconv.Itoa(pid)))
+		}
+	}
+	if len(argv) == 0 {
+		t.Fatal("configs/scoreboard.service has no ExecReload= line")
+	}
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("ExecReload=%s: %v\n%s", strings.Join(argv, " "), err, out)
+	}
+}
 
 // reloadPort is a [[port]] table of a reload test's config file.
 func reloadPort(name string, pt *serialio.PTY, problem string, errorLine bool) string {
@@ -120,17 +143,19 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	// The unchanged port: the same device, the same sequence.
 	lobbyUnit(2, 2)
 
-	// A setting the ports do not own: the log says it needs a restart, the ports
-	// are all unchanged.
-	write(head + "\n[daemon]\nrequest_timeout = \"3s\"\n" + reloadPort("lobby", lobby, "goscore", false) +
+	// Settings the ports do not own, the NATS listener among them: the log says
+	// each needs a restart, the ports are all unchanged (and the bus stays where
+	// it was: nc goes on below).
+	moved := strings.Replace(head, addr, "127.0.0.1:"+strconv.Itoa(proctest.FreePort(t)), 1)
+	write(moved + "\n[daemon]\nrequest_timeout = \"3s\"\n" + reloadPort("lobby", lobby, "goscore", false) +
 		reloadPort("den", den, "replay", true) + reloadPort("annex", annex, "replay", false))
-	if err := p.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	// This time as systemd does it: the unit's ExecReload= line.
+	unitReload(t, p.PID())
 	const restart = "reload: changed, but applied only at the next restart"
 	p.WaitOutput(restart, 60*time.Second)
-	if l := logLines(p.Output(), restart); len(l) != 1 || l[0]["setting"] != "[daemon]" {
-		t.Errorf("restart lines %v, want one for [daemon]", l)
+	waitLines(t, p, restart, 2)
+	if l := logLines(p.Output(), restart); len(l) != 2 || l[0]["setting"] != "[nats]" || l[1]["setting"] != "[daemon]" {
+		t.Errorf("restart lines %v, want one for [nats], one for [daemon]", l)
 	}
 	waitLines(t, p, "reload: ports updated", 2)
 	if l := logLines(p.Output(), "reload: ports updated"); fmt.Sprint(l[1]["unchanged"]) != "[annex den lobby]" {
@@ -155,6 +180,16 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	lobbyUnit(3, 3)
 	if n := len(logLines(p.Output(), "reload: ports updated")); n != 2 {
 		t.Errorf("%d reloads applied, want 2 (the bad file changes nothing)", n)
+	}
+	// Through three reloads the unchanged port kept its device: opened once.
+	opened := 0
+	for _, l := range logLines(p.Output(), "port opened") {
+		if l["port"] == "lobby" {
+			opened++
+		}
+	}
+	if opened != 1 {
+		t.Errorf("lobby's device opened %d times, want once", opened)
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatalf("after SIGTERM: %v; output:\n%s", err, p.Output())

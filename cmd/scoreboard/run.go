@@ -254,7 +254,18 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	var workers *bus.Workers
 	ping := "$SRV.PING." + bus.ServiceName
 	if !f.noWorkers {
-		if workers, err = bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}, log); err != nil {
+		o := bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}
+		if f.nats.url != "" {
+			// On a server of its own, the workers' connection may have the worker
+			// role: the dumps' instance of the service answers on a connection of
+			// its own (see bus.WorkerOptions.StatsConn). The embedded server's
+			// in-process connections have every right.
+			if o.StatsConn, err = connect("scoreboard run stats"); err != nil {
+				return err
+			}
+			defer o.StatsConn.Close()
+		}
+		if workers, err = bus.StartWorkers(wnc, o, log); err != nil {
 			return err
 		}
 		ping += "." + workers.ID()

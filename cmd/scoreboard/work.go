@@ -88,8 +88,16 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	if *httpListen != httpOff {
 		met = newMetrics(nil, nc)
 	}
+	// The dumps' instance of the service answers on a connection of its own (see
+	// bus.WorkerOptions.StatsConn).
+	snc, err := nf.connectWait(ctx, "scoreboard work stats", log)
+	if err != nil {
+		return err
+	}
+	defer snc.Close()
 	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
 		Prefix: nf.prefix, Version: version, Problems: names, Concurrency: *concurrency, Drain: *drain, Metrics: met,
+		StatsConn: snc,
 	}, log)
 	if err != nil {
 		return err

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 var (
@@ -117,6 +119,43 @@ func Scoreboard(t testing.TB) string {
 func NATSServerBinary(t testing.TB) string {
 	t.Helper()
 	return binary(t, "nats-server", "github.com/nats-io/nats-server/v2")
+}
+
+// NATSCLIVersion is the release of the official NATS CLI the tests check the
+// service against (`nats micro stats`): what a user sees.
+const NATSCLIVersion = "v0.5.1"
+
+var natsCLI build
+
+// NATSCLI returns the path of the official NATS CLI (`nats`), built once per test
+// binary from the Go module proxy (or the module cache). It is no dependency of the
+// module: built with `go install`, outside it. When it cannot be built (no proxy),
+// the test is skipped, except in CI (CI=true), where it fails.
+func NATSCLI(t testing.TB) string {
+	t.Helper()
+	natsCLI.once.Do(func() {
+		dirOnce.Do(func() { dir, dirErr = os.MkdirTemp("", "proctest-") })
+		if dirErr != nil {
+			natsCLI.err = dirErr
+			return
+		}
+		bin := filepath.Join(dir, "natscli")
+		cmd := exec.Command("go", "install", "github.com/nats-io/natscli/nats@"+NATSCLIVersion)
+		cmd.Dir = os.TempDir() // outside this module: its go.mod has no say
+		cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			natsCLI.err = fmt.Errorf("go install github.com/nats-io/natscli/nats@%s: %v\n%s", NATSCLIVersion, err, out)
+			return
+		}
+		natsCLI.path = filepath.Join(bin, "nats")
+	})
+	if natsCLI.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the NATS CLI must run in CI: %v", natsCLI.err)
+		}
+		t.Skipf("no NATS CLI: %v", natsCLI.err)
+	}
+	return natsCLI.path
 }
 
 // Process is a running child process whose output is kept for the test's log.
@@ -406,4 +445,33 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Gather sends a request on subject that every instance of something answers (a
+// NATS micro service's $SRV subjects) and returns the answers: it waits up to
+// patience for each of the first want, then a short while for any more; with want
+// 0, until the answers stop for that short while.
+func Gather(t testing.TB, nc *nats.Conn, subject string, want int, patience time.Duration) [][]byte {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subject, inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	var all [][]byte
+	for {
+		wait := patience
+		if len(all) >= want {
+			wait = 300 * time.Millisecond
+		}
+		msg, err := sub.NextMsg(wait)
+		if err != nil {
+			return all
+		}
+		all = append(all, msg.Data)
+	}
 }
