@@ -60,6 +60,10 @@ func TestCLIMistakesAreOneLineWithAHint(t *testing.T) {
 		{[]string{"solve", "gocsore"}, `unknown problem "gocsore"; did you mean goscore?`, 1},
 		{[]string{"render", "othelo"}, `unknown problem "othelo"; did you mean othello?`, 1},
 		{[]string{"work", "--problems", "goscore,captrue"}, `--problems: unknown problem "captrue"; did you mean capture?`, 1},
+		{[]string{"send", "goscore", "/nonexistent/boards.txt"}, "open /nonexistent/boards.txt: no such file or directory (give a readable file of units, or - or nothing for stdin)", 1},
+		{[]string{"render", "goscore", "/nonexistent/board.txt"}, "(give a readable file of units, or - or nothing for stdin)", 1},
+		{[]string{"simulate", "/nonexistent/units.txt"}, "(give a readable file of units, or - or nothing for stdin)", 1},
+		{[]string{"run", "--config", "/nonexistent/scoreboard.toml"}, "config: open /nonexistent/scoreboard.toml: no such file or directory (--config names a TOML file; configs/scoreboard.toml in the source is an example)", 1},
 	} {
 		code, _, errs := runCmd(t, "", c.args...)
 		lines := strings.Count(strings.TrimRight(errs, "\n"), "\n") + 1

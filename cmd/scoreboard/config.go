@@ -173,7 +173,7 @@ func loadConfig(path string, fs *flag.FlagSet) (config, error) {
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
-			return config{}, fmt.Errorf("config: %w", err)
+			return config{}, fmt.Errorf("config: %w (--config names a TOML file; configs/scoreboard.toml in the source is an example)", err)
 		}
 	}
 	return parseConfig(path, data, fs, os.LookupEnv)

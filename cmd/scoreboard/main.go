@@ -336,3 +336,13 @@ func lookupProblem(name string) (engine.Problem, error) {
 	}
 	return nil, fmt.Errorf("unknown problem %q%s (problems: %s)", name, hint, strings.Join(engine.Names(), ", "))
 }
+
+// openInput opens the file a command reads its units from; an error says what to
+// give instead.
+func openInput(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (give a readable file of units, or - or nothing for stdin)", err)
+	}
+	return f, nil
+}

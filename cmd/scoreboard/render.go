@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/goclub/scoreboard/engine"
@@ -38,8 +37,8 @@ func runRender(ctx context.Context, args []string, stdio stdio) error {
 		return err
 	}
 	in, name := stdio.in, "stdin"
-	if fs.NArg() == 2 {
-		f, err := os.Open(fs.Arg(1))
+	if fs.NArg() == 2 && fs.Arg(1) != "-" {
+		f, err := openInput(fs.Arg(1))
 		if err != nil {
 			return err
 		}

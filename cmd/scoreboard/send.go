@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +63,7 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 	}
 	in := stdio.in
 	if fs.NArg() == 2 && fs.Arg(1) != "-" {
-		f, err := os.Open(fs.Arg(1))
+		f, err := openInput(fs.Arg(1))
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	}
 	input := io.in
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		f, err := os.Open(fs.Arg(0))
+		f, err := openInput(fs.Arg(0))
 		if err != nil {
 			return err
 		}
