@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,4 +136,30 @@ func (d *dumpService) stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// PingSolver sends a ping on subject ($SRV.PING.scoreboard, or an instance's) and
+// waits until a solve endpoints' instance answers it, or ctx ends. A dumps' instance
+// answering is not enough: it answers on a connection of its own, which can be up
+// while the worker's connection, the one that takes the dumps, is not.
+func PingSolver(ctx context.Context, nc *nats.Conn, subject string) error {
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subject, inbox, nil); err != nil {
+		return err
+	}
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return err
+		}
+		var p micro.Ping
+		if json.Unmarshal(m.Data, &p) == nil && p.Name == ServiceName && p.Metadata[MetaWorker] == "" {
+			return nil
+		}
+	}
 }

@@ -417,7 +417,7 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 			return nil
 		},
 		func(ctx context.Context) error {
-			if _, err := pnc.RequestWithContext(ctx, ping, nil); err != nil {
+			if err := bus.PingSolver(ctx, pnc, ping); err != nil {
 				return fmt.Errorf("workers do not answer a ping: %w", err)
 			}
 			return nil
