@@ -59,7 +59,7 @@ func TestFaultDumpFlood(t *testing.T) {
 		// without it), hence the larger bounds for the large floods.
 		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), rate, 192 << 10},
 		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 320 << 10},
-		{"max-size", "scoreboard.dump.capture.other", big, 0, 320 << 10},
+		{"max-size", "scoreboard.dump.capture.other", big, 20, 320 << 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pt := runPTY(t)
@@ -76,8 +76,9 @@ func TestFaultDumpFlood(t *testing.T) {
 			stop, done := make(chan struct{}), make(chan struct{})
 			go func() {
 				defer close(done)
-				// At perSecond, a hundredth of it each 10 ms.
-				tick := time.NewTicker(10 * time.Millisecond)
+				// At perSecond: a hundredth of it each 10 ms, or one each 1/perSecond s.
+				every := max(10*time.Millisecond, time.Second/time.Duration(max(c.perSecond, 1)))
+				tick := time.NewTicker(every)
 				defer tick.Stop()
 				for {
 					select {
@@ -85,7 +86,7 @@ func TestFaultDumpFlood(t *testing.T) {
 						return
 					default:
 					}
-					for range max(c.perSecond/100, 1) {
+					for range max(c.perSecond*int(every/time.Millisecond)/1000, 1) {
 						if flooder.Publish(c.subject, c.data) != nil {
 							return
 						}
