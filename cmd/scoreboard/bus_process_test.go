@@ -223,13 +223,13 @@ func TestBusAuth(t *testing.T) {
 			name:      "token",
 			opts:      proctest.NATSOptions{Token: "t0ken"},
 			workFlags: []string{"--nats-token", "t0ken"},
-			env:       map[string]string{envNATSToken: "t0ken"},
+			env:       map[string]string{"SCOREBOARD_NATS_TOKEN": "t0ken"},
 		},
 		{
 			name:      "user-password",
 			opts:      proctest.NATSOptions{User: "club", Password: "pa55"},
 			workFlags: []string{"--nats-user", "club", "--nats-password", "pa55"},
-			env:       map[string]string{envNATSPassword: "pa55"},
+			env:       map[string]string{"SCOREBOARD_NATS_PASSWORD": "pa55"},
 			flags:     []string{"--nats-user", "club"},
 		},
 	} {

@@ -3,172 +3,32 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/spf13/pflag"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
-	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/logging"
-	"github.com/goclub/scoreboard/serialio"
 )
 
-// config is what run and work are configured with. Each setting comes from, in order
-// of precedence: a flag given on the command line, the environment (secrets only), the
-// config file (--config), the default. configs/scoreboard.toml documents every key.
-type config struct {
-	NATS    configNATS
-	Log     configLog
-	Daemon  configDaemon
-	History configHistory
-	HTTP    configHTTP
-	Ports   []configPort
-}
-
-// configHTTP is the page's listener (web.go): HOST:PORT, or "off".
-type configHTTP struct {
-	Listen string
-}
-
-type configNATS struct {
-	Listen string // the embedded server's listener, HOST:PORT or "off"; unused with URL
-	// What clients of the embedded server's listener must present: a token, or a
-	// user and password. Required to listen beyond loopback.
-	ListenToken, ListenUser, ListenPassword string
-	URL                                     string // an existing server or cluster, comma-separated; "" embeds one
-
-	User, Password string
-	Token          string
-	NKey           string // a file holding an nkey seed
-	Creds          string // a .creds file
-	TLSCA          string // PEM files
-	TLSCert        string
-	TLSKey         string
-
-	Prefix string // the subjects' first token(s)
-}
-
-type configLog struct {
-	Level  string // trace, debug, info, warn, error
-	Format string // json, console, journald; "" picks one from where stderr goes
-}
-
-// configDaemon is the daemon's timing, as Go durations ("2s", "500ms").
-type configDaemon struct {
-	RequestTimeout string // how long a unit waits for a worker before it is sent again
-	Drain          string // how long units in flight may still be answered when stopping
-	StateDir       string // the history's store (embedded server); "" for the default
-	Workers        bool   // solve here; false leaves it to `scoreboard work` elsewhere
-}
-
-// configHistory is the history kept in JetStream (history.go).
-type configHistory struct {
-	Enabled  bool
-	MaxAge   string // "90d", "36h"
-	MaxBytes string // "1GiB", "512MiB"
-	Replicas int    // copies of the stream and bucket on a cluster
-}
-
-type configPort struct {
-	Name    string // the <port> token in subjects
-	Device  string // a serial device path, or "-" for stdin/stdout
-	Problem string
-	serialio.LineSettings
-	ErrorLine bool // write a one-line error to the port for a unit that failed
-}
-
-// Defaults, where the file and the flags leave a setting out. A port's name defaults
-// to one made from its device (daemon.DefaultName: /dev/ttyUSB0 is "ttyusb0", - is
-// "stdio"), so several ports need not be named; hence no default name here.
-const (
-	defaultPortName = ""
-	defaultLogLevel = "info"
-
-	defaultRequestTimeout = 2 * time.Second
-	defaultDrain          = 5 * time.Second
-
-	defaultHistoryMaxAge   = "90d"
-	defaultHistoryMaxBytes = "1GiB"
-)
-
-func defaultConfig() config {
-	return config{
-		NATS: configNATS{Listen: bus.DefaultListen, Prefix: bus.DefaultPrefix},
-		Log:  configLog{Level: defaultLogLevel},
-		HTTP: configHTTP{Listen: defaultHTTP},
-		Daemon: configDaemon{
-			RequestTimeout: defaultRequestTimeout.String(),
-			Drain:          defaultDrain.String(),
-			Workers:        true,
-		},
-		History: configHistory{Enabled: true, MaxAge: defaultHistoryMaxAge, MaxBytes: defaultHistoryMaxBytes, Replicas: 1},
-	}
-}
-
-// Environment variables that carry secrets, so they need not be in the file or in the
-// process list. The flags' help names them too (natsflags.go).
-var configEnv = []struct{ name, key string }{
-	{"SCOREBOARD_NATS_PASSWORD", "nats.password"},
-	{"SCOREBOARD_NATS_TOKEN", "nats.token"},
-	{"SCOREBOARD_NATS_LISTEN_TOKEN", "nats.listen_token"},
-	{"SCOREBOARD_NATS_LISTEN_PASSWORD", "nats.listen_password"},
-}
-
-var globalSettings = []setting[config]{
-	{key: "nats.listen", flag: "nats-listen", str: func(c *config) *string { return &c.NATS.Listen }},
-	{key: "nats.url", flag: "nats-url", str: func(c *config) *string { return &c.NATS.URL }},
-	{key: "nats.user", flag: "nats-user", str: func(c *config) *string { return &c.NATS.User }},
-	{key: "nats.password", flag: "nats-password", str: func(c *config) *string { return &c.NATS.Password }},
-	{key: "nats.token", flag: "nats-token", str: func(c *config) *string { return &c.NATS.Token }},
-	{key: "nats.nkey", flag: "nats-nkey", str: func(c *config) *string { return &c.NATS.NKey }},
-	{key: "nats.creds", flag: "nats-creds", str: func(c *config) *string { return &c.NATS.Creds }},
-	{key: "nats.tls_ca", flag: "nats-tls-ca", str: func(c *config) *string { return &c.NATS.TLSCA }},
-	{key: "nats.tls_cert", flag: "nats-tls-cert", str: func(c *config) *string { return &c.NATS.TLSCert }},
-	{key: "nats.tls_key", flag: "nats-tls-key", str: func(c *config) *string { return &c.NATS.TLSKey }},
-	{key: "nats.prefix", flag: "nats-prefix", str: func(c *config) *string { return &c.NATS.Prefix }},
-	{key: "nats.listen_token", flag: "nats-listen-token", str: func(c *config) *string { return &c.NATS.ListenToken }},
-	{key: "nats.listen_user", flag: "nats-listen-user", str: func(c *config) *string { return &c.NATS.ListenUser }},
-	{key: "nats.listen_password", flag: "nats-listen-password", str: func(c *config) *string { return &c.NATS.ListenPassword }},
-	{key: "log.level", flag: "log-level", str: func(c *config) *string { return &c.Log.Level }},
-	{key: "log.format", flag: "log-format", str: func(c *config) *string { return &c.Log.Format }},
-	{key: "daemon.request_timeout", flag: "request-timeout", str: func(c *config) *string { return &c.Daemon.RequestTimeout }},
-	{key: "daemon.drain", flag: "drain", str: func(c *config) *string { return &c.Daemon.Drain }},
-	{key: "daemon.state_dir", flag: "state-dir", str: func(c *config) *string { return &c.Daemon.StateDir }},
-	{key: "daemon.workers", flag: "no-workers", negated: true, boolean: func(c *config) *bool { return &c.Daemon.Workers }},
-	{key: "history.enabled", flag: "history", boolean: func(c *config) *bool { return &c.History.Enabled }},
-	{key: "history.max_age", flag: "history-max-age", str: func(c *config) *string { return &c.History.MaxAge }},
-	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
-	{key: "history.replicas", flag: "history-replicas", num: func(c *config) *int { return &c.History.Replicas }},
-	{key: "http.listen", flag: "http", str: func(c *config) *string { return &c.HTTP.Listen }},
-}
-
-var portSettings = []setting[configPort]{
-	{key: "name", flag: "port-name", str: func(p *configPort) *string { return &p.Name }},
-	{key: "device", flag: "port", str: func(p *configPort) *string { return &p.Device }},
-	{key: "problem", flag: "problem", str: func(p *configPort) *string { return &p.Problem }},
-	{key: "baud", flag: "baud", num: func(p *configPort) *int { return &p.Baud }},
-	{key: "data_bits", flag: "data-bits", num: func(p *configPort) *int { return &p.DataBits }},
-	{key: "parity", flag: "parity", str: func(p *configPort) *string { return &p.Parity }},
-	{key: "stop_bits", flag: "stop-bits", str: func(p *configPort) *string { return &p.StopBits }},
-	{key: "error_line", flag: "error-line", boolean: func(p *configPort) *bool { return &p.ErrorLine }},
-}
-
-// loadConfig builds the configuration from the file at path (none if path is empty),
-// the environment and the flags of fs given on the command line. fs must be parsed;
-// flags it does not define are skipped, so run and work share this. A configuration
-// that cannot work (an unknown key, a wrong type, a port without a device, an unknown
-// problem...) is an error listing every *configError found, before anything starts.
-func loadConfig(path string, fs *flag.FlagSet) (config, error) {
+// loadConfig lays the settings ss (settings.go) in order: their defaults, the config
+// file at path (none if ""), the environment, then the flags given on cmdline (parsed;
+// nil for none). Each layer is set through the same flag values, so a value is
+// parsed one way wherever it comes from. A configuration that cannot work (an unknown
+// key, a wrong type, a port without a device, an unknown problem...) is an error
+// listing every *configError found, each naming where: the file, its line and the
+// key; the flag; or the environment variable.
+func loadConfig(cmdline *pflag.FlagSet, ss []*setting, path string) (config, error) {
 	var data []byte
 	if path != "" {
 		var err error
@@ -176,64 +36,74 @@ func loadConfig(path string, fs *flag.FlagSet) (config, error) {
 			return config{}, fmt.Errorf("config: %w (--config names a TOML file; configs/scoreboard.toml in the source is an example)", err)
 		}
 	}
-	return parseConfig(path, data, fs, os.LookupEnv)
+	return parseConfig(cmdline, ss, path, data, os.LookupEnv)
 }
 
 // parseConfig is loadConfig on the file's contents, with the environment from getenv.
-func parseConfig(path string, data []byte, fs *flag.FlagSet, getenv func(string) (string, bool)) (config, error) {
-	l := &configLoader{c: defaultConfig(), file: path, src: map[string]string{}, inFile: map[string]bool{}}
+func parseConfig(cmdline *pflag.FlagSet, ss []*setting, path string, data []byte, getenv func(string) (string, bool)) (config, error) {
+	l := &loader{ss: ss, file: path, from: map[string]string{}, lines: map[string]int{}, failed: map[string]bool{}}
+	l.fs = pflag.NewFlagSet("config", pflag.ContinueOnError)
+	bindSettings(l.fs, ss, &l.c, &daemon.PortConfig{})
 	if path != "" {
 		l.readFile(data)
 	}
-	for _, e := range configEnv {
-		if v, ok := getenv(e.name); ok && v != "" {
-			for _, s := range globalSettings {
-				if s.key == e.key {
-					*s.str(&l.c) = v
-					l.src[e.key] = "$" + e.name
-				}
-			}
-		}
-	}
-	if fs != nil {
-		l.flags(fs)
-	}
+	l.environment(getenv)
+	l.commandLine(cmdline)
+	l.applyPort()
 	l.validate()
 	return l.c, errors.Join(l.errs...)
 }
 
-// configLoader collects the settings and their sources, and every error.
-type configLoader struct {
+// loader lays the settings and collects every error.
+type loader struct {
 	c    config
+	ss   []*setting
+	fs   *pflag.FlagSet // bound to c: each layer sets through it
 	file string
-	// src tells where a setting came from, for error messages: "$VAR", "--flag", or
-	// absent for the file or a default. Port keys are "port.N.key", N from 0.
-	src    map[string]string
-	inFile map[string]bool // keys set by the file
-	// portFromFlags: the one port was made from the flags, the file having none.
-	portFromFlags bool
-	errs          []error
+	// from tells where a setting came from when it was not the file or the default:
+	// "--flag" or "$VAR". Keys are the settings', "port.N.KEY" for a port's (N from 0).
+	from  map[string]string
+	lines map[string]int // the file's line of each key, where TOML says
+	// portFS are the file's ports' flag sets, bound to c.Ports.
+	portFS []*pflag.FlagSet
+	// overrides are the port settings from the environment and the command line, in
+	// that order: they make or override the one port.
+	overrides   []override
+	portFromCmd bool            // the one port was made from them, the file having none
+	failed      map[string]bool // keys with an error already: not checked again
+	errs        []error
 }
 
-// fail records an error about key, which came from the source src says.
-func (l *configLoader) fail(key string, format string, args ...any) {
+type override struct {
+	s        *setting
+	v, where string
+}
+
+func (l *loader) takes(s *setting) bool { return slices.Contains(l.ss, s) }
+
+func (l *loader) has(key string) bool { return slices.ContainsFunc(l.ss, func(s *setting) bool { return s.key == key }) }
+
+func portKey(i int, name string) string { return fmt.Sprintf("port.%d.%s", i, name) }
+
+// fail records an error about key, naming where it came from.
+func (l *loader) fail(key string, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if src, ok := l.src[key]; ok {
+	l.failed[key] = true
+	if src, ok := l.from[key]; ok {
 		l.errs = append(l.errs, &configError{Key: src, Msg: msg})
 		return
 	}
-	if field, ok := strings.CutPrefix(key, "port.0."); ok && l.portFromFlags {
+	if name, ok := strings.CutPrefix(key, "port.0."); ok && l.portFromCmd {
 		// The port came from the command line: point at the flag to add.
-		i := slices.IndexFunc(portSettings, func(s setting[configPort]) bool { return s.key == field })
-		l.errs = append(l.errs, &configError{Key: "--" + portSettings[i].flag, Msg: msg})
+		l.errs = append(l.errs, &configError{Key: "--" + settingByKey("port."+name).flag(), Msg: msg})
 		return
 	}
-	l.errs = append(l.errs, &configError{File: l.file, Key: l.describeKey(key), Msg: msg})
+	l.errs = append(l.errs, &configError{File: l.file, Line: l.lines[key], Key: l.describeKey(key), Msg: msg})
 }
 
 // describeKey turns "port.1.baud" into `[[port]] 2 ("lobby") baud`: the index as a
 // reader counts the tables in the file, and the name to find it by.
-func (l *configLoader) describeKey(key string) string {
+func (l *loader) describeKey(key string) string {
 	rest, ok := strings.CutPrefix(key, "port.")
 	if !ok {
 		return key
@@ -253,72 +123,73 @@ func (l *configLoader) describeKey(key string) string {
 	return s
 }
 
-// readFile reads the TOML file over the defaults.
-func (l *configLoader) readFile(data []byte) {
-	var raw map[string]any
-	if _, err := toml.Decode(string(data), &raw); err != nil {
+// readFile lays the file over the defaults. Keys of settings the command does not
+// take are skipped (work reads run's file); keys of no setting are errors.
+func (l *loader) readFile(data []byte) {
+	var doc map[string]toml.Primitive
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
 		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			// LastKey is the last key TOML parsed, not always the one in error.
-			msg := pe.Message
-			if pe.LastKey != "" {
-				msg += fmt.Sprintf(" (after key %s)", pe.LastKey)
-			}
-			// TOML counts an error at a line's "\n" on the next line; the byte offset
-			// says where it really is.
-			line := pe.Position.Line
-			if start := pe.Position.Start; start >= 0 && start < len(data) {
-				line = 1 + bytes.Count(data[:start], []byte("\n"))
-			}
-			l.errs = append(l.errs, &configError{File: l.file, Line: line, Msg: msg})
-		} else {
+		if !errors.As(err, &pe) {
 			l.errs = append(l.errs, &configError{File: l.file, Msg: err.Error()})
+			return
 		}
+		// LastKey is the last key TOML parsed, not always the one in error.
+		msg := pe.Message
+		if pe.LastKey != "" {
+			msg += fmt.Sprintf(" (after key %s)", pe.LastKey)
+		}
+		// TOML counts an error at a line's "\n" on the next line; the byte offset
+		// says where it really is.
+		line := pe.Position.Line
+		if start := pe.Position.Start; start >= 0 && start < len(data) {
+			line = 1 + bytes.Count(data[:start], []byte("\n"))
+		}
+		l.errs = append(l.errs, &configError{File: l.file, Line: line, Msg: msg})
 		return
 	}
+	tables := map[string]bool{}
+	for _, s := range settings {
+		tables[s.table()] = true
+	}
 	// In a fixed order, so that the errors are listed the same way every time.
-	for _, key := range slices.Sorted(maps.Keys(raw)) {
-		v := raw[key]
-		switch key {
-		case "nats", "log", "daemon", "history", "http":
-			t, ok := v.(map[string]any)
-			if !ok {
-				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
-				continue
-			}
-			for _, k := range slices.Sorted(maps.Keys(t)) {
-				v := t[k]
-				full := key + "." + k
-				i := slices.IndexFunc(globalSettings, func(s setting[config]) bool { return s.key == full })
-				if i < 0 {
-					l.fail(full, "unknown key (known in [%s]: %s)", key, knownKeys(key))
-					continue
-				}
-				s := globalSettings[i]
-				l.set(full, v, ptr(s.str, &l.c), ptr(s.num, &l.c), ptr(s.boolean, &l.c))
-			}
-		case "port":
-			tables, ok := v.([]map[string]any)
-			if !ok {
+	for _, key := range slices.Sorted(maps.Keys(doc)) {
+		v, line := probe(md, doc[key])
+		l.lines[key] = line
+		switch {
+		case key == "port":
+			if _, ok := v.([]map[string]any); !ok {
 				l.fail(key, "want one [[port]] table per port (double brackets), got %s", describeValue(v))
 				continue
 			}
-			l.c.Ports = make([]configPort, len(tables))
-			for i, t := range tables {
-				// The name first, so that errors about the other keys can show it.
-				if name, ok := t["name"].(string); ok {
-					l.c.Ports[i].Name = name
-				}
-				for _, k := range slices.Sorted(maps.Keys(t)) {
-					v := t[k]
-					full := fmt.Sprintf("port.%d.%s", i, k)
-					j := slices.IndexFunc(portSettings, func(s setting[configPort]) bool { return s.key == k })
-					if j < 0 {
-						l.fail(full, "unknown key (known in [[port]]: %s)", knownKeys("port"))
-						continue
-					}
-					s, p := portSettings[j], &l.c.Ports[i]
-					l.set(full, v, ptr(s.str, p), ptr(s.num, p), ptr(s.boolean, p))
+			var ports []map[string]toml.Primitive
+			if err := md.PrimitiveDecode(doc[key], &ports); err != nil {
+				l.fail(key, "%v", err)
+				continue
+			}
+			if l.has("port.device") {
+				l.readPorts(md, ports)
+			}
+		case tables[key]:
+			if _, ok := v.(map[string]any); !ok {
+				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
+				continue
+			}
+			var t map[string]toml.Primitive
+			if err := md.PrimitiveDecode(doc[key], &t); err != nil {
+				l.fail(key, "%v", err)
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				full := key + "." + k
+				v, line := probe(md, t[k])
+				l.lines[full] = line
+				i := slices.IndexFunc(settings, func(s *setting) bool { return s.key == full })
+				switch {
+				case i < 0:
+					l.fail(full, "unknown key (known in [%s]: %s)", key, knownKeys(key))
+				case l.takes(settings[i]):
+					l.setFile(l.fs, settings[i], full, v)
 				}
 			}
 		default:
@@ -327,81 +198,177 @@ func (l *configLoader) readFile(data []byte) {
 	}
 }
 
-// set stores a file value through storeTOML, remembering that the file set key.
-func (l *configLoader) set(key string, v any, str *string, num *int, boolean *bool) {
-	l.inFile[key] = true
-	if msg := storeTOML(v, str, num, boolean); msg != "" {
-		l.fail(key, "%s", msg)
-	}
-}
-
-func knownKeys(table string) string {
-	var keys []string
-	if table == "port" {
-		for _, s := range portSettings {
-			keys = append(keys, s.key)
-		}
-	} else {
-		for _, s := range globalSettings {
-			if k, ok := strings.CutPrefix(s.key, table+"."); ok {
-				keys = append(keys, k)
+// readPorts makes a port of each [[port]] table, over the port settings' defaults.
+// TOML keeps one position per key path, so a key's line is known only in a file
+// with one [[port]] table; with several, the error names the table's number.
+func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive) {
+	l.c.Ports = make([]daemon.PortConfig, len(tables))
+	l.portFS = make([]*pflag.FlagSet, len(tables))
+	for i, t := range tables {
+		l.portFS[i] = l.portFlags(&l.c.Ports[i])
+		// The name first, so that errors about the other keys can show it.
+		if v, _ := probe(md, t["name"]); v != nil {
+			if name, ok := v.(string); ok {
+				l.c.Ports[i].Name = name
 			}
 		}
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			full := portKey(i, k)
+			v, line := probe(md, t[k])
+			if len(tables) == 1 {
+				l.lines[full] = line
+			}
+			j := slices.IndexFunc(settings, func(s *setting) bool { return s.key == "port."+k })
+			if j < 0 {
+				l.fail(full, "unknown key (known in [[port]]: %s)", knownKeys("port"))
+				continue
+			}
+			l.setFile(l.portFS[i], settings[j], full, v)
+		}
 	}
-	return strings.Join(keys, ", ")
 }
 
-// flags applies the flags given on the command line. The port flags apply to the
-// one port: the file's only [[port]], or a port of their own when the file has none
-// (then --port is needed). With several ports in the file they would be ambiguous.
-func (l *configLoader) flags(fs *flag.FlagSet) {
-	var portFlags []*flag.Flag
-	fs.Visit(func(f *flag.Flag) {
-		if i := slices.IndexFunc(globalSettings, func(s setting[config]) bool { return s.flag == f.Name }); i >= 0 {
-			s := globalSettings[i]
-			l.src[s.key] = "--" + f.Name
-			s.applyFlag(&l.c, f.Value.String())
+// portFlags binds the port settings to p, with their defaults.
+func (l *loader) portFlags(p *daemon.PortConfig) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("port", pflag.ContinueOnError)
+	var ports []*setting
+	for _, s := range l.ss {
+		if s.port != nil {
+			ports = append(ports, s)
 		}
-		if slices.ContainsFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name }) {
-			portFlags = append(portFlags, f)
-		}
-	})
-	if len(portFlags) == 0 {
+	}
+	bindSettings(fs, ports, nil, p)
+	return fs
+}
+
+// setFile sets s from the file's value v, checking its TOML type.
+func (l *loader) setFile(fs *pflag.FlagSet, s *setting, key string, v any) {
+	str, msg := tomlString(s.def, v)
+	if msg != "" {
+		l.fail(key, "%s", msg)
 		return
 	}
-	switch len(l.c.Ports) {
-	case 0:
-		if !slices.ContainsFunc(portFlags, func(f *flag.Flag) bool { return f.Name == "port" }) {
-			l.errs = append(l.errs, &configError{Key: "--" + portFlags[0].Name, Msg: "no port to apply it to: give --port too, or a [[port]] in the config file"})
+	if err := fs.Set(s.flag(), str); err != nil {
+		l.fail(key, "%q: want %s", str, wantType(s.def))
+	}
+}
+
+// environment lays $SCOREBOARD_... over the file.
+func (l *loader) environment(getenv func(string) (string, bool)) {
+	for _, s := range l.ss {
+		v, ok := getenv(s.env())
+		if !ok || v == "" {
+			continue
+		}
+		where := "$" + s.env()
+		if s.port != nil {
+			l.overrides = append(l.overrides, override{s, v, where})
+			continue
+		}
+		l.from[s.key] = where
+		if err := l.fs.Set(s.flag(), v); err != nil {
+			l.fail(s.key, "%q: want %s", v, wantType(s.def))
+		}
+	}
+}
+
+// commandLine lays the flags given on the command line over the rest. The flag
+// parser has checked their syntax.
+func (l *loader) commandLine(cmdline *pflag.FlagSet) {
+	if cmdline == nil {
+		return
+	}
+	byFlag := map[string]*setting{}
+	for _, s := range l.ss {
+		byFlag[s.flag()] = s
+		if strings.HasPrefix(s.alias, "no-") {
+			byFlag[s.alias] = s
+		}
+	}
+	cmdline.Visit(func(f *pflag.Flag) {
+		s := byFlag[f.Name]
+		if s == nil {
 			return
 		}
-		l.c.Ports = []configPort{{}}
-		l.portFromFlags = true
+		if s.port != nil {
+			l.overrides = append(l.overrides, override{s, f.Value.String(), "--" + f.Name})
+			return
+		}
+		if err := l.fs.Set(f.Name, f.Value.String()); err != nil {
+			l.errs = append(l.errs, &configError{Key: "--" + f.Name, Msg: err.Error()})
+		}
+		l.from[s.key] = "--" + f.Name
+	})
+}
+
+// applyPort lays the port settings of the environment and the command line on the
+// one port: the file's only [[port]], or a port of their own when the file has none
+// (then a device is needed). With several ports in the file they would be ambiguous.
+func (l *loader) applyPort() {
+	if len(l.overrides) == 0 {
+		return
+	}
+	first := l.overrides[0].where
+	switch len(l.c.Ports) {
+	case 0:
+		if !slices.ContainsFunc(l.overrides, func(o override) bool { return o.s.key == "port.device" }) {
+			l.errs = append(l.errs, &configError{Key: first,
+				Msg: "no port to apply it to: give --port-device too, or a [[port]] in the config file"})
+			return
+		}
+		l.c.Ports = []daemon.PortConfig{{}}
+		l.portFS = []*pflag.FlagSet{l.portFlags(&l.c.Ports[0])}
+		l.portFromCmd = true
 	case 1:
 	default:
-		l.errs = append(l.errs, &configError{Key: "--" + portFlags[0].Name,
+		l.errs = append(l.errs, &configError{Key: first,
 			Msg: fmt.Sprintf("the config file %s has %d ports: set it in each one's [[port]] table", l.file, len(l.c.Ports))})
 		return
 	}
-	p := &l.c.Ports[0]
-	for _, f := range portFlags {
-		s := portSettings[slices.IndexFunc(portSettings, func(s setting[configPort]) bool { return s.flag == f.Name })]
-		key := "port.0." + s.key
-		l.src[key] = "--" + f.Name
-		if msg := s.parseFlag(p, f.Value.String()); msg != "" {
-			l.fail(key, "%s", msg)
+	for _, o := range l.overrides {
+		key := portKey(0, o.s.name())
+		l.from[key] = o.where
+		if err := l.portFS[0].Set(o.s.flag(), o.v); err != nil {
+			l.fail(key, "%q: want %s", o.v, wantType(o.s.def))
 		}
 	}
 }
 
-// validate checks what can be checked before anything starts.
-func (l *configLoader) validate() {
+// validate checks what can be checked before anything starts: each setting on its
+// own (its check), then the settings that go together.
+func (l *loader) validate() {
+	for i := range l.c.Ports {
+		if p := &l.c.Ports[i]; p.Name == "" {
+			p.Name = daemon.DefaultName(p.Device)
+		}
+	}
+	for _, s := range l.ss {
+		if s.check == nil {
+			continue
+		}
+		if s.port == nil {
+			if l.failed[s.key] {
+				continue
+			}
+			if msg := s.check(reflect.ValueOf(s.global(&l.c)).Elem().Interface()); msg != "" {
+				l.fail(s.key, "%s", msg)
+			}
+			continue
+		}
+		for i := range l.c.Ports {
+			if l.failed[portKey(i, s.name())] {
+				continue
+			}
+			if msg := s.check(reflect.ValueOf(s.port(&l.c.Ports[i])).Elem().Interface()); msg != "" {
+				l.fail(portKey(i, s.name()), "%s", msg)
+			}
+		}
+	}
+
 	n := &l.c.NATS
-	if n.URL == "" {
+	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {
-			if host, _, err := bus.ParseListen(n.Listen); err != nil {
-				l.fail("nats.listen", "%v", err)
-			} else if !bus.Loopback(host) && n.ListenToken == "" && n.ListenUser == "" {
+			if host, _, err := bus.ParseListen(n.Listen); err == nil && !bus.Loopback(host) && n.ListenToken == "" && n.ListenUser == "" {
 				l.fail("nats.listen", "%q is beyond loopback, where anyone could publish dumps and read results: "+
 					"set --nats-listen-token ($SCOREBOARD_NATS_LISTEN_TOKEN, nats.listen_token), or "+
 					"--nats-listen-user and --nats-listen-password ($SCOREBOARD_NATS_LISTEN_PASSWORD, "+
@@ -414,13 +381,14 @@ func (l *configLoader) validate() {
 		case (n.ListenUser == "") != (n.ListenPassword == ""):
 			l.fail("nats.listen_user", "nats.listen_user and nats.listen_password go together")
 		}
-	} else {
+	} else if n.URL != "" {
 		// A --nats-url given on the command line wins over the file's listener; from
 		// the same place, or a --nats-listen against the file's URL, they contradict
 		// each other.
-		_, urlFlag := l.src["nats.url"]
-		_, listenFlag := l.src["nats.listen"]
-		if listenFlag || (l.inFile["nats.listen"] && !urlFlag) {
+		urlFrom, listenFrom := l.from["nats.url"], l.from["nats.listen"]
+		_, listenInFile := l.lines["nats.listen"]
+		if l.has("nats.listen") && ((listenFrom != "" && listenFrom != "$"+settingByKey("nats.listen").env()) ||
+			(listenInFile && listenFrom == "" && !strings.HasPrefix(urlFrom, "--"))) {
 			l.fail("nats.listen", "the embedded server's listener cannot go with nats.url (an existing server)")
 		}
 		// The URLs may carry a password or a token: errors show them redacted.
@@ -448,87 +416,171 @@ func (l *configLoader) validate() {
 	}
 	for _, f := range []struct{ key, file string }{{"nats.nkey", n.NKey}, {"nats.creds", n.Creds},
 		{"nats.tls_ca", n.TLSCA}, {"nats.tls_cert", n.TLSCert}, {"nats.tls_key", n.TLSKey}} {
-		key, file := f.key, f.file
-		if file == "" {
+		if f.file == "" {
 			continue
 		}
-		if fi, err := os.Stat(file); err != nil {
-			l.fail(key, "%v", err)
+		if fi, err := os.Stat(f.file); err != nil {
+			l.fail(f.key, "%v", err)
 		} else if fi.IsDir() {
-			l.fail(key, "%s is a directory, want a file", file)
-		}
-	}
-	if h := l.c.HTTP.Listen; h != httpOff {
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			l.fail("http.listen", "%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
-		}
-	}
-	if !bus.ValidPrefix(n.Prefix) {
-		l.fail("nats.prefix", "%q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", n.Prefix)
-	}
-	if _, err := logging.ParseLevel(l.c.Log.Level); err != nil {
-		l.fail("log.level", "%v", err)
-	}
-	if _, err := logging.ParseFormat(l.c.Log.Format); err != nil {
-		l.fail("log.format", "%v", err)
-	}
-	for _, d := range []struct{ key, v string }{
-		{"daemon.request_timeout", l.c.Daemon.RequestTimeout},
-		{"daemon.drain", l.c.Daemon.Drain},
-	} {
-		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
-			l.fail(d.key, "%q: want a positive duration such as 2s or 500ms", d.v)
-		}
-	}
-	if h := l.c.History; h.Enabled {
-		if v, err := history.ParseAge(h.MaxAge); err != nil || v <= 0 {
-			l.fail("history.max_age", "%q: want a positive duration such as 90d, 36h or 1d12h", h.MaxAge)
-		}
-		if v, err := history.ParseSize(h.MaxBytes); err != nil || v <= 0 {
-			l.fail("history.max_bytes", "%q: want a positive size such as 1GiB, 512MiB or 100MB", h.MaxBytes)
-		}
-		if h.Replicas < 1 || h.Replicas > 5 {
-			l.fail("history.replicas", "%d: want 1 to 5 (JetStream's limit): 1 on one server, 3 on a 3-node cluster", h.Replicas)
+			l.fail(f.key, "%s is a directory, want a file", f.file)
 		}
 	}
 
 	names, devices := map[string]int{}, map[string]int{}
-	for i := range l.c.Ports {
-		p := &l.c.Ports[i]
-		key := func(k string) string { return fmt.Sprintf("port.%d.%s", i, k) }
-		if p.Name == "" {
-			p.Name = daemon.DefaultName(p.Device)
-		}
+	for i, p := range l.c.Ports {
 		if !bus.ValidToken(p.Name) {
-			l.fail(key("name"), "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)
+			l.fail(portKey(i, "name"), "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)
 		} else if j, dup := names[p.Name]; dup {
-			l.fail(key("name"), "%q is also the name of [[port]] %d: give each port its own name", p.Name, j+1)
+			l.fail(portKey(i, "name"), "%q is also the name of [[port]] %d: give each port its own name", p.Name, j+1)
 		} else {
 			names[p.Name] = i
 		}
 		switch j, dup := devices[p.Device]; {
 		case p.Device == "":
-			l.fail(key("device"), "missing: the serial device's path (such as /dev/serial/by-id/...), or - for stdin/stdout")
+			l.fail(portKey(i, "device"), "missing: the serial device's path (such as /dev/serial/by-id/...), or - for stdin/stdout")
 		case dup:
-			l.fail(key("device"), "%s is also the device of [[port]] %d", p.Device, j+1)
+			l.fail(portKey(i, "device"), "%s is also the device of [[port]] %d", p.Device, j+1)
 		default:
 			devices[p.Device] = i
 		}
 		if p.Problem == "" {
-			l.fail(key("problem"), "missing: one of %s", strings.Join(engine.Names(), ", "))
-		} else if _, ok := engine.Lookup(p.Problem); !ok {
-			l.fail(key("problem"), "unknown problem %q: want one of %s", p.Problem, strings.Join(engine.Names(), ", "))
-		}
-		// Each setting on its own (the zero values are the defaults), so that an
-		// error points at its key.
-		for _, ls := range []struct {
-			key string
-			ls  serialio.LineSettings
-		}{{"baud", serialio.LineSettings{Baud: p.Baud}}, {"data_bits", serialio.LineSettings{DataBits: p.DataBits}},
-			{"parity", serialio.LineSettings{Parity: p.Parity}}, {"stop_bits", serialio.LineSettings{StopBits: p.StopBits}}} {
-			if err := ls.ls.Validate(); err != nil {
-				l.fail(key(ls.key), "%v", err)
-			}
+			l.fail(portKey(i, "problem"), "missing: one of %s", strings.Join(engine.Names(), ", "))
 		}
 	}
+}
+
+// probe returns a TOML value as decoded (string, int64, bool, map[string]any...) and
+// the line of its key. TOML gives a key's position only in an error, so probe's
+// Unmarshaler takes the value and always fails.
+func probe(md toml.MetaData, p toml.Primitive) (any, int) {
+	var v any
+	err := md.PrimitiveDecode(p, prober{&v})
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return v, pe.Position.Line
+	}
+	return v, 0
+}
+
+type prober struct{ v *any }
+
+var errProbed = errors.New("probed")
+
+func (p prober) UnmarshalTOML(v any) error { *p.v = v; return errProbed }
+
+// tomlString checks a file value's TOML type against the setting's, and returns it
+// as a flag would give it.
+func tomlString(def, v any) (string, string) {
+	switch def.(type) {
+	case int:
+		n, ok := v.(int64)
+		if !ok {
+			return "", fmt.Sprintf("want %s, got %s", wantType(def), describeValue(v))
+		}
+		if n < 0 || n > 1<<31-1 {
+			return "", fmt.Sprintf("%d is out of range", n)
+		}
+		return strconv.FormatInt(n, 10), ""
+	case bool:
+		b, ok := v.(bool)
+		if !ok {
+			return "", fmt.Sprintf("want %s, got %s", wantType(def), describeValue(v))
+		}
+		return strconv.FormatBool(b), ""
+	default:
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Sprintf("want %s, got %s", wantType(def), describeValue(v))
+		}
+		return s, ""
+	}
+}
+
+// wantType says what a setting of def's type takes.
+func wantType(def any) string {
+	switch def.(type) {
+	case int:
+		return "an integer"
+	case bool:
+		return "true or false"
+	case time.Duration:
+		return "a duration such as 2s or 500ms"
+	}
+	return "a string"
+}
+
+// describeValue names a decoded TOML value's type, with the value when it is short.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		if len(v) > 40 {
+			return "a string"
+		}
+		return fmt.Sprintf("the string %q", v)
+	case int64:
+		return fmt.Sprintf("the integer %d", v)
+	case float64:
+		return fmt.Sprintf("the float %v", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case time.Time:
+		return "a date or time"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+func knownKeys(table string) string {
+	var keys []string
+	for _, s := range settings {
+		if s.table() == table {
+			keys = append(keys, s.name())
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
+// configError is one thing wrong with the configuration: where (the file and the key,
+// with its line; or the flag, or the environment variable) and what.
+type configError struct {
+	File string // the config file, when the setting came from it
+	Line int    // from 1, when known
+	Key  string // the key in the file ("nats.url", "[[port]] 2 (\"lobby\") baud"), or "--flag", or "$VAR"
+	Msg  string
+}
+
+func (e *configError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		fmt.Fprintf(&b, "config %s: ", e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", e.Line)
+		}
+		if e.Key != "" {
+			fmt.Fprintf(&b, "key %s: ", e.Key)
+		}
+	} else if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// fromCommandLine says whether every error in err is about a flag given: a usage
+// error, which exits 2.
+func fromCommandLine(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var ce *configError
+		if !errors.As(e, &ce) || ce.File != "" || !strings.HasPrefix(ce.Key, "--") {
+			return false
+		}
+	}
+	return len(errs) > 0
 }

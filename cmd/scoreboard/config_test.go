@@ -2,29 +2,52 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/serialio"
 )
 
-// configFlags is the flag set of run as far as the config is concerned: the real NATS
-// and log flags, and the port flags.
-func configFlags(t *testing.T, args ...string) *flag.FlagSet {
+// configFlags is run's flag set, parsed from args.
+func configFlags(t *testing.T, args ...string) *pflag.FlagSet {
 	t.Helper()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addRunFlags(fs)
+	fs := runCommand(stdio{}).Flags()
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	return fs
 }
+
+// parseRunConfig is parseConfig with run's settings.
+func parseRunConfig(path string, data []byte, fs *pflag.FlagSet, getenv func(string) (string, bool)) (config, error) {
+	return parseConfig(fs, settings, path, data, getenv)
+}
+
+// loadRunConfig is loadConfig with run's settings.
+func loadRunConfig(path string, fs *pflag.FlagSet) (config, error) {
+	return loadConfig(fs, settings, path)
+}
+
+// defaultConfig is run's configuration with every setting at its default.
+func defaultConfig() config {
+	var c config
+	c.NATS.Listen, c.NATS.Prefix = "127.0.0.1:4222", "scoreboard"
+	c.Log.Level = "info"
+	c.Daemon.RequestTimeout, c.Daemon.Drain, c.Daemon.Workers = 2*time.Second, 5*time.Second, true
+	c.History.Enabled, c.History.MaxAge, c.History.MaxBytes, c.History.Replicas = true, "90d", "1GiB", 1
+	c.HTTP.Listen = "127.0.0.1:8080"
+	return c
+}
+
+// defaultLine is a port's line settings at their defaults.
+var defaultLine = serialio.LineSettings{Baud: 9600, DataBits: 8, Parity: "none", StopBits: "1"}
 
 // writeConfig writes a config file and returns its path.
 func writeConfig(t *testing.T, text string) string {
@@ -39,18 +62,11 @@ func writeConfig(t *testing.T, text string) string {
 func noEnv(string) (string, bool) { return "", false }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := parseConfig("", nil, configFlags(t), noEnv)
+	c, err := parseRunConfig("", nil, configFlags(t), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{
-		NATS:    configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
-		Log:     configLog{Level: "info"},
-		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s", Workers: true},
-		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
-		HTTP:    configHTTP{Listen: "127.0.0.1:8080"},
-	}
-	if !reflect.DeepEqual(c, want) {
+	if want := defaultConfig(); !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
 	}
 }
@@ -87,41 +103,36 @@ parity = "even"
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	data, _ := os.ReadFile(path)
 
-	c, err := parseConfig(path, data, configFlags(t, "--log-level", "warn", "--baud", "38400", "--request-timeout", "3s"), getenv)
+	c, err := parseRunConfig(path, data, configFlags(t, "--log-level", "warn", "--baud", "38400", "--request-timeout", "3s"), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{
-		NATS: configNATS{
-			URL:      "nats://file.example:4222", // file over default
-			Listen:   "127.0.0.1:4222",           // default
-			User:     "club",
-			Password: "from-env", // environment over file
-			Prefix:   "club",
-		},
-		Log:     configLog{Level: "warn", Format: "console"},                    // flag over file; file
-		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s", Workers: true}, // flag over file; file
-		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
-		HTTP:    configHTTP{Listen: "0.0.0.0:8080"}, // file over default
-		Ports: []configPort{{
-			Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
-			LineSettings: serialio.LineSettings{Baud: 38400, Parity: "even"}, // flag over file; file
-		}},
-	}
+	want := defaultConfig()
+	want.NATS.URL = "nats://file.example:4222" // file over default; the listener is the default
+	want.NATS.User = "club"
+	want.NATS.Password = "from-env" // environment over file
+	want.NATS.Prefix = "club"
+	want.Log.Level, want.Log.Format = "warn", "console"                         // flag over file; file
+	want.Daemon.RequestTimeout, want.Daemon.Drain = 3*time.Second, 9*time.Second // flag over file; file
+	want.HTTP.Listen = "0.0.0.0:8080"                                           // file over default
+	want.Ports = []daemon.PortConfig{{
+		Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
+		Line: serialio.LineSettings{Baud: 38400, DataBits: 8, Parity: "even", StopBits: "1"}, // flag over file; file; defaults
+	}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
 	}
 
 	// A flag over the environment.
-	c, err = parseConfig(path, data, configFlags(t, "--nats-password", "from-flag"), getenv)
+	c, err = parseRunConfig(path, data, configFlags(t, "--nats-password", "from-flag"), getenv)
 	if err != nil || c.NATS.Password != "from-flag" {
 		t.Errorf("--nats-password with $SCOREBOARD_NATS_PASSWORD set: got %q, %v", c.NATS.Password, err)
 	}
 
 	// loadConfig reads the file and the real environment.
 	t.Setenv("SCOREBOARD_NATS_PASSWORD", "from-real-env")
-	c, err = loadConfig(path, configFlags(t))
-	if err != nil || c.NATS.Password != "from-real-env" || c.Ports[0].Baud != 19200 {
+	c, err = loadRunConfig(path, configFlags(t))
+	if err != nil || c.NATS.Password != "from-real-env" || c.Ports[0].Line.Baud != 19200 {
 		t.Errorf("loadConfig: %+v, %v", c, err)
 	}
 }
@@ -138,24 +149,25 @@ max_bytes = "512MiB"
 replicas = 3
 `)
 	data, _ := os.ReadFile(path)
-	c, err := parseConfig(path, data, configFlags(t), noEnv)
+	c, err := parseRunConfig(path, data, configFlags(t), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := configHistory{Enabled: true, MaxAge: "30d", MaxBytes: "512MiB", Replicas: 3}
+	want := defaultConfig().History
+	want.MaxAge, want.MaxBytes, want.Replicas = "30d", "512MiB", 3
 	if c.History != want || c.Daemon.StateDir != "/var/lib/scoreboard" {
 		t.Errorf("from the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
 	}
-	c, err = parseConfig(path, data, configFlags(t, "--history=false", "--history-replicas", "1", "--state-dir", "/tmp/s", "--history-max-age", "36h"), noEnv)
+	c, err = parseRunConfig(path, data, configFlags(t, "--history=false", "--history-replicas", "1", "--state-dir", "/tmp/s", "--history-max-age", "36h"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = configHistory{Enabled: false, MaxAge: "36h", MaxBytes: "512MiB", Replicas: 1}
+	want.Enabled, want.MaxAge, want.Replicas = false, "36h", 1
 	if c.History != want || c.Daemon.StateDir != "/tmp/s" {
 		t.Errorf("flags over the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
 	}
 	// A bad value from a flag names the flag.
-	_, err = parseConfig(path, data, configFlags(t, "--history-max-bytes", "huge"), noEnv)
+	_, err = parseRunConfig(path, data, configFlags(t, "--history-max-bytes", "huge"), noEnv)
 	if err == nil || !strings.Contains(err.Error(), "--history-max-bytes: \"huge\"") {
 		t.Errorf("bad --history-max-bytes: %v", err)
 	}
@@ -179,7 +191,7 @@ func TestConfigNoWorkers(t *testing.T) {
 		if tc.file != "" {
 			path = writeConfig(t, tc.file)
 		}
-		c, err := parseConfig(path, []byte(tc.file), configFlags(t, tc.flags...), noEnv)
+		c, err := parseRunConfig(path, []byte(tc.file), configFlags(t, tc.flags...), noEnv)
 		if err != nil || c.Daemon.Workers != tc.want {
 			t.Errorf("file %q, flags %q: workers %v (%v), want %v", tc.file, tc.flags, c.Daemon.Workers, err, tc.want)
 		}
@@ -187,11 +199,11 @@ func TestConfigNoWorkers(t *testing.T) {
 }
 
 func TestConfigPortFromFlags(t *testing.T) {
-	c, err := parseConfig("", nil, configFlags(t, "--port", "-", "--problem", "replay", "--error-line"), noEnv)
+	c, err := parseRunConfig("", nil, configFlags(t, "--port", "-", "--problem", "replay", "--error-line"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []configPort{{Name: "stdio", Device: "-", Problem: "replay", ErrorLine: true}}
+	want := []daemon.PortConfig{{Name: "stdio", Device: "-", Problem: "replay", ErrorLine: true, Line: defaultLine}}
 	if !reflect.DeepEqual(c.Ports, want) {
 		t.Errorf("got %+v, want %+v", c.Ports, want)
 	}
@@ -201,17 +213,17 @@ func TestConfigPortFromFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"", []string{"--problem", "goscore"}, "--problem: no port to apply it to"},
-		{"", []string{"--port", "/dev/ttyUSB0"}, "--problem: missing: one of"},
-		{"", []string{"--port", "-", "--problem", "chess"}, `--problem: unknown problem "chess"`},
-		{"", []string{"--port", "-", "--problem", "goscore", "--parity", "often"}, `--parity: parity "often"`},
+		{"", []string{"--problem", "goscore"}, "--port-problem: no port to apply it to"},
+		{"", []string{"--port", "/dev/ttyUSB0"}, "--port-problem: missing: one of"},
+		{"", []string{"--port", "-", "--problem", "chess"}, `--port-problem: unknown problem "chess"`},
+		{"", []string{"--port", "-", "--problem", "goscore", "--parity", "often"}, `--port-parity: parity "often"`},
 		{"", []string{"--port", "-", "--problem", "goscore", "--port-name", "Big Hall"}, `--port-name: "Big Hall": want lowercase`},
 		{"", []string{"--nats-listen", "localhost"}, `--nats-listen: listen address "localhost"`},
 		{"", []string{"--nats-url", "nats://x:4222", "--nats-listen", "127.0.0.1:1"}, "--nats-listen: the embedded server's listener cannot go with nats.url"},
 		{"", []string{"--log-format", "xml"}, `--log-format: log format "xml"`},
-		{"", []string{"--http", "8080"}, `--http: "8080": want HOST:PORT`},
+		{"", []string{"--http", "8080"}, `--http-listen: "8080": want HOST:PORT`},
 		{"[[port]]\ndevice='/dev/a'\nproblem='goscore'\nname='a'\n[[port]]\ndevice='/dev/b'\nproblem='goscore'\nname='b'\n",
-			[]string{"--baud", "19200"}, "--baud: the config file CONFIG has 2 ports"},
+			[]string{"--baud", "19200"}, "--port-baud: the config file CONFIG has 2 ports"},
 	} {
 		var path string
 		var data []byte
@@ -219,7 +231,7 @@ func TestConfigPortFromFlags(t *testing.T) {
 			path = writeConfig(t, tc.file)
 			data = []byte(tc.file)
 		}
-		_, err := parseConfig(path, data, configFlags(t, tc.args...), noEnv)
+		_, err := parseRunConfig(path, data, configFlags(t, tc.args...), noEnv)
 		want := strings.ReplaceAll(tc.want, "CONFIG", path)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error with %q", tc.args, err, want)
@@ -229,7 +241,7 @@ func TestConfigPortFromFlags(t *testing.T) {
 	// A flag given on the command line wins over the file's listener.
 	path := writeConfig(t, "[nats]\nlisten = '127.0.0.1:5222'\n")
 	data, _ := os.ReadFile(path)
-	if c, err := parseConfig(path, data, configFlags(t, "--nats-url", "nats://x:4222"), noEnv); err != nil || c.NATS.URL != "nats://x:4222" {
+	if c, err := parseRunConfig(path, data, configFlags(t, "--nats-url", "nats://x:4222"), noEnv); err != nil || c.NATS.URL != "nats://x:4222" {
 		t.Errorf("--nats-url over the file's listener: %+v %v", c.NATS, err)
 	}
 }
@@ -246,13 +258,14 @@ func TestConfigBadFiles(t *testing.T) {
 		msg        string // part of what it says
 	}{
 		{"unknown top-level key", "colour = 'red'\n", "colour", 0, "unknown key"},
-		{"unknown key in nats", "[nats]\nurll = 'nats://x:4222'\n", "nats.urll", 0, "unknown key (known in [nats]: listen, url,"},
+		{"unknown key in nats", "[nats]\nurll = 'nats://x:4222'\n", "nats.urll", 0, "unknown key (known in [nats]: listen, listen_token,"},
 		{"unknown key in port", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\nbaudrate = 9600\n",
 			`[[port]] 1 ("lobby") baudrate`, 0, "unknown key (known in [[port]]: name, device,"},
 		{"wrong type of int", goodPort + goodPort[0:0] + "\n[[port]]\nname = 'hall'\ndevice = '/dev/ttyACM0'\nproblem = 'othello'\nbaud = 'fast'\n",
 			`[[port]] 2 ("hall") baud`, 0, `want an integer, got the string "fast"`},
 		{"wrong type of string", "[log]\nlevel = 3\n", "log.level", 0, "want a string, got the integer 3"},
-		{"bad duration", "[daemon]\ndrain = 'forever'\n", "daemon.drain", 0, `"forever": want a positive duration`},
+		{"bad duration", "[daemon]\ndrain = 'forever'\n", "daemon.drain", 0, `"forever": want a duration such as 2s`},
+		{"negative duration", "[daemon]\nrequest_timeout = '-1s'\n", "daemon.request_timeout", 0, `-1s: want a positive duration`},
 		{"wrong type of bool", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\nerror_line = 'yes'\n",
 			`[[port]] 1 ("lobby") error_line`, 0, "want true or false"},
 		{"table for a key", "nats = 'nats://x'\n", "nats", 0, "want a table [nats]"},
@@ -266,7 +279,7 @@ func TestConfigBadFiles(t *testing.T) {
 		{"missing device", "[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `[[port]] 1 ("lobby") device`, 0, "missing"},
 		{"missing problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\n", `[[port]] 1 ("lobby") problem`, 0, "missing: one of"},
 		{"unknown problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'chess'\n",
-			`[[port]] 1 ("lobby") problem`, 0, `unknown problem "chess": want one of`},
+			`[[port]] 1 ("lobby") problem`, 0, `unknown problem "chess" (problems: capture,`},
 		{"bad port name", "[[port]]\nname = 'Big Hall'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\n",
 			`[[port]] 1 ("Big Hall") name`, 0, "want lowercase letters"},
 		{"duplicate names", goodPort + "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB1'\nproblem = 'goscore'\n",
@@ -302,7 +315,7 @@ func TestConfigBadFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.text)
-			_, err := loadConfig(path, configFlags(t))
+			_, err := loadRunConfig(path, configFlags(t))
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -310,8 +323,12 @@ func TestConfigBadFiles(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("%v: not a *configError", err)
 			}
-			if ce.File != path || (tc.key != "" && ce.Key != tc.key) || ce.Line != tc.line || !strings.Contains(ce.Msg, tc.msg) {
-				t.Errorf("got %q\n%#v\nwant key %q, line %d, message with %q", err, ce, tc.key, tc.line, tc.msg)
+			line := tc.line
+			if line == 0 {
+				line = keyLine(tc.text, tc.key)
+			}
+			if ce.File != path || (tc.key != "" && ce.Key != tc.key) || ce.Line != line || !strings.Contains(ce.Msg, tc.msg) {
+				t.Errorf("got %q\n%#v\nwant key %q, line %d, message with %q", err, ce, tc.key, line, tc.msg)
 			}
 			if !strings.HasPrefix(err.Error(), "config "+path+": ") {
 				t.Errorf("%q does not start with the file", err)
@@ -320,9 +337,35 @@ func TestConfigBadFiles(t *testing.T) {
 	}
 }
 
+// keyLine is the line of key in a test's file, as a reader finds it: in its table
+// (the first [[port]]: a file with several has no line for their keys), or 0 when
+// the file does not have it.
+func keyLine(text, key string) int {
+	table, name, _ := strings.Cut(key, ".")
+	header := "[" + table + "]"
+	if rest, ok := strings.CutPrefix(key, "[[port]] "); ok {
+		if strings.Count(text, "[[port]]") > 1 {
+			return 0
+		}
+		header, name = "[[port]]", rest[strings.LastIndex(rest, " ")+1:]
+	} else if name == "" {
+		header, name = "", table
+	}
+	in := header == ""
+	for i, l := range strings.Split(text, "\n") {
+		switch {
+		case l == header:
+			in = true
+		case in && (strings.HasPrefix(l, name+" =") || l == "["+name+"]" || strings.HasPrefix(l, "["+name+"]")):
+			return i + 1
+		}
+	}
+	return 0
+}
+
 func TestConfigAllErrorsAtOnce(t *testing.T) {
 	path := writeConfig(t, "[log]\nlevel = 'loud'\n[[port]]\nname = 'lobby'\nbaud = 'fast'\n")
-	_, err := loadConfig(path, configFlags(t))
+	_, err := loadRunConfig(path, configFlags(t))
 	for _, want := range []string{"log.level", "baud", "device", "problem"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %s", err, want)
@@ -331,7 +374,7 @@ func TestConfigAllErrorsAtOnce(t *testing.T) {
 }
 
 func TestConfigMissingFile(t *testing.T) {
-	_, err := loadConfig("/nonexistent/scoreboard.toml", configFlags(t))
+	_, err := loadRunConfig("/nonexistent/scoreboard.toml", configFlags(t))
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/scoreboard.toml") {
 		t.Errorf("got %v, want an error naming the file", err)
 	}
@@ -341,7 +384,7 @@ func TestConfigMissingFile(t *testing.T) {
 // out or not, is one the daemon knows.
 func TestConfigExample(t *testing.T) {
 	const example = "../../configs/scoreboard.toml"
-	c, err := loadConfig(example, configFlags(t))
+	c, err := loadRunConfig(example, configFlags(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +406,7 @@ func TestConfigExample(t *testing.T) {
 		}
 		lines = append(lines, line)
 	}
-	_, err = parseConfig(example, []byte(strings.Join(lines, "\n")), configFlags(t), noEnv)
+	_, err = parseRunConfig(example, []byte(strings.Join(lines, "\n")), configFlags(t), noEnv)
 	for _, e := range errs(err) {
 		var ce *configError
 		if !errors.As(e, &ce) || strings.HasPrefix(ce.Msg, "unknown key") || strings.HasPrefix(ce.Msg, "want ") {
@@ -389,9 +432,9 @@ func FuzzParseConfig(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(example)
-	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
+	fs := runCommand(stdio{}).Flags()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := parseConfig("fuzz.toml", data, fs, noEnv)
+		c, err := parseRunConfig("fuzz.toml", data, fs, noEnv)
 		for _, e := range errs(err) {
 			var ce *configError
 			if !errors.As(e, &ce) || ce.File != "fuzz.toml" || ce.Msg == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -12,48 +11,55 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/render"
 )
 
-func init() {
-	register(command{
-		name:    "history",
-		summary: "lists the units kept in the history, oldest first (--json for records)",
-		run:     runHistory,
-	})
+func init() { register(historyCommand) }
+
+func historyCommand(stdio stdio) *cobra.Command {
+	var raw, sgf bool
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "lists the units kept in the history, oldest first (--json for records)",
+		Long: "Reads the history the daemon keeps in JetStream (the stream " + bus.Subjects{Prefix: bus.DefaultPrefix}.Stream() + ")\n" +
+			"and prints one line per unit, oldest first, as watch prints results: port,\n" +
+			"problem, sequence number, and the answer or the error; a unit that was read and\n" +
+			"never answered shows as unanswered. With --json, one record a line: the result\n" +
+			"JSON with \"unit\" (the unit's text) and \"time\" (when the result came). With\n" +
+			"--sgf, one SGF collection of the Go games among them (replay, goscore,\n" +
+			"territory units that were answered).\n\n" +
+			"--since and --until take " + history.TimeForms + ".",
+		Example: "  scoreboard history --since 1d --port hall\n  scoreboard history --json --problem othello --last 20 | jq .board",
+		Args:    noArgs("takes only flags (filters: --port, --problem, --since, --until, --last)"),
+	}
+	cmd.Flags().BoolVar(&raw, "json", false, "print one JSON record a line")
+	cmd.Flags().BoolVar(&sgf, "sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
+	q := addQueryFlags(cmd, true)
+	load := addSettings(cmd, natsClientKeys...)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if raw && sgf {
+			return usagef("--json and --sgf: give one of them")
+		}
+		query, err := q.query(time.Now())
+		if err != nil {
+			return err
+		}
+		c, err := load("")
+		if err != nil {
+			return err
+		}
+		return printHistory(cmd.Context(), &c, query, raw, sgf, stdio)
+	}
+	return cmd
 }
 
-func runHistory(ctx context.Context, args []string, stdio stdio) error {
-	about := "Reads the history the daemon keeps in JetStream (the stream " + bus.Subjects{Prefix: bus.DefaultPrefix}.Stream() + ")\n" +
-		"and prints one line per unit, oldest first, as watch prints results: port,\n" +
-		"problem, sequence number, and the answer or the error; a unit that was read and\n" +
-		"never answered shows as unanswered. With --json, one record a line: the result\n" +
-		"JSON with \"unit\" (the unit's text) and \"time\" (when the result came). With\n" +
-		"--sgf, one SGF collection of the Go games among them (replay, goscore,\n" +
-		"territory units that were answered).\n\n" +
-		"--since and --until take " + history.TimeForms + "."
-	fs := newFlagSet("history", "", about, stdio)
-	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
-	raw := fs.Bool("json", false, "print one JSON record a line")
-	sgf := fs.Bool("sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
-	q := addQueryFlags(fs, true)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageErr(fs, "unexpected argument %q: history takes only flags (filters: --port, --problem, --since, --until, --last)", fs.Arg(0))
-	}
-	if *raw && *sgf {
-		return errors.New("--json and --sgf: give one of them")
-	}
-	query, err := q.query(time.Now())
-	if err != nil {
-		return err
-	}
-	nc, err := nf.connect("scoreboard history", quietLogger(stdio.err))
+func printHistory(ctx context.Context, c *config, query history.Query, raw, sgf bool, stdio stdio) error {
+	nc, err := c.connect("scoreboard history", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
@@ -66,14 +72,14 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 		buf  []byte
 		recs []render.Record
 	)
-	err = history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
-		if *sgf {
+	err = history.Read(ctx, js, c.NATS.Prefix, query, func(e *history.Entry) error {
+		if sgf {
 			if answered(e) && render.HasSGF(e.Problem) {
 				recs = append(recs, render.Record{Problem: e.Problem, Unit: e.Unit})
 			}
 			return nil
 		}
-		if *raw {
+		if raw {
 			buf = append(e.JSON(buf[:0]), '\n')
 			_, err := stdio.out.Write(buf)
 			return err
@@ -81,7 +87,7 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 		_, err := fmt.Fprintln(stdio.out, e.Line())
 		return err
 	})
-	if err != nil || !*sgf {
+	if err != nil || !sgf {
 		return err
 	}
 	out, n, err := render.Collection(recs)
@@ -113,7 +119,9 @@ type queryFlags struct {
 
 // addQueryFlags binds --port (history) or --port-name (watch), --problem, --since,
 // --last, and with until --until.
-func addQueryFlags(fs *flag.FlagSet, until bool) *queryFlags {
+func addQueryFlags(cmd *cobra.Command, until bool) *queryFlags {
+	fs := cmd.Flags()
+	_ = cmd.RegisterFlagCompletionFunc("problem", completeProblems)
 	q := &queryFlags{portFlag: "port"}
 	if until {
 		q.port = fs.String("port", "", "only this port's units (its `name`)")
@@ -135,17 +143,17 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	r := history.Query{Port: *q.port, Problem: *q.problem, Last: *q.last}
 	for _, f := range []struct{ flag, v string }{{q.portFlag, r.Port}, {"problem", r.Problem}} {
 		if f.v != "" && !bus.ValidToken(f.v) {
-			return r, fmt.Errorf("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
+			return r, usagef("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
 		}
 	}
 	if r.Problem != "" {
 		// An unknown problem would match nothing, and watch would wait forever.
-		if _, err := lookupProblem(r.Problem); err != nil {
-			return r, fmt.Errorf("--problem: %w", err)
+		if _, ok := engine.Lookup(r.Problem); !ok {
+			return r, usagef("--problem: %v", problemError(r.Problem))
 		}
 	}
 	if r.Last < 0 {
-		return r, fmt.Errorf("--last %d: want a positive number of units, or 0 for all", r.Last)
+		return r, usagef("--last %d: want a positive number of units, or 0 for all", r.Last)
 	}
 	for _, f := range []struct {
 		flag, v string
@@ -156,12 +164,12 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 		}
 		t, err := history.ParseTime(f.v, now)
 		if err != nil {
-			return r, fmt.Errorf("--%s %w", f.flag, err)
+			return r, usagef("--%s %v", f.flag, err)
 		}
 		*f.t = t
 	}
 	if !r.Until.IsZero() && r.Until.Before(r.Since) {
-		return r, fmt.Errorf("--until %s is before --since %s", r.Until.Format(time.RFC3339), r.Since.Format(time.RFC3339))
+		return r, usagef("--until %s is before --since %s", r.Until.Format(time.RFC3339), r.Since.Format(time.RFC3339))
 	}
 	return r, nil
 }
@@ -170,41 +178,13 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 // default).
 const daemonAttempts = 3
 
-// historyFlags are run's history settings, merged with the config file by loadConfig.
-type historyFlags struct {
-	on                        bool
-	stateDir, maxAge, maxSize string
-	replicas                  int
-}
-
-func addHistoryFlags(fs *flag.FlagSet) *historyFlags {
-	h := &historyFlags{}
-	fs.BoolVar(&h.on, "history", true, "keep every unit and its result in JetStream, and each port's latest in a KV bucket")
-	fs.StringVar(&h.stateDir, "state-dir", "", "the embedded server's store `directory` (the history); empty: $STATE_DIRECTORY, else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard")
-	fs.StringVar(&h.maxAge, "history-max-age", defaultHistoryMaxAge, "drop units older than this `duration` (90d, 36h)")
-	fs.StringVar(&h.maxSize, "history-max-bytes", defaultHistoryMaxBytes, "drop the oldest units beyond this `size` (1GiB, 512MiB)")
-	fs.IntVar(&h.replicas, "history-replicas", 1, "copies of the history on a NATS cluster (`N`, 1 to 5)")
-	return h
-}
-
-// set takes the settings merged by loadConfig, which checked them.
-func (h *historyFlags) set(c config) {
-	h.on, h.stateDir, h.maxAge, h.maxSize, h.replicas = c.History.Enabled, c.Daemon.StateDir, c.History.MaxAge, c.History.MaxBytes, c.History.Replicas
-}
-
-func (h *historyFlags) config(prefix string) history.Config {
-	age, _ := history.ParseAge(h.maxAge)
-	size, _ := history.ParseSize(h.maxSize)
-	return history.Config{Prefix: prefix, MaxAge: age, MaxBytes: size, Replicas: h.replicas}
-}
-
 // openStore locks the state directory for the embedded server's store; nil with the
 // history off.
-func (h *historyFlags) openStore() (*history.StateDir, error) {
-	if !h.on {
+func openStore(c config) (*history.StateDir, error) {
+	if !c.History.Enabled {
 		return nil, nil
 	}
-	dir := h.stateDir
+	dir := c.Daemon.StateDir
 	if dir == "" {
 		var err error
 		if dir, err = history.DefaultStateDir(os.Getenv); err != nil {
@@ -219,14 +199,18 @@ func (h *historyFlags) openStore() (*history.StateDir, error) {
 // server has no JetStream (one warning says so; everything else works). store is the
 // embedded server's state directory (nil for an external server); recovered says it
 // held the stream before the server started, which must then have recovered it.
-func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix string, requestTimeout time.Duration, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
-	if !h.on {
+func startHistory(ctx context.Context, nc *nats.Conn, c config, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
+	if !c.History.Enabled {
 		return nil, nil
 	}
-	cfg := h.config(prefix)
+	prefix := c.NATS.Prefix
+	// Both were checked by loadConfig.
+	age, _ := history.ParseAge(c.History.MaxAge)
+	size, _ := history.ParseSize(c.History.MaxBytes)
+	cfg := history.Config{Prefix: prefix, MaxAge: age, MaxBytes: size, Replicas: c.History.Replicas}
 	// Every attempt of a unit, and a worker answering the last one late, with room
 	// to spare; the ids of a busy port held longer would only cost the server memory.
-	cfg.Duplicates = max(10*time.Second, 2*daemonAttempts*requestTimeout)
+	cfg.Duplicates = max(10*time.Second, 2*daemonAttempts*c.Daemon.RequestTimeout)
 	js, err := history.NewJetStream(nc)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
@@ -235,7 +219,7 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 	if held {
 		if _, err := js.Stream(ctx, name); err != nil {
 			return nil, fmt.Errorf("state dir %s: the history stream %s is there but could not be recovered (%v; the nats log lines above say why): "+
-				"move the directory away to start with an empty history, or give another --state-dir", store.Path, name, err)
+				"move the directory away to start with an empty history, or give another --daemon-state-dir", store.Path, name, err)
 		}
 	}
 	if _, err := history.SetupWait(ctx, js, cfg, log); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,17 +10,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	"go.bug.st/serial"
 	"go.bug.st/serial/enumerator"
 )
 
-func init() {
-	register(command{
-		name:    "ports",
-		summary: "lists serial ports (USB vendor, product, serial number, /dev/serial/by-id path)",
-		run:     runPorts,
-	})
-}
+func init() { register(portsCommand) }
 
 // serialByID is where udev keeps a stable link per USB serial device, named after its
 // vendor, product and serial number: the path to configure, since /dev/ttyUSB0 may be
@@ -40,24 +34,28 @@ type serialPort struct {
 	Product      string `json:"product,omitempty"`
 }
 
-func runPorts(ctx context.Context, args []string, io stdio) error {
-	about := "Lists the serial ports of this machine: the device, its USB vendor and product\n" +
-		"ids, serial number, manufacturer and product, and the stable " + serialByID + "\n" +
-		"path that links to it, if any. Configure a port by that path: it names the same\n" +
-		"adapter whichever ttyUSB number it gets after a replug."
-	fs := newFlagSet("ports", "", about, io)
-	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func portsCommand(io stdio) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ports",
+		Short: "lists serial ports (USB vendor, product, serial number, /dev/serial/by-id path)",
+		Long: "Lists the serial ports of this machine: the device, its USB vendor and product\n" +
+			"ids, serial number, manufacturer and product, and the stable " + serialByID + "\n" +
+			"path that links to it, if any. Configure a port by that path: it names the same\n" +
+			"adapter whichever ttyUSB number it gets after a replug.",
+		Args: noArgs("takes no arguments"),
 	}
-	if fs.NArg() != 0 {
-		return usageErr(fs, "unexpected argument %q: ports takes no arguments", fs.Arg(0))
-	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	cmd.RunE = func(*cobra.Command, []string) error { return ports(asJSON, io) }
+	return cmd
+}
+
+func ports(asJSON bool, io stdio) error {
 	ports, warn := listSerialPorts(enumerator.GetDetailedPortsList, serial.GetPortsList, serialByID)
 	if warn != nil {
 		fmt.Fprintf(io.err, "scoreboard ports: %v\n", warn)
 	}
-	if *asJSON {
+	if asJSON {
 		if ports == nil {
 			ports = []serialPort{} // [] rather than null
 		}

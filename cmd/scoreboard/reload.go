@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,12 +11,13 @@ import (
 	"github.com/goclub/scoreboard/daemon"
 )
 
-// reloadOnHangup makes run's SIGHUP read --config again (with the same flags and
-// environment over it) until ctx ends: each good configuration goes out on the
-// channel for the ports (daemon.RunReloading); a bad one is logged with every error
-// and nothing changes. The settings the ports do not own need a restart, and the
-// log says which changed. Without --config, SIGHUP is logged and ignored.
-func reloadOnHangup(ctx context.Context, f *runFlags, fs *flag.FlagSet, log zerolog.Logger) <-chan daemon.Config {
+// reloadOnHangup makes run's SIGHUP load its config file at path again (load: with
+// the same flags and environment over it, and the same declarations and checks as at
+// start) until ctx ends: each good configuration goes out on the channel for the
+// ports (daemon.RunReloading); a bad one is logged with every error and nothing
+// changes. The settings the ports do not own need a restart, and the log says which
+// changed since loaded. Without a config file, SIGHUP is logged and ignored.
+func reloadOnHangup(ctx context.Context, path string, loaded config, load func() (config, error), log zerolog.Logger) <-chan daemon.Config {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	out := make(chan daemon.Config)
@@ -29,18 +29,16 @@ func reloadOnHangup(ctx context.Context, f *runFlags, fs *flag.FlagSet, log zero
 				return
 			case <-hup:
 			}
-			if f.config == "" {
+			if path == "" {
 				log.Warn().Msg("SIGHUP: no --config file to reload; the running configuration is kept")
 				continue
 			}
-			log.Info().Str("config", f.config).Msg("SIGHUP: reloading the configuration")
-			c, err := loadConfig(f.config, fs)
+			log.Info().Str("config", path).Msg("SIGHUP: reloading the configuration")
+			c, err := load()
 			if err != nil {
-				var errs []error
+				errs := []error{err}
 				if j, ok := err.(interface{ Unwrap() []error }); ok {
 					errs = j.Unwrap()
-				} else {
-					errs = []error{err}
 				}
 				for _, e := range errs {
 					log.Error().Err(e).Msg("reload: bad configuration")
@@ -48,7 +46,7 @@ func reloadOnHangup(ctx context.Context, f *runFlags, fs *flag.FlagSet, log zero
 				log.Error().Int("errors", len(errs)).Msg("reload: the configuration has errors; the running configuration is kept")
 				continue
 			}
-			for _, s := range restartSettings(f.loaded, c) {
+			for _, s := range restartSettings(loaded, c) {
 				log.Warn().Str("setting", s).Msg("reload: changed, but applied only at the next restart")
 			}
 			select {

@@ -1,49 +1,48 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/render"
 )
 
-func init() {
-	register(command{
-		name:    "render",
-		summary: "draws a unit as SVG on stdout (or --sgf: its game record)",
-		run:     runRender,
-	})
+func init() { register(renderCommand) }
+
+func renderCommand(stdio stdio) *cobra.Command {
+	var sgf bool
+	cmd := &cobra.Command{
+		Use:   "render PROBLEM [FILE]",
+		Short: "draws a unit as SVG on stdout (or --sgf: its game record)",
+		Long: "Reads one unit of PROBLEM from FILE (or stdin), as the scoreboard dumps it, and\n" +
+			"writes its picture (SVG) on stdout: the board, the marks the problem's answer\n" +
+			"needs and the answer. With --sgf it writes the game record (SGF FF[4]) of a\n" +
+			"replay, goscore or territory unit instead. Problems: " + strings.Join(engine.Names(), ", ") + ".",
+		Example:           "  scoreboard render goscore board.txt > board.svg\n  scoreboard render --sgf replay game.txt > game.sgf",
+		Args:              problemArgs(1, "PROBLEM and at most one FILE"),
+		ValidArgsFunction: completeProblems,
+	}
+	cmd.Flags().BoolVar(&sgf, "sgf", false, "write the unit's game record (SGF) instead of its picture")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return render1(args, sgf, stdio) }
+	return cmd
 }
 
-func runRender(ctx context.Context, args []string, stdio stdio) error {
-	about := "Reads one unit of PROBLEM from FILE (or stdin), as the scoreboard dumps it, and\n" +
-		"writes its picture (SVG) on stdout: the board, the marks the problem's answer\n" +
-		"needs and the answer. With --sgf it writes the game record (SGF FF[4]) of a\n" +
-		"replay, goscore or territory unit instead. Problems: " + strings.Join(engine.Names(), ", ") + "."
-	fs := newFlagSet("render", "PROBLEM [FILE]", about, stdio)
-	sgf := fs.Bool("sgf", false, "write the unit's game record (SGF) instead of its picture")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return usageErr(fs, "want PROBLEM and at most one FILE, got %d arguments (problems: %s)", fs.NArg(), strings.Join(engine.Names(), ", "))
-	}
-	problem := fs.Arg(0)
-	p, err := lookupProblem(problem)
-	if err != nil {
-		return err
-	}
+// render1 draws the unit of args: PROBLEM [FILE].
+func render1(args []string, sgf bool, stdio stdio) error {
+	problem := args[0]
+	p, _ := engine.Lookup(problem)
 	in, name := stdio.in, "stdin"
-	if fs.NArg() == 2 && fs.Arg(1) != "-" {
-		f, err := openInput(fs.Arg(1))
+	if len(args) == 2 && args[1] != "-" {
+		f, err := openInput(args[1])
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in, name = f, fs.Arg(1)
+		in, name = f, args[1]
 	}
 	unit, err := io.ReadAll(io.LimitReader(in, int64(p.Limits().MaxUnit)+1))
 	if err != nil {
@@ -56,7 +55,7 @@ func runRender(ctx context.Context, args []string, stdio stdio) error {
 		unit = append(unit, '\n')
 	}
 	var out []byte
-	if *sgf {
+	if sgf {
 		if !render.HasSGF(problem) {
 			return fmt.Errorf("%s units have no game record: only replay, goscore and territory", problem)
 		}

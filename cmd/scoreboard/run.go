@@ -3,18 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
-	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/sdnotify"
 	"github.com/goclub/scoreboard/web"
@@ -27,140 +26,74 @@ const (
 	portStateEvery = 5 * time.Second
 )
 
-func init() {
-	register(command{
-		name:    "run",
-		summary: "the daemon: ports, workers, display writers, embedded NATS",
-		run:     runRun,
-	})
-}
+func init() { register(runCommand) }
 
-// runFlags are every flag of run, bound in one place. The settings they share with
-// the config file (--config) are merged by loadConfig: a flag given on the command
-// line wins over the file.
-type runFlags struct {
-	config string
-	nats   *natsFlags
-	listen string
-	log    *logFlags
-	port   daemon.PortConfig
-	// The embedded listener's credentials (secrets also from the environment).
-	listenToken, listenUser, listenPassword string
-	// The daemon's timing.
-	requestTimeout, drain time.Duration
-	history               *historyFlags
-	// httpListen is the page's listener (web.go), or "off".
-	httpListen string
-	// loaded is the configuration load merged, for a reload to compare with.
-	loaded config
-	// noWorkers leaves the solving to `scoreboard work` processes elsewhere.
-	noWorkers bool
-}
-
-func addRunFlags(fs *flag.FlagSet) *runFlags {
-	f := &runFlags{}
-	fs.StringVar(&f.config, "config", "", "the configuration `file` (TOML): NATS, logging, and one [[port]] table per scoreboard")
-	f.nats = addNATSFlags(fs, "empty: embed a NATS server")
-	fs.StringVar(&f.listen, "nats-listen", bus.DefaultListen, "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"")
-	fs.StringVar(&f.listenToken, "nats-listen-token", "", "the `token` clients of the embedded listener must present (or $SCOREBOARD_NATS_LISTEN_TOKEN); needed beyond loopback, or a user")
-	fs.StringVar(&f.listenUser, "nats-listen-user", "", "the user `name` clients of the embedded listener must present, with --nats-listen-password")
-	fs.StringVar(&f.listenPassword, "nats-listen-password", "", "the `password` of --nats-listen-user (or $SCOREBOARD_NATS_LISTEN_PASSWORD)")
-	f.log = addLogFlags(fs)
-	fs.StringVar(&f.port.Device, "port", "", "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only")
-	fs.StringVar(&f.port.Problem, "problem", "", "the `problem` the port's dumps are: "+strings.Join(engine.Names(), ", "))
-	fs.StringVar(&f.port.Name, "port-name", defaultPortName, "the port's `name` in subjects")
-	fs.IntVar(&f.port.Line.Baud, "baud", 9600, "the serial line's speed, in bits per second")
-	fs.IntVar(&f.port.Line.DataBits, "data-bits", 8, "the serial line's data bits, 5 to 8")
-	fs.StringVar(&f.port.Line.Parity, "parity", "none", "the serial line's parity: none, odd, even, mark or space")
-	fs.StringVar(&f.port.Line.StopBits, "stop-bits", "1", "the serial line's stop bits: 1, 1.5 or 2")
-	fs.BoolVar(&f.port.ErrorLine, "error-line", false, "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", defaultRequestTimeout, "how long a unit waits for a worker before it is sent again (3 attempts)")
-	fs.BoolVar(&f.noWorkers, "no-workers", false, "solve nothing here: serve the ports and leave the units to `scoreboard work` processes on the bus")
-	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
-	f.history = addHistoryFlags(fs)
-	fs.StringVar(&f.httpListen, "http", defaultHTTP, "the live page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"")
-	return f
-}
-
-// load merges the config file, the environment and the flags given into f, and
-// returns the daemon's configuration.
-func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
-	c, err := loadConfig(f.config, fs)
-	if err != nil {
-		return daemon.Config{}, err
+func runCommand(io stdio) *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "the daemon: ports, workers, display writers, embedded NATS",
+		Long: "Runs the daemon. By default it embeds a NATS server, listening on --nats-listen\n" +
+			"for local tools, and serves every problem on it (the 'scoreboard' micro service\n" +
+			"and the dump consumer). With --nats-url it joins an existing NATS server or\n" +
+			"cluster instead. With --port-device (or [[port]] tables in --config) it reads the\n" +
+			"scoreboards' dumps from serial devices (or stdin, with -), has them solved, and\n" +
+			"writes each answer back in order; at the end of stdin it exits once every unit\n" +
+			"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units\n" +
+			"read are answered within --daemon-drain, or get their error. SIGHUP reads\n" +
+			"--config again: ports added start, ports removed stop, ports changed restart, the\n" +
+			"others go on untouched; a bad file is logged and the running configuration kept.\n\n" +
+			"Every setting is a flag, an environment variable and a key of the config file:\n" +
+			"the flag wins over the environment, the environment over the file.",
+		Example: "  scoreboard run --port-device /dev/serial/by-id/usb-FTDI_FT232R_A12345-if00-port0 --port-problem goscore --port-name hall\n" +
+			"  scoreboard run --config /etc/scoreboard/scoreboard.toml\n" +
+			"  scoreboard run        # headless: embedded NATS and workers, no port",
+		Args: noArgs("takes only flags (the ports: --port-device, or [[port]] tables in --config)"),
 	}
-	f.nats.set(c.NATS)
-	f.log.set(c.Log)
-	f.listen = c.NATS.Listen
-	f.listenToken, f.listenUser, f.listenPassword = c.NATS.ListenToken, c.NATS.ListenUser, c.NATS.ListenPassword
-	// Both were checked by loadConfig.
-	f.requestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
-	f.drain, _ = time.ParseDuration(c.Daemon.Drain)
-	f.history.set(c)
-	f.httpListen = c.HTTP.Listen
-	f.noWorkers = !c.Daemon.Workers
-	f.loaded = c
-	cfg := daemonConfig(c)
-	return cfg, cfg.Validate()
+	cmd.Flags().StringVar(&path, "config", "", "the configuration `file` (TOML): every setting below as a key, and one [[port]] table per scoreboard")
+	load := addSettings(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := load(path)
+		if err != nil {
+			return err
+		}
+		cfg := daemonConfig(c)
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		cfg.Stdin, cfg.Stdout = io.in, io.out
+		tuneGC()
+		log, err := c.logger(io.err)
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		reloadCtx, stopReload := context.WithCancel(ctx)
+		defer stopReload()
+		reloads := reloadOnHangup(reloadCtx, path, c, func() (config, error) { return load(path) }, log)
+		err = serve(ctx, c, path != "", cfg, reloads, log)
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// Stopped while still waiting for the bus: nothing was read, nothing is lost.
+			log.Info().Err(err).Msg("stopped before the bus was up")
+			return nil
+		}
+		return err
+	}
+	return cmd
 }
 
 // daemonConfig is the daemon's part of c, checked by loadConfig.
 func daemonConfig(c config) daemon.Config {
-	cfg := daemon.Config{Prefix: c.NATS.Prefix}
-	cfg.RequestTimeout, _ = time.ParseDuration(c.Daemon.RequestTimeout)
-	cfg.Drain, _ = time.ParseDuration(c.Daemon.Drain)
-	for _, p := range c.Ports {
-		cfg.Ports = append(cfg.Ports, daemon.PortConfig{
-			Name: p.Name, Device: p.Device, Problem: p.Problem, Line: p.LineSettings, ErrorLine: p.ErrorLine,
-		})
+	return daemon.Config{
+		Prefix: c.NATS.Prefix, RequestTimeout: c.Daemon.RequestTimeout, Drain: c.Daemon.Drain,
+		Ports: slices.Clone(c.Ports),
 	}
-	return cfg
-}
-
-func runRun(ctx context.Context, args []string, io stdio) error {
-	about := "Runs the daemon. By default it embeds a NATS server, listening on --nats-listen\n" +
-		"for local tools, and serves every problem on it (the 'scoreboard' micro service\n" +
-		"and the dump consumer). With --nats-url it joins an existing NATS server or\n" +
-		"cluster instead. With --port (or [[port]] tables in --config) it reads the\n" +
-		"scoreboards' dumps from serial devices (or stdin, with -), has them solved, and\n" +
-		"writes each answer back in order; at the end of stdin it exits once every unit\n" +
-		"is answered. SIGINT or SIGTERM stop it cleanly: reading stops, and the units\n" +
-		"read are answered within --drain, or get their error. SIGHUP reads --config\n" +
-		"again: ports added start, ports removed stop, ports changed restart, the others\n" +
-		"go on untouched; a bad file is logged and the running configuration kept."
-	fs := newFlagSet("run", "", about, io)
-	f := addRunFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageErr(fs, "unexpected argument %q: run takes only flags (the ports: --port, or [[port]] tables in --config)", fs.Arg(0))
-	}
-	cfg, err := f.load(fs)
-	if err != nil {
-		return err
-	}
-	cfg.Stdin, cfg.Stdout = io.in, io.out
-	tuneGC()
-	log, err := f.log.logger(io.err)
-	if err != nil {
-		return err
-	}
-	reloadCtx, stopReload := context.WithCancel(ctx)
-	defer stopReload()
-	err = serve(ctx, f, cfg, reloadOnHangup(reloadCtx, f, fs, log), log)
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		// Stopped while still waiting for the bus: nothing was read, nothing is lost.
-		log.Info().Err(err).Msg("stopped before the bus was up")
-		return nil
-	}
-	return err
 }
 
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
 // the ports, and what tells systemd how they are. It returns when ctx ends, or when
 // every port has ended (stdin did).
-func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
+func serve(ctx context.Context, c config, reloading bool, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
 	notify, err := sdnotify.FromEnv()
 	if err != nil {
 		return err
@@ -179,19 +112,19 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		stored *bus.Server
 		conns  []*nats.Conn
 	)
-	if f.nats.url == "" {
+	if c.NATS.URL == "" {
 		// The history's store: locked for this process's life, so a second daemon
 		// on it fails here, naming it.
-		if store, err = f.history.openStore(); err != nil {
+		if store, err = openStore(c); err != nil {
 			return err
 		}
 		opts := bus.ServerOptions{
-			Listen: f.listen, Token: f.listenToken, User: f.listenUser, Password: f.listenPassword, Prefix: f.nats.prefix,
+			Listen: c.NATS.Listen, Token: c.NATS.ListenToken, User: c.NATS.ListenUser, Password: c.NATS.ListenPassword, Prefix: c.NATS.Prefix,
 		}
 		if store != nil {
 			defer store.Close()
 			opts.StoreDir = store.Path
-			held = store.HasStream(bus.Subjects{Prefix: f.nats.prefix}.Stream())
+			held = store.HasStream(c.subjects().Stream())
 		}
 		srv, err := bus.StartServerWith(opts, log)
 		if err != nil {
@@ -199,7 +132,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
-		if store != nil && f.history.on {
+		if store != nil && c.History.Enabled {
 			stored = srv
 		}
 		connect = func(name string) (*nats.Conn, error) {
@@ -210,20 +143,20 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 			return nc, err
 		}
 	} else {
-		url = f.nats.url
+		url = c.NATS.URL
 		connect = func(name string) (*nats.Conn, error) {
-			return bus.ConnectWait(ctx, f.nats.options(f.nats.url, name), log)
+			return bus.ConnectWait(ctx, c.connOptions(c.NATS.URL, name), log)
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
 	var updater *history.Updater
-	if f.history.on {
+	if c.History.Enabled {
 		hnc, err := connect("scoreboard run history")
 		if err != nil {
 			return err
 		}
 		defer hnc.Close()
-		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
+		if updater, err = startHistory(ctx, hnc, c, store, held, log); err != nil {
 			return err
 		}
 		if updater != nil {
@@ -239,7 +172,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// The ports' connection also carries the health check's ping to this process's
 	// workers, so without ports the workers' own connection does.
 	pnc := wnc
-	if len(cfg.Ports) > 0 || f.config != "" {
+	if len(cfg.Ports) > 0 || reloading {
 		if pnc, err = connect("scoreboard run ports"); err != nil {
 			return err
 		}
@@ -253,9 +186,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// Without them the health check pings any worker of the service.
 	var workers *bus.Workers
 	ping := "$SRV.PING." + bus.ServiceName
-	if !f.noWorkers {
-		o := bus.WorkerOptions{Prefix: f.nats.prefix, Version: version, Drain: cfg.Drain, Metrics: met}
-		if f.nats.url != "" {
+	if c.Daemon.Workers {
+		o := bus.WorkerOptions{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
+		if c.NATS.URL != "" {
 			// On a server of its own, the workers' connection may have the worker
 			// role: the dumps' instance of the service answers on a connection of
 			// its own (see bus.WorkerOptions.StatsConn). The embedded server's
@@ -284,7 +217,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		log.Info().Msg("stopped")
 	}()
-	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Bool("workers", workers != nil).Msg("scoreboard running")
+	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", versionString()).Int("ports", len(cfg.Ports)).Bool("workers", workers != nil).Msg("scoreboard running")
 
 	mon := daemon.NewMonitor()
 	cfg.Monitor = mon
@@ -296,7 +229,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// end (only stdin ends), so does the daemon.
 	g.Go(func() error {
 		defer stop()
-		if len(cfg.Ports) == 0 && f.config == "" {
+		if len(cfg.Ports) == 0 && !reloading {
 			<-runCtx.Done()
 			return nil
 		}
@@ -344,9 +277,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	})
 
 	// The ports' device states, for the page and any tool.
-	if len(cfg.Ports) > 0 || f.config != "" {
+	if len(cfg.Ports) > 0 || reloading {
 		g.Go(func() error {
-			daemon.PublishPortStates(runCtx, pnc, f.nats.prefix, mon, portStatePoll, portStateEvery, log)
+			daemon.PublishPortStates(runCtx, pnc, c.NATS.Prefix, mon, portStatePoll, portStateEvery, log)
 			return nil
 		})
 	}
@@ -354,15 +287,15 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// The page: a tool on the bus like any other, on its own connection. It is not
 	// what the scoreboards need, so a listener that cannot open is logged and the
 	// daemon goes on without it.
-	if f.httpListen != httpOff {
+	if c.HTTP.Listen != httpOff {
 		wbnc, err := connect("scoreboard run web")
 		if err != nil {
 			return err
 		}
 		defer wbnc.Close()
 		g.Go(func() error {
-			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
-				return web.New(wbnc, f.nats.prefix, log)
+			if err := servePage(runCtx, "web", c.HTTP.Listen, func() (*web.Server, error) {
+				return web.New(wbnc, c.NATS.Prefix, log)
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}
@@ -379,7 +312,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 
 	err = g.Wait()
 	if stored != nil {
-		settle(stored, conns, max(f.drain, time.Second), log)
+		settle(stored, conns, max(c.Daemon.Drain, time.Second), log)
 	}
 	return err
 }

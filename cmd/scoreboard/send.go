@@ -16,15 +16,10 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{
-		name:    "send",
-		summary: "publishes units as dumps by hand (--port-name), prints their answers",
-		run:     runSend,
-	})
-}
+func init() { register(sendCommand) }
 
 // sendEvent is what the reading side of send tells the printing side.
 type sendEvent struct {
@@ -34,36 +29,48 @@ type sendEvent struct {
 	err  error  // reading the input failed
 }
 
-func runSend(ctx context.Context, args []string, stdio stdio) error {
-	about := "Cuts FILE (or stdin) into units of PROBLEM and publishes each as a dump on\n" +
-		"<prefix>.dump.PROBLEM.<port-name>, numbered from 1, as a port reader would; then\n" +
-		"prints their answers on stdout in order as the results come back. A unit that\n" +
-		"cannot be framed, or whose result is an error, is reported on stderr; the exit\n" +
-		"status is 1 if any unit failed or a result did not come within --timeout.\n\n" +
-		"problems: " + strings.Join(engine.Names(), ", ")
-	fs := newFlagSet("send", "PROBLEM [FILE]", about, stdio)
-	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
-	port := fs.String("port-name", "manual", "the port `name` in the dumps' subjects")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for a missing result")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func sendCommand(stdio stdio) *cobra.Command {
+	var (
+		port    string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "send PROBLEM [FILE]",
+		Short: "publishes units as dumps by hand (--port-name), prints their answers",
+		Long: "Cuts FILE (or stdin) into units of PROBLEM and publishes each as a dump on\n" +
+			"<prefix>.dump.PROBLEM.<port-name>, numbered from 1, as a port reader would; then\n" +
+			"prints their answers on stdout in order as the results come back. A unit that\n" +
+			"cannot be framed, or whose result is an error, is reported on stderr; the exit\n" +
+			"status is 1 if any unit failed or a result did not come within --timeout.\n\n" +
+			"problems: " + strings.Join(engine.Names(), ", "),
+		Example:           "  scoreboard send goscore boards.txt\n  scoreboard send --port-name desk othello < ../shared/samples/othello.in",
+		Args:              problemArgs(1, "PROBLEM and at most one FILE"),
+		ValidArgsFunction: completeProblems,
 	}
-	switch {
-	case fs.NArg() < 1 || fs.NArg() > 2:
-		return usageErr(fs, "want PROBLEM and at most one FILE, got %d arguments (problems: %s)", fs.NArg(), strings.Join(engine.Names(), ", "))
-	case *timeout <= 0:
-		return usageErr(fs, "--timeout %v: want a positive duration such as 10s", *timeout)
+	cmd.Flags().StringVar(&port, "port-name", "manual", "the port `name` in the dumps' subjects")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for a missing result")
+	load := addSettings(cmd, natsClientKeys...)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkPositive("timeout", timeout, "10s"); err != nil {
+			return err
+		}
+		if !bus.ValidToken(port) {
+			return usagef("--port-name %q: want lowercase letters, digits, '-' and '_'", port)
+		}
+		c, err := load("")
+		if err != nil {
+			return err
+		}
+		return send(cmd.Context(), &c, args, port, timeout, stdio)
 	}
-	p, err := lookupProblem(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if !bus.ValidToken(*port) {
-		return fmt.Errorf("--port-name %q: want lowercase letters, digits, '-' and '_'", *port)
-	}
+	return cmd
+}
+
+func send(ctx context.Context, c *config, args []string, port string, timeout time.Duration, stdio stdio) error {
+	p, _ := engine.Lookup(args[0])
 	in := stdio.in
-	if fs.NArg() == 2 && fs.Arg(1) != "-" {
-		f, err := openInput(fs.Arg(1))
+	if len(args) == 2 && args[1] != "-" {
+		f, err := openInput(args[1])
 		if err != nil {
 			return err
 		}
@@ -71,12 +78,12 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 		in = f
 	}
 
-	nc, err := nf.connect("scoreboard send", quietLogger(stdio.err))
+	nc, err := c.connect("scoreboard send", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	subj := nf.subjects()
+	subj := c.subjects()
 	// The answers come on the reply subjects of the dumps, under an inbox of send's
 	// own, where only the worker that took a dump can answer it (README, "Trust").
 	// Subscribe before publishing, or the first answers could be missed.
@@ -91,8 +98,8 @@ func runSend(ctx context.Context, args []string, stdio stdio) error {
 		return fmt.Errorf("subscribe to its inbox: %w", err)
 	}
 	events := make(chan sendEvent, 64)
-	go publishUnits(ctx, nc, subj.Dump(p.Name(), *port), *port, ds, p, in, events)
-	return printResults(ctx, results, events, ds, *timeout, stdio)
+	go publishUnits(ctx, nc, subj.Dump(p.Name(), port), port, ds, p, in, events)
+	return printResults(ctx, results, events, ds, timeout, stdio)
 }
 
 // sentDumps is what send knows of the dumps it published, to check their answers.

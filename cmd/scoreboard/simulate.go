@@ -11,42 +11,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/goclub/scoreboard/serialio"
 )
 
-func init() {
-	register(command{
-		name:    "simulate",
-		summary: "plays the scoreboard on a pseudo-terminal: sends units, prints answers",
-		run:     runSimulate,
-	})
+func init() { register(simulateCommand) }
+
+func simulateCommand(io stdio) *cobra.Command {
+	var (
+		baud       int
+		link       string
+		idle, wait time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate [FILE]",
+		Short: "plays the scoreboard on a pseudo-terminal: sends units, prints answers",
+		Long: "Opens a pseudo-terminal pair and plays the scoreboard on it: prints the device\n" +
+			"path (on stderr) to give to 'scoreboard run --port-device', waits until the\n" +
+			"daemon opens it, sends FILE (or stdin) line by line at the given baud rate, and\n" +
+			"copies what comes back to stdout. It exits once everything is sent and no answer\n" +
+			"has come for --idle.",
+		Example: "  scoreboard simulate --baud 115200 --link /tmp/board ../shared/samples/othello.in\n" +
+			"  scoreboard run --port-device /tmp/board --port-problem othello --nats-listen off   # in another terminal",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("want at most one FILE, got %d arguments", len(args))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&baud, "baud", 9600, "line speed to pace the sending at (10 bits a byte); 0 sends at once")
+	cmd.Flags().StringVar(&link, "link", "", "also make `PATH` a symbolic link to the device, for a stable --port-device")
+	cmd.Flags().DurationVar(&idle, "idle", 3*time.Second, "exit when everything is sent and nothing came back for this long")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "give up if no daemon opens the device within this long (0: wait forever)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if baud < 0 {
+			return usagef("--baud %d: want a line speed, or 0 to send at once", baud)
+		}
+		return simulate(cmd.Context(), args, baud, link, idle, wait, io)
+	}
+	return cmd
 }
 
-func runSimulate(ctx context.Context, args []string, io stdio) error {
-	about := "Opens a pseudo-terminal pair and plays the scoreboard on it: prints the device\n" +
-		"path (on stderr) to give to 'scoreboard run --port', waits until the daemon opens\n" +
-		"it, sends FILE (or stdin) line by line at the given baud rate, and copies what\n" +
-		"comes back to stdout. It exits once everything is sent and no answer has come\n" +
-		"for --idle."
-	fs := newFlagSet("simulate", "[FILE]", about, io)
-	baud := fs.Int("baud", 9600, "line speed to pace the sending at (10 bits a byte); 0 sends at once")
-	link := fs.String("link", "", "also make `PATH` a symbolic link to the device, for a stable --port")
-	idle := fs.Duration("idle", 3*time.Second, "exit when everything is sent and nothing came back for this long")
-	wait := fs.Duration("wait", 0, "give up if no daemon opens the device within this long (0: wait forever)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 1:
-		return usageErr(fs, "want at most one FILE, got %d arguments", fs.NArg())
-	case *baud < 0:
-		return usageErr(fs, "--baud %d: want a line speed, or 0 to send at once", *baud)
-	}
+func simulate(ctx context.Context, args []string, baud int, link string, idle, wait time.Duration, io stdio) error {
 	input := io.in
-	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		f, err := openInput(fs.Arg(0))
+	if len(args) == 1 && args[0] != "-" {
+		f, err := openInput(args[0])
 		if err != nil {
 			return err
 		}
@@ -54,8 +66,8 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 		input = f
 	}
 
-	if *link != "" {
-		if err := checkLink(*link); err != nil {
+	if link != "" {
+		if err := checkLink(link); err != nil {
 			return err
 		}
 	}
@@ -65,26 +77,26 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	}
 	defer pt.Close()
 	master, path := pt.Master, pt.Path
-	if *link != "" {
-		_ = os.Remove(*link) // checkLink found none, or a stale one of ours
-		if err := os.Symlink(path, *link); err != nil {
-			return fmt.Errorf("--link %s: %w", *link, err)
+	if link != "" {
+		_ = os.Remove(link) // checkLink found none, or a stale one of ours
+		if err := os.Symlink(path, link); err != nil {
+			return fmt.Errorf("--link %s: %w", link, err)
 		}
 		defer func() {
 			// Only our own link: another simulate may have taken the path since.
-			if target, err := os.Readlink(*link); err == nil && target == path {
-				os.Remove(*link)
+			if target, err := os.Readlink(link); err == nil && target == path {
+				os.Remove(link)
 			}
 		}()
-		fmt.Fprintf(io.err, "scoreboard simulate: device %s (linked from %s)\n", path, *link)
+		fmt.Fprintf(io.err, "scoreboard simulate: device %s (linked from %s)\n", path, link)
 	} else {
 		fmt.Fprintf(io.err, "scoreboard simulate: device %s\n", path)
 	}
 
 	waitCtx := ctx
-	if *wait > 0 {
+	if wait > 0 {
 		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(ctx, *wait)
+		waitCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
 	if err := pt.WaitOpened(waitCtx); err != nil {
@@ -96,17 +108,17 @@ func runSimulate(ctx context.Context, args []string, io stdio) error {
 	answers := make(chan struct{}, 1)
 	go copyAnswers(io.out, master, answers)
 
-	if err := sendPaced(ctx, master, input, *baud); err != nil {
+	if err := sendPaced(ctx, master, input, baud); err != nil {
 		return err
 	}
-	timer := time.NewTimer(*idle)
+	timer := time.NewTimer(idle)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-answers:
-			timer.Reset(*idle)
+			timer.Reset(idle)
 		case <-timer.C:
 			return nil
 		}

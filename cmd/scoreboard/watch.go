@@ -8,51 +8,60 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 )
 
-func init() {
-	register(command{
-		name:    "watch",
-		summary: "prints results as they are published (--json for the raw messages)",
-		run:     runWatch,
-	})
+func init() { register(watchCommand) }
+
+func watchCommand(stdio stdio) *cobra.Command {
+	var (
+		raw   bool
+		count int
+	)
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "prints results as they are published (--json for the raw messages)",
+		Long: "Subscribes to the results (<prefix>.result.>) and prints one line per result as\n" +
+			"it is published: port, problem, sequence number, and the answer (its lines\n" +
+			"joined by \" | \") or the error. With --json it prints each message as it came.\n" +
+			"With --since or --last it first replays the results kept in the history, then\n" +
+			"follows the live ones, with no gap and no duplicate between the two.",
+		Example: "  scoreboard watch --json --problem goscore --port-name hall\n  scoreboard watch --since 2h",
+		Args:    noArgs("takes only flags (a problem: --problem NAME)"),
+	}
+	cmd.Flags().BoolVar(&raw, "json", false, "print the raw JSON messages, one a line")
+	q := addQueryFlags(cmd, false)
+	cmd.Flags().IntVar(&count, "count", 0, "exit after `N` results; 0: run until interrupted")
+	load := addSettings(cmd, natsClientKeys...)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if count < 0 {
+			return usagef("--count %d: want a number of results, or 0 for no end", count)
+		}
+		query, err := q.query(time.Now())
+		if err != nil {
+			return err
+		}
+		c, err := load("")
+		if err != nil {
+			return err
+		}
+		return watch(cmd.Context(), &c, query, raw, count, stdio)
+	}
+	return cmd
 }
 
-func runWatch(ctx context.Context, args []string, stdio stdio) error {
-	about := "Subscribes to the results (<prefix>.result.>) and prints one line per result as\n" +
-		"it is published: port, problem, sequence number, and the answer (its lines\n" +
-		"joined by \" | \") or the error. With --json it prints each message as it came.\n" +
-		"With --since or --last it first replays the results kept in the history, then\n" +
-		"follows the live ones, with no gap and no duplicate between the two."
-	fs := newFlagSet("watch", "", about, stdio)
-	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
-	raw := fs.Bool("json", false, "print the raw JSON messages, one a line")
-	q := addQueryFlags(fs, false)
-	count := fs.Int("count", 0, "exit after `N` results; 0: run until interrupted")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() != 0:
-		return usageErr(fs, "unexpected argument %q: watch takes only flags (a problem: --problem NAME)", fs.Arg(0))
-	case *count < 0:
-		return usageErr(fs, "--count %d: want a number of results, or 0 for no end", *count)
-	}
-	query, err := q.query(time.Now())
-	if err != nil {
-		return err
-	}
-	nc, err := nf.connect("scoreboard watch", quietLogger(stdio.err))
+func watch(ctx context.Context, c *config, query history.Query, raw bool, count int, stdio stdio) error {
+	nc, err := c.connect("scoreboard watch", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	n := 0
 	show := func(subject string, data []byte) bool {
-		if *raw {
+		if raw {
 			fmt.Fprintf(stdio.out, "%s\n", data)
 		} else {
 			var r bus.Result
@@ -63,7 +72,7 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 			}
 		}
 		n++
-		return *count == 0 || n < *count
+		return count == 0 || n < count
 	}
 	if !query.Since.IsZero() || query.Last > 0 {
 		// The history's ordered consumer replays, then delivers the live results.
@@ -74,16 +83,16 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 		query.Follow = true
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
-		return history.Read(ctx, js, nf.prefix, query, func(e *history.Entry) error {
+		return history.Read(ctx, js, c.NATS.Prefix, query, func(e *history.Entry) error {
 			if !show(e.Port, e.Result) {
 				stop()
 			}
 			return nil
 		})
 	}
-	subject := nf.subjects().AllResults()
+	subject := c.subjects().AllResults()
 	if query.Problem != "" || query.Port != "" {
-		subject = nf.subjects().Result(orStar(query.Problem), orStar(query.Port))
+		subject = c.subjects().Result(orStar(query.Problem), orStar(query.Port))
 	}
 	msgs := make(chan *nats.Msg, 1024)
 	sub, err := nc.ChanSubscribe(subject, msgs)

@@ -3,58 +3,52 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/web"
 )
 
-func init() {
-	register(command{
-		name:    "web",
-		summary: "serves the live page of every board (for the club's TV) from a NATS server",
-		run:     runWeb,
-	})
-}
+func init() { register(webCommand) }
 
-// httpOff turns the page's listener off.
-const httpOff = "off"
-
-// defaultHTTP is where run and web serve the page.
-const defaultHTTP = "127.0.0.1:8080"
-
-func runWeb(ctx context.Context, args []string, stdio stdio) error {
-	about := "Serves the scoreboard page on --http: one tile per port with its latest board\n" +
-		"drawn, its answer and its state, updated live. It reads the daemon's board\n" +
-		"bucket and the ports' states from the NATS server (read-only, as any tool), so\n" +
-		"it can run on the computer attached to the TV. The page needs no internet."
-	fs := newFlagSet("web", "", about, stdio)
-	nf := addNATSFlags(fs, "empty: "+defaultNATSURL+", a local daemon's embedded server")
-	addr := fs.String("http", defaultHTTP, "the page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN)")
-	lf := addLogFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func webCommand(stdio stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "serves the live page of every board (for the club's TV) from a NATS server",
+		Long: "Serves the scoreboard page on --http-listen: one tile per port with its latest\n" +
+			"board drawn, its answer and its state, updated live. It reads the daemon's board\n" +
+			"bucket and the ports' states from the NATS server (read-only, as any tool), so\n" +
+			"it can run on the computer attached to the TV. The page needs no internet.",
+		Example: "  scoreboard web --nats-url nats://club-server:4222 --http-listen 0.0.0.0:8080",
+		Args:    noArgs("takes only flags"),
 	}
-	switch {
-	case fs.NArg() != 0:
-		return usageErr(fs, "unexpected argument %q: web takes only flags", fs.Arg(0))
-	case *addr == httpOff:
-		return usageErr(fs, "--http off: the page needs a listener, HOST:PORT such as 127.0.0.1:8080")
+	load := addSettings(cmd, slices.Concat(natsClientKeys, []string{"http.listen"}, logKeys)...)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := load("")
+		if err != nil {
+			return err
+		}
+		if c.HTTP.Listen == httpOff {
+			return usagef("--http-listen off: the page needs a listener, HOST:PORT such as 127.0.0.1:8080")
+		}
+		log, err := c.logger(stdio.err)
+		if err != nil {
+			return err
+		}
+		nc, err := c.connect("scoreboard web", log)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		return servePage(cmd.Context(), nc.Opts.Name, c.HTTP.Listen, func() (*web.Server, error) {
+			return web.New(nc, c.NATS.Prefix, log)
+		}, nil, log)
 	}
-	log, err := lf.logger(stdio.err)
-	if err != nil {
-		return err
-	}
-	nc, err := nf.connect("scoreboard web", log)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	return servePage(ctx, nc.Opts.Name, *addr, func() (*web.Server, error) {
-		return web.New(nc, nf.prefix, log)
-	}, nil, log)
+	return cmd
 }
 
 // servePage runs a page server on addr until ctx ends, with met's /metrics beside it

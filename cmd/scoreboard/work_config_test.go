@@ -20,7 +20,7 @@ func TestWorkConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(envNATSToken, "t0ken")
+	t.Setenv("SCOREBOARD_NATS_TOKEN", "t0ken")
 	nc := busConnect(t, s.URL(), nats.Token("t0ken"))
 	work := busStartWork(t, nc, "--config", path)
 	busSolveRequests(t, nc, 3)
