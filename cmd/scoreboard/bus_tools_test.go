@@ -58,8 +58,8 @@ func TestBusSendBadUnits(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q, and an error naming line 5", code, out, errs, want)
 	}
 	code, _, errs = runCmd(t, in, "send", "--nats-url", url, "--port-name", "Desk", "goscore")
-	if code != 1 || !strings.Contains(errs, "--port-name") {
-		t.Errorf("a bad port name: exit %d, stderr %q", code, errs)
+	if code != 2 || !strings.Contains(errs, "--port-name") {
+		t.Errorf("a bad port name: exit %d, stderr %q; want 2, a mistake on the command line", code, errs)
 	}
 }
 

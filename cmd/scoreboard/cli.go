@@ -160,6 +160,9 @@ func unknownCommand(root *cobra.Command, name string) error {
 // help prints a command's description, usage, subcommands and flags, grouped as
 // the settings are (settings.go), each with its default and its environment variable.
 func help(cmd *cobra.Command, _ []string) {
+	// Not there yet when `help COMMAND` asks.
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
 	w := cmd.OutOrStdout()
 	desc := cmd.Long
 	if desc == "" {

@@ -19,8 +19,8 @@ func TestSecurityRunListenNeedsAuth(t *testing.T) {
 		{"--nats-listen", "0.0.0.0:0", "--nats-listen-token", "t", "--nats-listen-user", "club", "--nats-listen-password", "p"},
 	} {
 		code, _, errs := runLocked(t, "", append([]string{"run"}, args...)...)
-		if code != 1 || !strings.Contains(errs, "--nats-listen-") {
-			t.Errorf("run %v: exit %d, stderr %q; want 1 and the listener's credential options", args, code, errs)
+		if code != 2 || !strings.Contains(errs, "--nats-listen-") {
+			t.Errorf("run %v: exit %d, stderr %q; want 2 (a mistake on the command line) and the listener's credential options", args, code, errs)
 		}
 	}
 }

@@ -29,15 +29,16 @@ func TestRenderCommand(t *testing.T) {
 		args []string
 		in   string
 		want string
+		code int
 	}{
-		{[]string{"render", "chess"}, "", `unknown problem "chess"`},
-		{[]string{"render", "--sgf", "othello"}, "", "othello units have no game record"},
-		{[]string{"render", "replay"}, "5 1\nB(9,9)\n", "stdin: replay: line 2"},
-		{[]string{"render", "goscore", "/nonexistent/board.txt"}, "", "no such file"},
+		{[]string{"render", "chess"}, "", `unknown problem "chess"`, 2},
+		{[]string{"render", "--sgf", "othello"}, "", "othello units have no game record", 1},
+		{[]string{"render", "replay"}, "5 1\nB(9,9)\n", "stdin: replay: line 2", 1},
+		{[]string{"render", "goscore", "/nonexistent/board.txt"}, "", "no such file", 1},
 	} {
 		code, _, errs := runCmd(t, tc.in, tc.args...)
-		if code != 1 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tc.args, code, errs, tc.want)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestRunUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--problem", "goscore"}, "give --port too"},
+		{[]string{"--problem", "goscore"}, "give --port-device too"},
 		{[]string{"--port", "-", "--problem", "nope"}, `unknown problem "nope"`},
 		{[]string{"--port", "-"}, "problem"},
 		{[]string{"--port", "/dev/ttyUSB0", "--problem", "goscore", "--parity", "weird"}, "parity"},

@@ -53,16 +53,16 @@ func TestSolveBadUnit(t *testing.T) {
 }
 
 func TestSolveUsage(t *testing.T) {
-	code, _, errs := runCmd(t, "", "solve", "--help")
+	code, out, _ := runCmd(t, "", "solve", "--help")
 	if code != 0 {
 		t.Errorf("--help: exit %d", code)
 	}
 	for _, p := range []string{"capture", "goscore", "othello", "replay", "territory"} {
-		if !strings.Contains(errs, p) {
-			t.Errorf("--help does not list %s:\n%s", p, errs)
+		if !strings.Contains(out, p) {
+			t.Errorf("--help does not list %s:\n%s", p, out)
 		}
 	}
-	if code, _, errs := runCmd(t, "", "solve", "chess"); code != 1 || !strings.Contains(errs, `unknown problem "chess"`) {
+	if code, _, errs := runCmd(t, "", "solve", "chess"); code != 2 || !strings.Contains(errs, `unknown problem "chess"`) {
 		t.Errorf("unknown problem: exit %d, stderr %q", code, errs)
 	}
 	if code, _, _ := runCmd(t, "", "solve"); code != 2 {
