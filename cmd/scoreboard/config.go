@@ -81,7 +81,9 @@ type override struct {
 
 func (l *loader) takes(s *setting) bool { return slices.Contains(l.ss, s) }
 
-func (l *loader) has(key string) bool { return slices.ContainsFunc(l.ss, func(s *setting) bool { return s.key == key }) }
+func (l *loader) has(key string) bool {
+	return slices.ContainsFunc(l.ss, func(s *setting) bool { return s.key == key })
+}
 
 func portKey(i int, name string) string { return fmt.Sprintf("port.%d.%s", i, name) }
 

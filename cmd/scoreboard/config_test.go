@@ -112,9 +112,9 @@ parity = "even"
 	want.NATS.User = "club"
 	want.NATS.Password = "from-env" // environment over file
 	want.NATS.Prefix = "club"
-	want.Log.Level, want.Log.Format = "warn", "console"                         // flag over file; file
+	want.Log.Level, want.Log.Format = "warn", "console"                          // flag over file; file
 	want.Daemon.RequestTimeout, want.Daemon.Drain = 3*time.Second, 9*time.Second // flag over file; file
-	want.HTTP.Listen = "0.0.0.0:8080"                                           // file over default
+	want.HTTP.Listen = "0.0.0.0:8080"                                            // file over default
 	want.Ports = []daemon.PortConfig{{
 		Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
 		Line: serialio.LineSettings{Baud: 38400, DataBits: 8, Parity: "even", StopBits: "1"}, // flag over file; file; defaults

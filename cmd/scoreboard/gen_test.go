@@ -27,7 +27,7 @@ func TestGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]byte{
-		"../../docs/cli.md":              md,
+		"../../docs/cli.md":             md,
 		"../../configs/scoreboard.toml": exampleConfig(),
 	}
 	pages, _ := filepath.Glob(filepath.Join(man, "*.1"))

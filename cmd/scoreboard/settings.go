@@ -53,7 +53,7 @@ type config struct {
 		URL, User, Password, Token, NKey, Creds         string
 		TLSCA, TLSCert, TLSKey, Prefix                  string
 	}
-	Log struct{ Level, Format string }
+	Log    struct{ Level, Format string }
 	Daemon struct {
 		RequestTimeout, Drain time.Duration
 		StateDir              string
@@ -436,7 +436,6 @@ func (b *negatedBool) String() string {
 	return fmt.Sprint(!*b.p)
 }
 func (b *negatedBool) Type() string { return "bool" }
-
 
 // positive checks a duration.
 func positive(v any) string {
