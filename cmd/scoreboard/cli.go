@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 )
 
@@ -151,7 +152,7 @@ func unknownCommand(root *cobra.Command, name string) error {
 		return &usageError{cmd: "scoreboard", msg: fmt.Sprintf("%s but no command: 'scoreboard COMMAND %s ...'", name, name), hint: rootHint}
 	}
 	msg := fmt.Sprintf("unknown command %q", name)
-	if s := suggest(name, commandNames(root)); s != "" {
+	if s := config.Suggest(name, commandNames(root)); s != "" {
 		msg += fmt.Sprintf("; did you mean %s?", s)
 	}
 	return &usageError{cmd: "scoreboard", msg: msg, hint: rootHint}
@@ -190,8 +191,8 @@ func help(cmd *cobra.Command, _ []string) {
 		if f.Hidden {
 			return
 		}
-		g := groupOptions
-		if a := f.Annotations[groupAnnotation]; len(a) > 0 {
+		g := config.GroupOptions
+		if a := f.Annotations[config.GroupAnnotation]; len(a) > 0 {
 			g = a[0]
 		}
 		if byGroup[g] == nil {
@@ -200,10 +201,10 @@ func help(cmd *cobra.Command, _ []string) {
 		}
 		byGroup[g].AddFlag(f)
 	})
-	for _, g := range groups {
+	for _, g := range config.Groups {
 		if fs := byGroup[g]; fs != nil {
 			heading := strings.ToUpper(g[:1]) + g[1:] + " flags"
-			if g == groupOptions {
+			if g == config.GroupOptions {
 				heading = "Flags"
 			}
 			fmt.Fprintf(w, "\n%s:\n%s", heading, fs.FlagUsagesWrapped(100))
@@ -246,7 +247,7 @@ func flagError(cmd *cobra.Command, err error) error {
 			return unknownCommand(cmd, "--"+name)
 		}
 		names, canonical := flagNames(cmd)
-		if s := suggest(name, names); s != "" {
+		if s := config.Suggest(name, names); s != "" {
 			if c, ok := canonical[s]; ok {
 				s = c
 			}
@@ -283,40 +284,15 @@ func flagNames(cmd *cobra.Command) (names []string, canonical map[string]string)
 			names = append(names, f.Name)
 		}
 	})
-	for _, s := range settings {
-		if s.alias != "" && cmd.Flags().Lookup(s.flag()) != nil {
-			names = append(names, s.alias)
-			if !strings.HasPrefix(s.alias, "no-") {
-				canonical[s.alias] = s.flag()
+	for _, s := range config.All() {
+		if s.Alias() != "" && cmd.Flags().Lookup(s.Flag()) != nil {
+			names = append(names, s.Alias())
+			if !strings.HasPrefix(s.Alias(), "no-") {
+				canonical[s.Alias()] = s.Flag()
 			}
 		}
 	}
 	return names, canonical
-}
-
-// suggest is what the user may have meant by typed among names, by cobra's rule for
-// commands (a prefix of it, or two edits away), for commands, flags and problems alike.
-func suggest(typed string, names []string) string {
-	if typed == "" {
-		return ""
-	}
-	c := &cobra.Command{SuggestionsMinimumDistance: 2}
-	for _, n := range names {
-		c.AddCommand(&cobra.Command{Use: n, Run: func(*cobra.Command, []string) {}})
-	}
-	if s := c.SuggestionsFor(typed); len(s) > 0 {
-		return s[0]
-	}
-	return ""
-}
-
-// problemError says a problem is unknown, and what the user may have meant.
-func problemError(name string) error {
-	hint := ""
-	if s := suggest(name, engine.Names()); s != "" {
-		hint = fmt.Sprintf("; did you mean %s?", s)
-	}
-	return fmt.Errorf("unknown problem %q%s (problems: %s)", name, hint, strings.Join(engine.Names(), ", "))
 }
 
 // lookupProblem finds a problem named on the command line; an unknown one is a
@@ -325,7 +301,7 @@ func lookupProblem(name string) (engine.Problem, error) {
 	if p, ok := engine.Lookup(name); ok {
 		return p, nil
 	}
-	return nil, usagef("%v", problemError(name))
+	return nil, usagef("%v", config.ProblemError(name))
 }
 
 // completeProblems completes a PROBLEM argument or flag.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -163,15 +164,15 @@ func TestSettingNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, s := range settings {
-		table, name, ok := strings.Cut(s.key, ".")
-		if !ok || strings.ContainsAny(name, ".-") || strings.ToLower(s.key) != s.key {
-			t.Errorf("key %q: want table.name, lowercase, with _ between words", s.key)
+	for _, s := range config.All() {
+		table, name, ok := strings.Cut(s.Key(), ".")
+		if !ok || strings.ContainsAny(name, ".-") || strings.ToLower(s.Key()) != s.Key() {
+			t.Errorf("key %q: want table.name, lowercase, with _ between words", s.Key())
 		}
 		flag := table + "-" + strings.ReplaceAll(name, "_", "-")
 		env := "SCOREBOARD_" + strings.ToUpper(table+"_"+name)
-		if s.flag() != flag || s.env() != env {
-			t.Errorf("%s: flag --%s and $%s, want --%s and $%s", s.key, s.flag(), s.env(), flag, env)
+		if s.Flag() != flag || s.Env() != env {
+			t.Errorf("%s: flag --%s and $%s, want --%s and $%s", s.Key(), s.Flag(), s.Env(), flag, env)
 		}
 		if seen[flag] {
 			t.Errorf("two settings make the flag --%s", flag)
@@ -192,8 +193,8 @@ func TestSettingNames(t *testing.T) {
 	}
 	// Every flag is taken by run (--help: then nothing starts).
 	args := []string{"run", "--help"}
-	for _, s := range settings {
-		args = append(args, "--"+s.flag()+"="+fmt.Sprint(s.def))
+	for _, s := range config.All() {
+		args = append(args, "--"+s.Flag()+"="+fmt.Sprint(s.Default()))
 	}
 	if code, _, errs := sb(t, nil, args...); code != 0 {
 		t.Errorf("run with every setting's flag: exit %d, %s", code, errs)

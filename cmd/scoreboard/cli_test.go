@@ -86,15 +86,3 @@ func TestCLIMistakesAreOneLineWithAHint(t *testing.T) {
 		}
 	}
 }
-
-func TestSuggest(t *testing.T) {
-	names := []string{"port", "port-name", "problem", "nats-url", "nats-listen", "json"}
-	for typed, want := range map[string]string{
-		"prot": "port", "port-nmae": "port-name", "porblem": "problem", "nats-lsten": "nats-listen",
-		"nats-ur": "nats-url", "jsn": "json", "x": "", "timeout": "", "qwerty": "",
-	} {
-		if got := suggest(typed, names); got != want {
-			t.Errorf("suggest(%q) = %q, want %q", typed, got, want)
-		}
-	}
-}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/goclub/scoreboard/config"
 )
 
 // The references made from the command tree and the settings' declarations:
@@ -64,22 +66,8 @@ func markdown(root *cobra.Command) ([]byte, error) {
 		"over the environment, the environment over the file, the file over the default.\n" +
 		"The port flags (and variables) make the one port, or override the file's only\n" +
 		"`[[port]]`. [`configs/scoreboard.toml`](../configs/scoreboard.toml) shows every key.\n\n" +
-		"| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
-	var former []string
-	for _, s := range settings {
-		def := fmt.Sprint(s.def)
-		if s.def == "" {
-			def = ""
-		} else {
-			def = "`" + def + "`"
-		}
-		fmt.Fprintf(&b, "| `%s` | `--%s` | `%s` | %s | %s |\n", s.key, s.flag(), s.env(), def,
-			strings.ReplaceAll(strings.ReplaceAll(s.help, "|", "\\|"), "`", ""))
-		if s.alias != "" {
-			former = append(former, fmt.Sprintf("`--%s` (`--%s`)", s.alias, s.flag()))
-		}
-	}
-	fmt.Fprintf(&b, "\nFormer flag names, still accepted and not listed by `--help`: %s.\n\n", strings.Join(former, ", "))
+		"")
+	b.WriteString(config.MarkdownTable())
 	link := func(name string) string {
 		return "#" + strings.ReplaceAll(strings.TrimSuffix(name, ".md"), "_", "-")
 	}
@@ -98,67 +86,4 @@ func markdown(root *cobra.Command) ([]byte, error) {
 		b.Write(cb.Bytes())
 	}
 	return b.Bytes(), nil
-}
-
-// exampleConfig is configs/scoreboard.toml: every key, with its doc, its default (or
-// an example, commented out), its flag and its environment variable.
-func exampleConfig() []byte {
-	var b bytes.Buffer
-	b.WriteString(`# scoreboard configuration: scoreboard run --config /etc/scoreboard/scoreboard.toml
-# Generated from cmd/scoreboard/settings.go (go generate ./cmd/scoreboard): edit there.
-#
-# Every key is optional but a port's device and problem. Each key is also a flag and
-# an environment variable, by one rule (shown beside it): history.max_bytes is
-# --history-max-bytes and $SCOREBOARD_HISTORY_MAX_BYTES. A flag given on the command
-# line wins over the environment, the environment over this file, and the file over
-# the defaults shown here. Put secrets (passwords, tokens) in the environment: with
-# systemd, in /etc/scoreboard/scoreboard.env, mode 0600. A mistake (an unknown key, a
-# wrong type, a port without a device, an unknown problem) stops the daemon before it
-# starts, naming this file, the line, the key and what is wrong.
-`)
-	table := ""
-	for _, s := range settings {
-		if s.table() != table {
-			table = s.table()
-			if s.port != nil {
-				b.WriteString("\n# One [[port]] table per scoreboard. With a single port, the port flags override\n" +
-					"# its keys; with several, set them here.\n[[port]]\n")
-			} else {
-				fmt.Fprintf(&b, "\n[%s]\n", table)
-			}
-		}
-		if s.doc != "" {
-			if !strings.HasSuffix(b.String(), "]\n") {
-				b.WriteString("\n")
-			}
-			for line := range strings.SplitSeq(s.doc, "\n") {
-				b.WriteString(strings.TrimRight("# "+line, " ") + "\n")
-			}
-		}
-		v, commented := s.def, false
-		if s.example != nil {
-			v, commented = s.example, s.port == nil
-		}
-		if s.port == nil && s.def == "" {
-			commented = true
-		}
-		line := s.name() + " = " + tomlValue(v)
-		if commented {
-			line = "# " + line
-		}
-		fmt.Fprintf(&b, "%-47s # --%s, $%s\n", line, s.flag(), s.env())
-	}
-	b.WriteString("\n# A second scoreboard, on a USB modem-class board, at the defaults.\n" +
-		"[[port]]\nname = \"hall\"\ndevice = \"/dev/ttyACM0\"\nproblem = \"othello\"\n")
-	return b.Bytes()
-}
-
-func tomlValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case time.Duration:
-		return strconv.Quote(v.String())
-	}
-	return fmt.Sprint(v)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/goclub/scoreboard/config"
 )
 
 var update = flag.Bool("update", false, "write the generated references instead of checking them")
@@ -28,7 +30,7 @@ func TestGenerated(t *testing.T) {
 	}
 	want := map[string][]byte{
 		"../../docs/cli.md":             md,
-		"../../configs/scoreboard.toml": exampleConfig(),
+		"../../configs/scoreboard.toml": config.Example(),
 	}
 	pages, _ := filepath.Glob(filepath.Join(man, "*.1"))
 	for _, p := range pages {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/render"
@@ -40,7 +41,7 @@ func historyCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print one JSON record a line")
 	cmd.Flags().BoolVar(&sgf, "sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
 	q := addQueryFlags(cmd, true)
-	load := addSettings(cmd, natsClientKeys...)
+	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if raw && sgf {
 			return usagef("--json and --sgf: give one of them")
@@ -58,8 +59,8 @@ func historyCommand(stdio stdio) *cobra.Command {
 	return cmd
 }
 
-func printHistory(ctx context.Context, c *config, query history.Query, raw, sgf bool, stdio stdio) error {
-	nc, err := c.connect("scoreboard history", quietLogger(stdio.err))
+func printHistory(ctx context.Context, c *config.Config, query history.Query, raw, sgf bool, stdio stdio) error {
+	nc, err := c.Connect("scoreboard history", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	if r.Problem != "" {
 		// An unknown problem would match nothing, and watch would wait forever.
 		if _, ok := engine.Lookup(r.Problem); !ok {
-			return r, usagef("--problem: %v", problemError(r.Problem))
+			return r, usagef("--problem: %v", config.ProblemError(r.Problem))
 		}
 	}
 	if r.Last < 0 {
@@ -180,7 +181,7 @@ const daemonAttempts = 3
 
 // openStore locks the state directory for the embedded server's store; nil with the
 // history off.
-func openStore(c config) (*history.StateDir, error) {
+func openStore(c config.Config) (*history.StateDir, error) {
 	if !c.History.Enabled {
 		return nil, nil
 	}
@@ -199,7 +200,7 @@ func openStore(c config) (*history.StateDir, error) {
 // server has no JetStream (one warning says so; everything else works). store is the
 // embedded server's state directory (nil for an external server); recovered says it
 // held the stream before the server started, which must then have recovered it.
-func startHistory(ctx context.Context, nc *nats.Conn, c config, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
+func startHistory(ctx context.Context, nc *nats.Conn, c config.Config, store *history.StateDir, held bool, log zerolog.Logger) (*history.Updater, error) {
 	if !c.History.Enabled {
 		return nil, nil
 	}

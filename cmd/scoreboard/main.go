@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/goclub/scoreboard/config"
 	"io"
 	"os"
 	"os/signal"
@@ -55,7 +56,7 @@ func runMain(ctx context.Context, args []string, io stdio) int {
 		}
 		fmt.Fprintln(io.err, ue)
 		return 2
-	case fromCommandLine(err):
+	case config.FromCommandLine(err):
 		fmt.Fprintln(io.err, &usageError{cmd: cmd.CommandPath(), msg: err.Error()})
 		return 2
 	case errors.Is(err, errExitQuiet):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/daemon"
 )
 
@@ -17,7 +18,7 @@ import (
 // ports (daemon.RunReloading); a bad one is logged with every error and nothing
 // changes. The settings the ports do not own need a restart, and the log says which
 // changed since loaded. Without a config file, SIGHUP is logged and ignored.
-func reloadOnHangup(ctx context.Context, path string, loaded config, load func() (config, error), log zerolog.Logger) <-chan daemon.Config {
+func reloadOnHangup(ctx context.Context, path string, loaded config.Config, load func() (config.Config, error), log zerolog.Logger) <-chan daemon.Config {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	out := make(chan daemon.Config)
@@ -62,7 +63,7 @@ func reloadOnHangup(ctx context.Context, path string, loaded config, load func()
 // restartSettings names the tables of the configuration, other than the ports,
 // that differ between was and now: the NATS connection or listener, the log, the
 // daemon's timing and state dir, the history, the page's listener.
-func restartSettings(was, now config) []string {
+func restartSettings(was, now config.Config) []string {
 	var changed []string
 	for _, s := range []struct {
 		name string

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/sdnotify"
@@ -63,14 +64,14 @@ func runCommand(io stdio) *cobra.Command {
 		}
 		cfg.Stdin, cfg.Stdout = io.in, io.out
 		tuneGC()
-		log, err := c.logger(io.err)
+		log, err := c.Logger(io.err)
 		if err != nil {
 			return err
 		}
 		ctx := cmd.Context()
 		reloadCtx, stopReload := context.WithCancel(ctx)
 		defer stopReload()
-		reloads := reloadOnHangup(reloadCtx, path, c, func() (config, error) { return load(path) }, log)
+		reloads := reloadOnHangup(reloadCtx, path, c, func() (config.Config, error) { return load(path) }, log)
 		err = serve(ctx, c, path != "", cfg, reloads, log)
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			// Stopped while still waiting for the bus: nothing was read, nothing is lost.
@@ -83,7 +84,7 @@ func runCommand(io stdio) *cobra.Command {
 }
 
 // daemonConfig is the daemon's part of c, checked by loadConfig.
-func daemonConfig(c config) daemon.Config {
+func daemonConfig(c config.Config) daemon.Config {
 	return daemon.Config{
 		Prefix: c.NATS.Prefix, RequestTimeout: c.Daemon.RequestTimeout, Drain: c.Daemon.Drain,
 		Ports: slices.Clone(c.Ports),
@@ -93,7 +94,7 @@ func daemonConfig(c config) daemon.Config {
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
 // the ports, and what tells systemd how they are. It returns when ctx ends, or when
 // every port has ended (stdin did).
-func serve(ctx context.Context, c config, reloading bool, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
+func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
 	notify, err := sdnotify.FromEnv()
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func serve(ctx context.Context, c config, reloading bool, cfg daemon.Config, rel
 		if store != nil {
 			defer store.Close()
 			opts.StoreDir = store.Path
-			held = store.HasStream(c.subjects().Stream())
+			held = store.HasStream(c.Subjects().Stream())
 		}
 		srv, err := bus.StartServerWith(opts, log)
 		if err != nil {
@@ -145,7 +146,7 @@ func serve(ctx context.Context, c config, reloading bool, cfg daemon.Config, rel
 	} else {
 		url = c.NATS.URL
 		connect = func(name string) (*nats.Conn, error) {
-			return bus.ConnectWait(ctx, c.connOptions(c.NATS.URL, name), log)
+			return bus.ConnectWait(ctx, c.ConnOptions(c.NATS.URL, name), log)
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
@@ -287,7 +288,7 @@ func serve(ctx context.Context, c config, reloading bool, cfg daemon.Config, rel
 	// The page: a tool on the bus like any other, on its own connection. It is not
 	// what the scoreboards need, so a listener that cannot open is logged and the
 	// daemon goes on without it.
-	if c.HTTP.Listen != httpOff {
+	if c.HTTP.Listen != config.HTTPOff {
 		wbnc, err := connect("scoreboard run web")
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
@@ -49,7 +50,7 @@ func sendCommand(stdio stdio) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&port, "port-name", "manual", "the port `name` in the dumps' subjects")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for a missing result")
-	load := addSettings(cmd, natsClientKeys...)
+	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkPositive("timeout", timeout, "10s"); err != nil {
 			return err
@@ -66,7 +67,7 @@ func sendCommand(stdio stdio) *cobra.Command {
 	return cmd
 }
 
-func send(ctx context.Context, c *config, args []string, port string, timeout time.Duration, stdio stdio) error {
+func send(ctx context.Context, c *config.Config, args []string, port string, timeout time.Duration, stdio stdio) error {
 	p, _ := engine.Lookup(args[0])
 	in := stdio.in
 	if len(args) == 2 && args[1] != "-" {
@@ -78,12 +79,12 @@ func send(ctx context.Context, c *config, args []string, port string, timeout ti
 		in = f
 	}
 
-	nc, err := c.connect("scoreboard send", quietLogger(stdio.err))
+	nc, err := c.Connect("scoreboard send", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	subj := c.subjects()
+	subj := c.Subjects()
 	// The answers come on the reply subjects of the dumps, under an inbox of send's
 	// own, where only the worker that took a dump can answer it (README, "Trust").
 	// Subscribe before publishing, or the first answers could be missed.

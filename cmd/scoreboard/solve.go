@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -31,7 +32,7 @@ func solveCommand(io stdio) *cobra.Command {
 		ValidArgsFunction: completeProblems,
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "with --nats-url, how long to wait for the service's answer")
-	load := addSettings(cmd, natsClientKeys...)
+	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		p, _ := engine.Lookup(args[0])
 		c, err := load("")
@@ -58,8 +59,8 @@ func solveCommand(io stdio) *cobra.Command {
 
 // solveRemote sends the whole input to the problem's endpoint of the service in one
 // request, and writes its answer.
-func solveRemote(c *config, problem string, timeout time.Duration, stdio stdio) error {
-	nc, err := c.connect("scoreboard solve", quietLogger(stdio.err))
+func solveRemote(c *config.Config, problem string, timeout time.Duration, stdio stdio) error {
+	nc, err := c.Connect("scoreboard solve", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func solveRemote(c *config, problem string, timeout time.Duration, stdio stdio) 
 	if int64(len(in)) > limit {
 		return fmt.Errorf("input is over the server's limit of %d bytes a message: split it, or solve it in-process", limit)
 	}
-	subject := c.subjects().Solve(problem)
+	subject := c.Subjects().Solve(problem)
 	reply, err := nc.Request(subject, in, timeout)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
 )
 
@@ -35,7 +36,7 @@ func watchCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print the raw JSON messages, one a line")
 	q := addQueryFlags(cmd, false)
 	cmd.Flags().IntVar(&count, "count", 0, "exit after `N` results; 0: run until interrupted")
-	load := addSettings(cmd, natsClientKeys...)
+	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if count < 0 {
 			return usagef("--count %d: want a number of results, or 0 for no end", count)
@@ -53,8 +54,8 @@ func watchCommand(stdio stdio) *cobra.Command {
 	return cmd
 }
 
-func watch(ctx context.Context, c *config, query history.Query, raw bool, count int, stdio stdio) error {
-	nc, err := c.connect("scoreboard watch", quietLogger(stdio.err))
+func watch(ctx context.Context, c *config.Config, query history.Query, raw bool, count int, stdio stdio) error {
+	nc, err := c.Connect("scoreboard watch", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
@@ -90,9 +91,9 @@ func watch(ctx context.Context, c *config, query history.Query, raw bool, count 
 			return nil
 		})
 	}
-	subject := c.subjects().AllResults()
+	subject := c.Subjects().AllResults()
 	if query.Problem != "" || query.Port != "" {
-		subject = c.subjects().Result(orStar(query.Problem), orStar(query.Port))
+		subject = c.Subjects().Result(orStar(query.Problem), orStar(query.Port))
 	}
 	msgs := make(chan *nats.Msg, 1024)
 	sub, err := nc.ChanSubscribe(subject, msgs)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/web"
 )
@@ -26,20 +27,20 @@ func webCommand(stdio stdio) *cobra.Command {
 		Example: "  scoreboard web --nats-url nats://club-server:4222 --http-listen 0.0.0.0:8080",
 		Args:    noArgs("takes only flags"),
 	}
-	load := addSettings(cmd, slices.Concat(natsClientKeys, []string{"http.listen"}, logKeys)...)
+	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen"}, config.LogKeys)...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load("")
 		if err != nil {
 			return err
 		}
-		if c.HTTP.Listen == httpOff {
+		if c.HTTP.Listen == config.HTTPOff {
 			return usagef("--http-listen off: the page needs a listener, HOST:PORT such as 127.0.0.1:8080")
 		}
-		log, err := c.logger(stdio.err)
+		log, err := c.Logger(stdio.err)
 		if err != nil {
 			return err
 		}
-		nc, err := c.connect("scoreboard web", log)
+		nc, err := c.Connect("scoreboard web", log)
 		if err != nil {
 			return err
 		}

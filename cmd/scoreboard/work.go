@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/sdnotify"
@@ -39,8 +40,8 @@ func workCommand(io stdio) *cobra.Command {
 	cmd.Flags().StringVar(&path, "config", "", "the configuration `file` (TOML) of run: its [nats], [log] and [daemon] drain apply")
 	cmd.Flags().StringVar(&problems, "problems", "", "comma-separated `problems` to serve; empty: all")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "dumps solved at once; 0: one per CPU")
-	cmd.Flags().StringVar(&httpListen, "http", httpOff, "serve /metrics on `HOST:PORT` (port 0: any free one), or \"off\"")
-	load := addSettings(cmd, slices.Concat(natsClientKeys, logKeys, []string{"daemon.drain"})...)
+	cmd.Flags().StringVar(&httpListen, "http", config.HTTPOff, "serve /metrics on `HOST:PORT` (port 0: any free one), or \"off\"")
+	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, config.LogKeys, []string{"daemon.drain"})...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if concurrency < 0 {
 			return usagef("--concurrency %d: want 0 (one per CPU) or more", concurrency)
@@ -50,7 +51,7 @@ func workCommand(io stdio) *cobra.Command {
 			for name := range strings.SplitSeq(problems, ",") {
 				name = strings.TrimSpace(name)
 				if _, ok := engine.Lookup(name); !ok {
-					return usagef("--problems: %v", problemError(name))
+					return usagef("--problems: %v", config.ProblemError(name))
 				}
 				names = append(names, name)
 			}
@@ -64,9 +65,9 @@ func workCommand(io stdio) *cobra.Command {
 	return cmd
 }
 
-func work(ctx context.Context, c config, names []string, concurrency int, httpListen string, io stdio) error {
+func work(ctx context.Context, c config.Config, names []string, concurrency int, httpListen string, io stdio) error {
 	tuneGC()
-	log, err := c.logger(io.err)
+	log, err := c.Logger(io.err)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func work(ctx context.Context, c config, names []string, concurrency int, httpLi
 	if err != nil {
 		return err
 	}
-	nc, err := c.connectWait(ctx, "scoreboard work", log)
+	nc, err := c.ConnectWait(ctx, "scoreboard work", log)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		log.Info().Err(err).Msg("stopped before the bus was up")
 		return nil
@@ -85,12 +86,12 @@ func work(ctx context.Context, c config, names []string, concurrency int, httpLi
 	}
 	defer nc.Close()
 	var met *metrics.Metrics
-	if httpListen != httpOff {
+	if httpListen != config.HTTPOff {
 		met = newMetrics(nil, nc)
 	}
 	// The dumps' instance of the service answers on a connection of its own (see
 	// bus.WorkerOptions.StatsConn).
-	snc, err := c.connectWait(ctx, "scoreboard work stats", log)
+	snc, err := c.ConnectWait(ctx, "scoreboard work stats", log)
 	if err != nil {
 		return err
 	}

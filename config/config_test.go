@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -15,10 +15,11 @@ import (
 	"github.com/goclub/scoreboard/serialio"
 )
 
-// configFlags is run's flag set, parsed from args.
-func configFlags(t *testing.T, args ...string) *pflag.FlagSet {
+// configFlags is a flag set of every setting, as run has, parsed from args.
+func configFlags(t testing.TB, args ...string) *pflag.FlagSet {
 	t.Helper()
-	fs := runCommand(stdio{}).Flags()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	Bind(fs, settings, &Config{}, &daemon.PortConfig{})
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -26,18 +27,18 @@ func configFlags(t *testing.T, args ...string) *pflag.FlagSet {
 }
 
 // parseRunConfig is parseConfig with run's settings.
-func parseRunConfig(path string, data []byte, fs *pflag.FlagSet, getenv func(string) (string, bool)) (config, error) {
-	return parseConfig(fs, settings, path, data, getenv)
+func parseRunConfig(path string, data []byte, fs *pflag.FlagSet, getenv func(string) (string, bool)) (Config, error) {
+	return Parse(fs, settings, path, data, getenv)
 }
 
 // loadRunConfig is loadConfig with run's settings.
-func loadRunConfig(path string, fs *pflag.FlagSet) (config, error) {
-	return loadConfig(fs, settings, path)
+func loadRunConfig(path string, fs *pflag.FlagSet) (Config, error) {
+	return Load(fs, settings, path)
 }
 
 // defaultConfig is run's configuration with every setting at its default.
-func defaultConfig() config {
-	var c config
+func defaultConfig() Config {
+	var c Config
 	c.NATS.Listen, c.NATS.Prefix = "127.0.0.1:4222", "scoreboard"
 	c.Log.Level = "info"
 	c.Daemon.RequestTimeout, c.Daemon.Drain, c.Daemon.Workers = 2*time.Second, 5*time.Second, true
@@ -319,9 +320,9 @@ func TestConfigBadFiles(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var ce *configError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("%v: not a *configError", err)
+				t.Fatalf("%v: not a *Error", err)
 			}
 			line := tc.line
 			if line == 0 {
@@ -383,7 +384,7 @@ func TestConfigMissingFile(t *testing.T) {
 // TestConfigExample keeps configs/scoreboard.toml valid: every key it shows, commented
 // out or not, is one the daemon knows.
 func TestConfigExample(t *testing.T) {
-	const example = "../../configs/scoreboard.toml"
+	const example = "../configs/scoreboard.toml"
 	c, err := loadRunConfig(example, configFlags(t))
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +409,7 @@ func TestConfigExample(t *testing.T) {
 	}
 	_, err = parseRunConfig(example, []byte(strings.Join(lines, "\n")), configFlags(t), noEnv)
 	for _, e := range errs(err) {
-		var ce *configError
+		var ce *Error
 		if !errors.As(e, &ce) || strings.HasPrefix(ce.Msg, "unknown key") || strings.HasPrefix(ce.Msg, "want ") {
 			t.Errorf("example: %v", e)
 		}
@@ -427,16 +428,16 @@ func errs(err error) []error {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	example, err := os.ReadFile("../../configs/scoreboard.toml")
+	example, err := os.ReadFile("../configs/scoreboard.toml")
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(example)
-	fs := runCommand(stdio{}).Flags()
+	fs := configFlags(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseRunConfig("fuzz.toml", data, fs, noEnv)
 		for _, e := range errs(err) {
-			var ce *configError
+			var ce *Error
 			if !errors.As(e, &ce) || ce.File != "fuzz.toml" || ce.Msg == "" {
 				t.Fatalf("error %q (%T) does not name the file and what is wrong", e, e)
 			}
@@ -452,24 +453,15 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-// TestRunBadConfigExits: `scoreboard run --config` with a bad file exits 1 before
-// anything starts, saying which file, which key and what is wrong.
-func TestRunBadConfigExits(t *testing.T) {
-	for _, tc := range []struct{ text, want string }{
-		{"[nats]\nlisten = 'off'\nurll = 'x'\n", "key nats.urll: unknown key"},
-		{"[nats]\nlisten = 'off'\n[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `key [[port]] 1 ("lobby") device: missing`},
-		{"[nats]\nlisten = 'off'\n[[port]]\ndevice = '-'\nproblem = 'goscore'\nbaud = 'fast'\n", `key [[port]] 1 baud: want an integer`},
-		{"[nats]\nlisten = 'off'\n[[port]]\ndevice = '-'\nproblem = 'chess'\n", `unknown problem "chess"`},
-		{"[nats\n", "line 1: "},
+// Suggest follows cobra's rule for commands: a prefix, or two edits away.
+func TestSuggest(t *testing.T) {
+	names := []string{"port", "port-name", "problem", "nats-url", "nats-listen", "json"}
+	for typed, want := range map[string]string{
+		"prot": "port", "port-nmae": "port-name", "porblem": "problem", "nats-lsten": "nats-listen",
+		"nats-ur": "nats-url", "jsn": "json", "x": "", "timeout": "", "qwerty": "",
 	} {
-		path := writeConfig(t, tc.text)
-		var out, errw strings.Builder
-		code := runMain(t.Context(), []string{"run", "--config", path}, stdio{strings.NewReader(""), &out, &errw})
-		if code != 1 || !strings.Contains(errw.String(), "config "+path+": ") || !strings.Contains(errw.String(), tc.want) {
-			t.Errorf("%q: exit %d, stderr %q; want 1 and an error naming the file and %q", tc.text, code, errw.String(), tc.want)
-		}
-		if strings.Contains(errw.String(), `"level"`) {
-			t.Errorf("%q: something started and logged before the config was checked:\n%s", tc.text, errw.String())
+		if got := Suggest(typed, names); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", typed, got, want)
 		}
 	}
 }

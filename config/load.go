@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -21,29 +21,29 @@ import (
 	"github.com/goclub/scoreboard/engine"
 )
 
-// loadConfig lays the settings ss (settings.go) in order: their defaults, the config
+// Load lays the settings ss (settings.go) in order: their defaults, the config
 // file at path (none if ""), the environment, then the flags given on cmdline (parsed;
 // nil for none). Each layer is set through the same flag values, so a value is
 // parsed one way wherever it comes from. A configuration that cannot work (an unknown
 // key, a wrong type, a port without a device, an unknown problem...) is an error
-// listing every *configError found, each naming where: the file, its line and the
+// listing every *Error found, each naming where: the file, its line and the
 // key; the flag; or the environment variable.
-func loadConfig(cmdline *pflag.FlagSet, ss []*setting, path string) (config, error) {
+func Load(cmdline *pflag.FlagSet, ss []*Setting, path string) (Config, error) {
 	var data []byte
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
-			return config{}, fmt.Errorf("config: %w (--config names a TOML file; configs/scoreboard.toml in the source is an example)", err)
+			return Config{}, fmt.Errorf("config: %w (--config names a TOML file; configs/scoreboard.toml in the source is an example)", err)
 		}
 	}
-	return parseConfig(cmdline, ss, path, data, os.LookupEnv)
+	return Parse(cmdline, ss, path, data, os.LookupEnv)
 }
 
-// parseConfig is loadConfig on the file's contents, with the environment from getenv.
-func parseConfig(cmdline *pflag.FlagSet, ss []*setting, path string, data []byte, getenv func(string) (string, bool)) (config, error) {
+// Parse is Load on the file's contents, with the environment from getenv.
+func Parse(cmdline *pflag.FlagSet, ss []*Setting, path string, data []byte, getenv func(string) (string, bool)) (Config, error) {
 	l := &loader{ss: ss, file: path, from: map[string]string{}, lines: map[string]int{}, failed: map[string]bool{}}
 	l.fs = pflag.NewFlagSet("config", pflag.ContinueOnError)
-	bindSettings(l.fs, ss, &l.c, &daemon.PortConfig{})
+	Bind(l.fs, ss, &l.c, &daemon.PortConfig{})
 	if path != "" {
 		l.readFile(data)
 	}
@@ -56,8 +56,8 @@ func parseConfig(cmdline *pflag.FlagSet, ss []*setting, path string, data []byte
 
 // loader lays the settings and collects every error.
 type loader struct {
-	c    config
-	ss   []*setting
+	c    Config
+	ss   []*Setting
 	fs   *pflag.FlagSet // bound to c: each layer sets through it
 	file string
 	// from tells where a setting came from when it was not the file or the default:
@@ -75,14 +75,14 @@ type loader struct {
 }
 
 type override struct {
-	s        *setting
+	s        *Setting
 	v, where string
 }
 
-func (l *loader) takes(s *setting) bool { return slices.Contains(l.ss, s) }
+func (l *loader) takes(s *Setting) bool { return slices.Contains(l.ss, s) }
 
 func (l *loader) has(key string) bool {
-	return slices.ContainsFunc(l.ss, func(s *setting) bool { return s.key == key })
+	return slices.ContainsFunc(l.ss, func(s *Setting) bool { return s.key == key })
 }
 
 func portKey(i int, name string) string { return fmt.Sprintf("port.%d.%s", i, name) }
@@ -92,15 +92,15 @@ func (l *loader) fail(key string, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.failed[key] = true
 	if src, ok := l.from[key]; ok {
-		l.errs = append(l.errs, &configError{Key: src, Msg: msg})
+		l.errs = append(l.errs, &Error{Key: src, Msg: msg})
 		return
 	}
 	if name, ok := strings.CutPrefix(key, "port.0."); ok && l.portFromCmd {
 		// The port came from the command line: point at the flag to add.
-		l.errs = append(l.errs, &configError{Key: "--" + settingByKey("port."+name).flag(), Msg: msg})
+		l.errs = append(l.errs, &Error{Key: "--" + ByKey("port."+name).Flag(), Msg: msg})
 		return
 	}
-	l.errs = append(l.errs, &configError{File: l.file, Line: l.lines[key], Key: l.describeKey(key), Msg: msg})
+	l.errs = append(l.errs, &Error{File: l.file, Line: l.lines[key], Key: l.describeKey(key), Msg: msg})
 }
 
 // describeKey turns "port.1.baud" into `[[port]] 2 ("lobby") baud`: the index as a
@@ -133,7 +133,7 @@ func (l *loader) readFile(data []byte) {
 	if err != nil {
 		var pe toml.ParseError
 		if !errors.As(err, &pe) {
-			l.errs = append(l.errs, &configError{File: l.file, Msg: err.Error()})
+			l.errs = append(l.errs, &Error{File: l.file, Msg: err.Error()})
 			return
 		}
 		// LastKey is the last key TOML parsed, not always the one in error.
@@ -147,7 +147,7 @@ func (l *loader) readFile(data []byte) {
 		if start := pe.Position.Start; start >= 0 && start < len(data) {
 			line = 1 + bytes.Count(data[:start], []byte("\n"))
 		}
-		l.errs = append(l.errs, &configError{File: l.file, Line: line, Msg: msg})
+		l.errs = append(l.errs, &Error{File: l.file, Line: line, Msg: msg})
 		return
 	}
 	tables := map[string]bool{}
@@ -186,7 +186,7 @@ func (l *loader) readFile(data []byte) {
 				full := key + "." + k
 				v, line := probe(md, t[k])
 				l.lines[full] = line
-				i := slices.IndexFunc(settings, func(s *setting) bool { return s.key == full })
+				i := slices.IndexFunc(settings, func(s *Setting) bool { return s.key == full })
 				switch {
 				case i < 0:
 					l.fail(full, "unknown key (known in [%s]: %s)", key, knownKeys(key))
@@ -220,7 +220,7 @@ func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive)
 			if len(tables) == 1 {
 				l.lines[full] = line
 			}
-			j := slices.IndexFunc(settings, func(s *setting) bool { return s.key == "port."+k })
+			j := slices.IndexFunc(settings, func(s *Setting) bool { return s.key == "port."+k })
 			if j < 0 {
 				l.fail(full, "unknown key (known in [[port]]: %s)", knownKeys("port"))
 				continue
@@ -233,24 +233,24 @@ func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive)
 // portFlags binds the port settings to p, with their defaults.
 func (l *loader) portFlags(p *daemon.PortConfig) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("port", pflag.ContinueOnError)
-	var ports []*setting
+	var ports []*Setting
 	for _, s := range l.ss {
 		if s.port != nil {
 			ports = append(ports, s)
 		}
 	}
-	bindSettings(fs, ports, nil, p)
+	Bind(fs, ports, nil, p)
 	return fs
 }
 
 // setFile sets s from the file's value v, checking its TOML type.
-func (l *loader) setFile(fs *pflag.FlagSet, s *setting, key string, v any) {
+func (l *loader) setFile(fs *pflag.FlagSet, s *Setting, key string, v any) {
 	str, msg := tomlString(s.def, v)
 	if msg != "" {
 		l.fail(key, "%s", msg)
 		return
 	}
-	if err := fs.Set(s.flag(), str); err != nil {
+	if err := fs.Set(s.Flag(), str); err != nil {
 		l.fail(key, "%q: want %s", str, wantType(s.def))
 	}
 }
@@ -258,17 +258,17 @@ func (l *loader) setFile(fs *pflag.FlagSet, s *setting, key string, v any) {
 // environment lays $SCOREBOARD_... over the file.
 func (l *loader) environment(getenv func(string) (string, bool)) {
 	for _, s := range l.ss {
-		v, ok := getenv(s.env())
+		v, ok := getenv(s.Env())
 		if !ok || v == "" {
 			continue
 		}
-		where := "$" + s.env()
+		where := "$" + s.Env()
 		if s.port != nil {
 			l.overrides = append(l.overrides, override{s, v, where})
 			continue
 		}
 		l.from[s.key] = where
-		if err := l.fs.Set(s.flag(), v); err != nil {
+		if err := l.fs.Set(s.Flag(), v); err != nil {
 			l.fail(s.key, "%q: want %s", v, wantType(s.def))
 		}
 	}
@@ -280,9 +280,9 @@ func (l *loader) commandLine(cmdline *pflag.FlagSet) {
 	if cmdline == nil {
 		return
 	}
-	byFlag := map[string]*setting{}
+	byFlag := map[string]*Setting{}
 	for _, s := range l.ss {
-		byFlag[s.flag()] = s
+		byFlag[s.Flag()] = s
 		if strings.HasPrefix(s.alias, "no-") {
 			byFlag[s.alias] = s
 		}
@@ -297,7 +297,7 @@ func (l *loader) commandLine(cmdline *pflag.FlagSet) {
 			return
 		}
 		if err := l.fs.Set(f.Name, f.Value.String()); err != nil {
-			l.errs = append(l.errs, &configError{Key: "--" + f.Name, Msg: err.Error()})
+			l.errs = append(l.errs, &Error{Key: "--" + f.Name, Msg: err.Error()})
 		}
 		l.from[s.key] = "--" + f.Name
 	})
@@ -314,7 +314,7 @@ func (l *loader) applyPort() {
 	switch len(l.c.Ports) {
 	case 0:
 		if !slices.ContainsFunc(l.overrides, func(o override) bool { return o.s.key == "port.device" }) {
-			l.errs = append(l.errs, &configError{Key: first,
+			l.errs = append(l.errs, &Error{Key: first,
 				Msg: "no port to apply it to: give --port-device too, or a [[port]] in the config file"})
 			return
 		}
@@ -323,14 +323,14 @@ func (l *loader) applyPort() {
 		l.portFromCmd = true
 	case 1:
 	default:
-		l.errs = append(l.errs, &configError{Key: first,
+		l.errs = append(l.errs, &Error{Key: first,
 			Msg: fmt.Sprintf("the config file %s has %d ports: set it in each one's [[port]] table", l.file, len(l.c.Ports))})
 		return
 	}
 	for _, o := range l.overrides {
 		key := portKey(0, o.s.name())
 		l.from[key] = o.where
-		if err := l.portFS[0].Set(o.s.flag(), o.v); err != nil {
+		if err := l.portFS[0].Set(o.s.Flag(), o.v); err != nil {
 			l.fail(key, "%q: want %s", o.v, wantType(o.s.def))
 		}
 	}
@@ -389,7 +389,7 @@ func (l *loader) validate() {
 		// each other.
 		urlFrom, listenFrom := l.from["nats.url"], l.from["nats.listen"]
 		_, listenInFile := l.lines["nats.listen"]
-		if l.has("nats.listen") && ((listenFrom != "" && listenFrom != "$"+settingByKey("nats.listen").env()) ||
+		if l.has("nats.listen") && ((listenFrom != "" && listenFrom != "$"+ByKey("nats.listen").Env()) ||
 			(listenInFile && listenFrom == "" && !strings.HasPrefix(urlFrom, "--"))) {
 			l.fail("nats.listen", "the embedded server's listener cannot go with nats.url (an existing server)")
 		}
@@ -545,16 +545,16 @@ func knownKeys(table string) string {
 	return strings.Join(keys, ", ")
 }
 
-// configError is one thing wrong with the configuration: where (the file and the key,
+// Error is one thing wrong with the configuration: where (the file and the key,
 // with its line; or the flag, or the environment variable) and what.
-type configError struct {
+type Error struct {
 	File string // the config file, when the setting came from it
 	Line int    // from 1, when known
 	Key  string // the key in the file ("nats.url", "[[port]] 2 (\"lobby\") baud"), or "--flag", or "$VAR"
 	Msg  string
 }
 
-func (e *configError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		fmt.Fprintf(&b, "config %s: ", e.File)
@@ -571,15 +571,15 @@ func (e *configError) Error() string {
 	return b.String()
 }
 
-// fromCommandLine says whether every error in err is about a flag given: a usage
+// FromCommandLine says whether every error in err is about a flag given: a usage
 // error, which exits 2.
-func fromCommandLine(err error) bool {
+func FromCommandLine(err error) bool {
 	errs := []error{err}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var ce *configError
+		var ce *Error
 		if !errors.As(e, &ce) || ce.File != "" || !strings.HasPrefix(ce.Key, "--") {
 			return false
 		}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/goclub/scoreboard/bus"
@@ -17,6 +18,9 @@ import (
 	"github.com/goclub/scoreboard/serialio"
 )
 
+// Package config declares the settings of the scoreboard's commands once, and lays
+// them from the flags given, the environment and the config file, checked.
+//
 // A setting is declared once, in settings below: its key in the config file, its
 // default, its help and its check. The rest is derived from the key by one rule:
 // key history.max_bytes ↔ flag --history-max-bytes ↔ $SCOREBOARD_HISTORY_MAX_BYTES
@@ -24,7 +28,7 @@ import (
 // environment, the file's keys, --help, docs/cli.md, the man pages, the completions
 // and configs/scoreboard.toml all come from here. Precedence: a flag on the command
 // line, then the environment, then the file, then the default (config.go).
-type setting struct {
+type Setting struct {
 	key   string
 	group string // the heading it is listed under in --help
 	def   any    // string, int, bool or time.Duration: the setting's type
@@ -42,12 +46,12 @@ type setting struct {
 	// settings are in config.go.
 	check func(v any) string
 	// Where the value lives: in the config, or in a port's.
-	global func(*config) any
+	global func(*Config) any
 	port   func(*daemon.PortConfig) any
 }
 
 // config is the settings of run, work and the tools, layered.
-type config struct {
+type Config struct {
 	NATS struct {
 		Listen, ListenToken, ListenUser, ListenPassword string
 		URL, User, Password, Token, NKey, Creds         string
@@ -70,25 +74,25 @@ type config struct {
 
 // The groups of --help, in their order there; "options" are a command's own.
 const (
-	groupOptions = "options"
-	groupPort    = "port"
-	groupDaemon  = "daemon"
-	groupNATS    = "NATS"
-	groupHistory = "history"
-	groupWeb     = "web"
-	groupLog     = "logging"
+	GroupOptions = "options"
+	GroupPort    = "port"
+	GroupDaemon  = "daemon"
+	GroupNATS    = "NATS"
+	GroupHistory = "history"
+	GroupWeb     = "web"
+	GroupLog     = "logging"
 )
 
-var groups = []string{groupOptions, groupPort, groupDaemon, groupNATS, groupHistory, groupWeb, groupLog}
+var Groups = []string{GroupOptions, GroupPort, GroupDaemon, GroupNATS, GroupHistory, GroupWeb, GroupLog}
 
-// httpOff turns the page's listener off.
-const httpOff = "off"
+// HTTPOff turns the page's listener off.
+const HTTPOff = "off"
 
-var settings = []*setting{
+var settings = []*Setting{
 	// [nats]: the embedded server's listener.
-	{key: "nats.listen", group: groupNATS, def: bus.DefaultListen,
+	{key: "nats.listen", group: GroupNATS, def: bus.DefaultListen,
 		help:   "the embedded NATS server's listener, `HOST:PORT` (port 0: any free one), or \"off\"",
-		global: func(c *config) any { return &c.NATS.Listen },
+		global: func(c *Config) any { return &c.NATS.Listen },
 		doc: "By default the daemon embeds a NATS server, and its own parts connect in-process.\n" +
 			"The embedded server's TCP listener, for local tools (scoreboard send, watch, work,\n" +
 			"any NATS client): HOST:PORT, port 0 for any free one, or \"off\" for none.",
@@ -100,9 +104,9 @@ var settings = []*setting{
 			}
 			return ""
 		}},
-	{key: "nats.listen_token", group: groupNATS, def: "", example: "",
+	{key: "nats.listen_token", group: GroupNATS, def: "", example: "",
 		help:   "the `token` clients of the embedded listener must present to be workers; needed beyond loopback, or a user",
-		global: func(c *config) any { return &c.NATS.ListenToken },
+		global: func(c *Config) any { return &c.NATS.ListenToken },
 		doc: "The worker credentials: a token, or a user and password. A client of the listener\n" +
 			"that presents them is a worker (`scoreboard work` on another machine: it may take\n" +
 			"dumps and publish results); a client without credentials is a tool (send, watch,\n" +
@@ -110,21 +114,21 @@ var settings = []*setting{
 			"listener only. Beyond loopback (0.0.0.0:4222, say) the listener needs them, or the\n" +
 			"daemon refuses to start. The daemon's own parts connect in-process and need none.\n" +
 			"Put the secrets in the environment (a flag shows in `ps`). README, \"Trust\"."},
-	{key: "nats.listen_user", group: groupNATS, def: "", example: "club",
+	{key: "nats.listen_user", group: GroupNATS, def: "", example: "club",
 		help:   "the user `name` clients of the embedded listener must present, with --nats-listen-password",
-		global: func(c *config) any { return &c.NATS.ListenUser }},
-	{key: "nats.listen_password", group: groupNATS, def: "", example: "",
+		global: func(c *Config) any { return &c.NATS.ListenUser }},
+	{key: "nats.listen_password", group: GroupNATS, def: "", example: "",
 		help:   "the `password` of --nats-listen-user",
-		global: func(c *config) any { return &c.NATS.ListenPassword }},
+		global: func(c *Config) any { return &c.NATS.ListenPassword }},
 	// [nats]: the connection to a server.
-	{key: "nats.url", group: groupNATS, def: "", example: "nats://nats1.club.lan:4222,nats://nats2.club.lan:4222",
+	{key: "nats.url", group: GroupNATS, def: "", example: "nats://nats1.club.lan:4222,nats://nats2.club.lan:4222",
 		help:   "NATS server `URLs`, comma-separated; empty: run embeds a server, the other commands use nats://" + bus.DefaultListen,
-		global: func(c *config) any { return &c.NATS.URL },
+		global: func(c *Config) any { return &c.NATS.URL },
 		doc: "Or use an existing NATS server or cluster instead of embedding one (then `listen`\n" +
 			"must go): one or more URLs, comma-separated. nats://, tls://, ws:// or wss://."},
-	{key: "nats.user", group: groupNATS, def: "", example: "scoreboard",
+	{key: "nats.user", group: GroupNATS, def: "", example: "scoreboard",
 		help:   "NATS user `name`",
-		global: func(c *config) any { return &c.NATS.User },
+		global: func(c *Config) any { return &c.NATS.User },
 		doc: "Credentials for `url`, at most one way: a user and password, a token, an nkey seed\n" +
 			"file, or a creds file (a user JWT and its nkey seed). Rather than writing a password\n" +
 			"or a token here, put it in the environment (with systemd, in\n" +
@@ -132,32 +136,32 @@ var settings = []*setting{
 			"of configs/nats-server.conf; `scoreboard work --config` with this file presents the\n" +
 			"worker credentials: user \"worker\" there, or the token set as listen_token on the\n" +
 			"daemon whose embedded server it joins."},
-	{key: "nats.password", group: groupNATS, def: "", example: "",
+	{key: "nats.password", group: GroupNATS, def: "", example: "",
 		help:   "NATS `password`",
-		global: func(c *config) any { return &c.NATS.Password }},
-	{key: "nats.token", group: groupNATS, def: "", example: "",
+		global: func(c *Config) any { return &c.NATS.Password }},
+	{key: "nats.token", group: GroupNATS, def: "", example: "",
 		help:   "NATS authentication `token`",
-		global: func(c *config) any { return &c.NATS.Token }},
-	{key: "nats.nkey", group: groupNATS, def: "", example: "/etc/scoreboard/scoreboard.nk",
+		global: func(c *Config) any { return &c.NATS.Token }},
+	{key: "nats.nkey", group: GroupNATS, def: "", example: "/etc/scoreboard/scoreboard.nk",
 		help:   "`file` holding an nkey seed to authenticate with",
-		global: func(c *config) any { return &c.NATS.NKey }},
-	{key: "nats.creds", group: groupNATS, def: "", example: "/etc/scoreboard/scoreboard.creds",
+		global: func(c *Config) any { return &c.NATS.NKey }},
+	{key: "nats.creds", group: GroupNATS, def: "", example: "/etc/scoreboard/scoreboard.creds",
 		help:   "NATS credentials `file` (user JWT and nkey seed)",
-		global: func(c *config) any { return &c.NATS.Creds }},
-	{key: "nats.tls_ca", group: groupNATS, def: "", example: "/etc/scoreboard/ca.pem",
+		global: func(c *Config) any { return &c.NATS.Creds }},
+	{key: "nats.tls_ca", group: GroupNATS, def: "", example: "/etc/scoreboard/ca.pem",
 		help:   "PEM `file` of CAs to trust for the server's certificate",
-		global: func(c *config) any { return &c.NATS.TLSCA },
+		global: func(c *Config) any { return &c.NATS.TLSCA },
 		doc: "TLS to the server: a CA to trust beside the system's, and a client certificate and\n" +
 			"its key for servers that verify clients (both or neither). PEM files."},
-	{key: "nats.tls_cert", group: groupNATS, def: "", example: "/etc/scoreboard/client.pem",
+	{key: "nats.tls_cert", group: GroupNATS, def: "", example: "/etc/scoreboard/client.pem",
 		help:   "client certificate PEM `file`, for TLS client authentication",
-		global: func(c *config) any { return &c.NATS.TLSCert }},
-	{key: "nats.tls_key", group: groupNATS, def: "", example: "/etc/scoreboard/client-key.pem",
+		global: func(c *Config) any { return &c.NATS.TLSCert }},
+	{key: "nats.tls_key", group: GroupNATS, def: "", example: "/etc/scoreboard/client-key.pem",
 		help:   "client certificate's private key PEM `file`",
-		global: func(c *config) any { return &c.NATS.TLSKey }},
-	{key: "nats.prefix", group: groupNATS, def: bus.DefaultPrefix,
+		global: func(c *Config) any { return &c.NATS.TLSKey }},
+	{key: "nats.prefix", group: GroupNATS, def: bus.DefaultPrefix,
 		help:   "first `token`(s) of every subject",
-		global: func(c *config) any { return &c.NATS.Prefix },
+		global: func(c *Config) any { return &c.NATS.Prefix },
 		doc: "The first token(s) of every subject: <prefix>.solve.<problem>,\n" +
 			"<prefix>.dump.<problem>.<port>, <prefix>.result.<problem>.<port>. Lowercase letters,\n" +
 			"digits, '-' and '_', dot-separated.",
@@ -169,15 +173,15 @@ var settings = []*setting{
 		}},
 
 	// [log]
-	{key: "log.level", group: groupLog, def: "info",
+	{key: "log.level", group: GroupLog, def: "info",
 		help:   "log `level`: trace, debug, info, warn or error",
-		global: func(c *config) any { return &c.Log.Level },
+		global: func(c *Config) any { return &c.Log.Level },
 		doc: "trace, debug (a line per unit), info (a line per state change), warn (a line per\n" +
 			"bad unit, sampled when they flood), error.",
 		check: func(v any) string { return errString(logging.ParseLevel(v.(string))) }},
-	{key: "log.format", group: groupLog, def: "", example: "json",
+	{key: "log.format", group: GroupLog, def: "", example: "json",
 		help:   "log `format`: json (lines on stderr), console or journald; empty: journald under systemd, console on a terminal, json otherwise",
-		global: func(c *config) any { return &c.Log.Format },
+		global: func(c *Config) any { return &c.Log.Format },
 		doc: "json (JSON lines on stderr), console (for humans), or journald (systemd's journal,\n" +
 			"with each field searchable: journalctl -u scoreboard PORT=lobby). Left out, it is\n" +
 			"picked from where stderr goes: journald under systemd, console on a terminal, json\n" +
@@ -185,27 +189,27 @@ var settings = []*setting{
 		check: func(v any) string { return errString(logging.ParseFormat(v.(string))) }},
 
 	// [daemon]
-	{key: "daemon.request_timeout", group: groupDaemon, def: 2 * time.Second, alias: "request-timeout",
+	{key: "daemon.request_timeout", group: GroupDaemon, def: 2 * time.Second, alias: "request-timeout",
 		help:   "how long a unit waits for a worker before it is sent again (3 attempts)",
-		global: func(c *config) any { return &c.Daemon.RequestTimeout },
+		global: func(c *Config) any { return &c.Daemon.RequestTimeout },
 		doc: "How long a unit waits for a worker's answer before it is published again; after\n" +
 			"three attempts it gets an error result and the port moves on.",
 		check: positive},
-	{key: "daemon.drain", group: groupDaemon, def: 5 * time.Second, alias: "drain",
+	{key: "daemon.drain", group: GroupDaemon, def: 5 * time.Second, alias: "drain",
 		help:   "on SIGINT or SIGTERM, how long the units (dumps) in flight may still be answered; the rest get an error result",
-		global: func(c *config) any { return &c.Daemon.Drain },
+		global: func(c *Config) any { return &c.Daemon.Drain },
 		doc: "On SIGINT or SIGTERM, how long the units read may still be answered (each one left\n" +
 			"then gets its error); the workers then get as long for the dumps they hold.",
 		check: positive},
-	{key: "daemon.state_dir", group: groupHistory, def: "", example: "/var/lib/scoreboard", alias: "state-dir",
+	{key: "daemon.state_dir", group: GroupHistory, def: "", example: "/var/lib/scoreboard", alias: "state-dir",
 		help:   "the embedded server's store `directory` (the history); empty: $STATE_DIRECTORY, else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard",
-		global: func(c *config) any { return &c.Daemon.StateDir },
+		global: func(c *Config) any { return &c.Daemon.StateDir },
 		doc: "Where the embedded NATS server keeps the history (JetStream's store). Left out:\n" +
 			"$STATE_DIRECTORY (systemd's StateDirectory=, /var/lib/scoreboard), else\n" +
 			"$XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard. One daemon a directory."},
-	{key: "daemon.workers", group: groupDaemon, def: true, example: false, alias: "no-workers",
+	{key: "daemon.workers", group: GroupDaemon, def: true, example: false, alias: "no-workers",
 		help:   "solve here; false: serve the ports and leave the units to 'scoreboard work' processes on the bus",
-		global: func(c *config) any { return &c.Daemon.Workers },
+		global: func(c *Config) any { return &c.Daemon.Workers },
 		doc: "Solve here (the default), or leave every unit to `scoreboard work` processes on\n" +
 			"other machines, joined to the same NATS (nats.url, or this daemon's listener with\n" +
 			"worker credentials): the shape for a small board computer that only bridges its\n" +
@@ -213,16 +217,16 @@ var settings = []*setting{
 			"README, \"Scaling out\"."},
 
 	// [history]
-	{key: "history.enabled", group: groupHistory, def: true, alias: "history",
+	{key: "history.enabled", group: GroupHistory, def: true, alias: "history",
 		help:   "keep every unit and its result in JetStream, and each port's latest in a KV bucket",
-		global: func(c *config) any { return &c.History.Enabled },
+		global: func(c *Config) any { return &c.History.Enabled },
 		doc: "Every unit and its result kept in the JetStream stream SCOREBOARD, and each port's\n" +
 			"latest result (with its unit, and for othello the board) in the KV bucket\n" +
 			"SCOREBOARD_BOARDS: `scoreboard history`, `scoreboard watch --since`,\n" +
 			"`nats kv watch SCOREBOARD_BOARDS`. With nats.url, on that server if it has JetStream."},
-	{key: "history.max_age", group: groupHistory, def: "90d",
+	{key: "history.max_age", group: GroupHistory, def: "90d",
 		help:   "drop units older than this `duration` (90d, 36h)",
-		global: func(c *config) any { return &c.History.MaxAge },
+		global: func(c *Config) any { return &c.History.MaxAge },
 		doc: "Units older than this, or beyond this size, are dropped, oldest first. Days (\"90d\")\n" +
 			"or Go durations (\"36h\"); sizes in KiB, MiB, GiB (binary) or KB, MB, GB.",
 		check: func(v any) string {
@@ -231,18 +235,18 @@ var settings = []*setting{
 			}
 			return ""
 		}},
-	{key: "history.max_bytes", group: groupHistory, def: "1GiB",
+	{key: "history.max_bytes", group: GroupHistory, def: "1GiB",
 		help:   "drop the oldest units beyond this `size` (1GiB, 512MiB)",
-		global: func(c *config) any { return &c.History.MaxBytes },
+		global: func(c *Config) any { return &c.History.MaxBytes },
 		check: func(v any) string {
 			if n, err := history.ParseSize(v.(string)); err != nil || n <= 0 {
 				return fmt.Sprintf("%q: want a positive size such as 1GiB, 512MiB or 100MB", v)
 			}
 			return ""
 		}},
-	{key: "history.replicas", group: groupHistory, def: 1,
+	{key: "history.replicas", group: GroupHistory, def: 1,
 		help:   "copies of the history on a NATS cluster (`N`, 1 to 5)",
-		global: func(c *config) any { return &c.History.Replicas },
+		global: func(c *Config) any { return &c.History.Replicas },
 		doc:    "Copies of the stream and the bucket on a NATS cluster (nats.url): 3 on a 3-node one.",
 		check: func(v any) string {
 			if n := v.(int); n < 1 || n > 5 {
@@ -252,15 +256,15 @@ var settings = []*setting{
 		}},
 
 	// [http]
-	{key: "http.listen", group: groupWeb, def: "127.0.0.1:8080", alias: "http",
+	{key: "http.listen", group: GroupWeb, def: "127.0.0.1:8080", alias: "http",
 		help:   "the live page's and /metrics' listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
-		global: func(c *config) any { return &c.HTTP.Listen },
+		global: func(c *Config) any { return &c.HTTP.Listen },
 		doc: "The live page of every board (README, \"The page\"), and Prometheus's /metrics beside\n" +
 			"it (README, \"Metrics\"): HOST:PORT, or \"off\" for none.\n" +
 			"0.0.0.0:8080 shows it to the club's LAN (a TV's browser): the page only reads, so\n" +
 			"it needs no password; the address to open is logged at start.",
 		check: func(v any) string {
-			if h := v.(string); h != httpOff {
+			if h := v.(string); h != HTTPOff {
 				if _, _, err := net.SplitHostPort(h); err != nil {
 					return fmt.Sprintf("%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
 				}
@@ -269,55 +273,55 @@ var settings = []*setting{
 		}},
 
 	// [[port]]: one table per scoreboard; the flags make or override the one port.
-	{key: "port.name", group: groupPort, def: "", example: "lobby",
+	{key: "port.name", group: GroupPort, def: "", example: "lobby",
 		help: "the port's `name` in subjects; empty: from the device (/dev/ttyUSB0: ttyusb0, -: stdio)",
 		port: func(p *daemon.PortConfig) any { return &p.Name },
 		doc: "The port's name: the <port> token in subjects, and the `port` field of the logs.\n" +
 			"Lowercase letters, digits, '-' and '_'; each port its own. Left out, it is made\n" +
 			"from the device's file name: /dev/ttyUSB0 gives \"ttyusb0\", - gives \"stdio\"."},
-	{key: "port.device", group: groupPort, def: "", example: "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0", alias: "port",
+	{key: "port.device", group: GroupPort, def: "", example: "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0", alias: "port",
 		help: "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only",
 		port: func(p *daemon.PortConfig) any { return &p.Device },
 		doc: "The serial device. Prefer the stable /dev/serial/by-id/... path (`scoreboard ports`\n" +
 			"lists them): /dev/ttyUSB0 may become /dev/ttyUSB1 after a replug. \"-\" is\n" +
 			"stdin/stdout. Required. A directory or a regular file is refused at start; a path\n" +
 			"that does not exist yet is an adapter not plugged in, opened when it comes."},
-	{key: "port.problem", group: groupPort, def: "", example: "goscore", alias: "problem",
+	{key: "port.problem", group: GroupPort, def: "", example: "goscore", alias: "problem",
 		help: "the `problem` the port's dumps are: capture, goscore, othello, replay or territory",
 		port: func(p *daemon.PortConfig) any { return &p.Problem },
 		doc:  "What the scoreboard dumps: goscore, replay, territory, othello or capture. Required.",
 		check: func(v any) string {
 			if _, ok := engine.Lookup(v.(string)); !ok && v != "" {
-				return problemError(v.(string)).Error()
+				return ProblemError(v.(string)).Error()
 			}
 			return ""
 		}},
-	{key: "port.baud", group: groupPort, def: 9600, alias: "baud",
+	{key: "port.baud", group: GroupPort, def: 9600, alias: "baud",
 		help: "the serial line's speed, in bits per second",
 		port: func(p *daemon.PortConfig) any { return &p.Line.Baud },
 		doc:  "Line settings. The defaults are 9600 8N1.",
 		check: func(v any) string {
 			return errMsg(serialio.LineSettings{Baud: v.(int)}.Validate())
 		}},
-	{key: "port.data_bits", group: groupPort, def: 8, alias: "data-bits",
+	{key: "port.data_bits", group: GroupPort, def: 8, alias: "data-bits",
 		help: "the serial line's data bits, 5 to 8",
 		port: func(p *daemon.PortConfig) any { return &p.Line.DataBits },
 		check: func(v any) string {
 			return errMsg(serialio.LineSettings{DataBits: v.(int)}.Validate())
 		}},
-	{key: "port.parity", group: groupPort, def: "none", alias: "parity",
+	{key: "port.parity", group: GroupPort, def: "none", alias: "parity",
 		help: "the serial line's parity: none, odd, even, mark or space",
 		port: func(p *daemon.PortConfig) any { return &p.Line.Parity },
 		check: func(v any) string {
 			return errMsg(serialio.LineSettings{Parity: v.(string)}.Validate())
 		}},
-	{key: "port.stop_bits", group: groupPort, def: "1", alias: "stop-bits",
+	{key: "port.stop_bits", group: GroupPort, def: "1", alias: "stop-bits",
 		help: "the serial line's stop bits: 1, 1.5 or 2",
 		port: func(p *daemon.PortConfig) any { return &p.Line.StopBits },
 		check: func(v any) string {
 			return errMsg(serialio.LineSettings{StopBits: v.(string)}.Validate())
 		}},
-	{key: "port.error_line", group: groupPort, def: false, alias: "error-line",
+	{key: "port.error_line", group: GroupPort, def: false, alias: "error-line",
 		help: "write a one-line error to the port for a unit that gets no answer (the contest protocol has none)",
 		port: func(p *daemon.PortConfig) any { return &p.ErrorLine },
 		doc: "A unit that cannot be answered (bad input, or no worker in time) is logged and\n" +
@@ -325,39 +329,51 @@ var settings = []*setting{
 			"has no error line. true writes a one-line error to the port instead."},
 }
 
-// The name rule.
-func (s *setting) flag() string { return strings.NewReplacer(".", "-", "_", "-").Replace(s.key) }
-func (s *setting) env() string {
+// All is every setting, in the order of the help and the example config.
+func All() []*Setting { return settings }
+
+// Key is the setting's key in the config file: "history.max_bytes", "port.baud".
+func (s *Setting) Key() string { return s.key }
+
+// Default is the setting's default: a string, an int, a bool or a time.Duration.
+func (s *Setting) Default() any { return s.def }
+
+// Alias is the flag's former name, or "".
+func (s *Setting) Alias() string { return s.alias }
+
+// The name rule: Flag is the key's flag, Env its environment variable.
+func (s *Setting) Flag() string { return strings.NewReplacer(".", "-", "_", "-").Replace(s.key) }
+func (s *Setting) Env() string {
 	return "SCOREBOARD_" + strings.ToUpper(strings.ReplaceAll(s.key, ".", "_"))
 }
 
 // table and name split the key: "nats", "url"; a port key is "port", "baud".
-func (s *setting) table() string { t, _, _ := strings.Cut(s.key, "."); return t }
-func (s *setting) name() string  { _, n, _ := strings.Cut(s.key, "."); return n }
+func (s *Setting) table() string { t, _, _ := strings.Cut(s.key, "."); return t }
+func (s *Setting) name() string  { _, n, _ := strings.Cut(s.key, "."); return n }
 
-// usage is the flag's help: the help and where else the setting comes from.
-func (s *setting) usage() string { return s.help + " [$" + s.env() + "]" }
+// Usage is the flag's help: the help and where else the setting comes from.
+func (s *Setting) Usage() string { return s.help + " [$" + s.Env() + "]" }
 
 // Which settings each command takes.
 var (
-	natsClientKeys = []string{"nats.url", "nats.user", "nats.password", "nats.token", "nats.nkey", "nats.creds",
+	NATSClientKeys = []string{"nats.url", "nats.user", "nats.password", "nats.token", "nats.nkey", "nats.creds",
 		"nats.tls_ca", "nats.tls_cert", "nats.tls_key", "nats.prefix"}
-	logKeys = []string{"log.level", "log.format"}
+	LogKeys = []string{"log.level", "log.format"}
 )
 
-// lookupSettings returns the settings of keys; none is every setting.
-func lookupSettings(keys ...string) []*setting {
+// Lookup returns the settings of keys; none is every setting.
+func Lookup(keys ...string) []*Setting {
 	if len(keys) == 0 {
 		return settings
 	}
-	var out []*setting
+	var out []*Setting
 	for _, k := range keys {
-		out = append(out, settingByKey(k))
+		out = append(out, ByKey(k))
 	}
 	return out
 }
 
-func settingByKey(key string) *setting {
+func ByKey(key string) *Setting {
 	for _, s := range settings {
 		if s.key == key {
 			return s
@@ -366,18 +382,18 @@ func settingByKey(key string) *setting {
 	panic("no setting " + key)
 }
 
-// groupAnnotation carries a flag's group to the help (help.go).
-const groupAnnotation = "scoreboard_group"
+// GroupAnnotation carries a flag's group to the help (help.go).
+const GroupAnnotation = "scoreboard_group"
 
-// bindSettings defines the flags of ss on fs, storing into c (and a [[port]]'s into
+// Bind defines the flags of ss on fs, storing into c (and a [[port]]'s into
 // p): with their defaults, their group, and their former names.
-func bindSettings(fs *pflag.FlagSet, ss []*setting, c *config, p *daemon.PortConfig) {
+func Bind(fs *pflag.FlagSet, ss []*Setting, c *Config, p *daemon.PortConfig) {
 	aliases := map[string]string{}
 	for _, s := range ss {
 		ptr := s.ptr(c, p)
-		name := s.flag()
-		bindValue(fs, name, ptr, s.def, s.usage())
-		_ = fs.SetAnnotation(name, groupAnnotation, []string{s.group})
+		name := s.Flag()
+		bindValue(fs, name, ptr, s.def, s.Usage())
+		_ = fs.SetAnnotation(name, GroupAnnotation, []string{s.group})
 		switch {
 		case strings.HasPrefix(s.alias, "no-"):
 			b := ptr.(*bool)
@@ -399,7 +415,7 @@ func bindSettings(fs *pflag.FlagSet, ss []*setting, c *config, p *daemon.PortCon
 }
 
 // ptr is where s's value lives in c, or in p for a port's.
-func (s *setting) ptr(c *config, p *daemon.PortConfig) any {
+func (s *Setting) ptr(c *Config, p *daemon.PortConfig) any {
 	if s.port != nil {
 		return s.port(p)
 	}
@@ -460,4 +476,30 @@ func errString[T any](_ T, err error) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// Suggest is what the user may have meant by typed among names, by cobra's rule for
+// commands (a prefix of it, or two edits away): the same for commands, flags and
+// problems.
+func Suggest(typed string, names []string) string {
+	if typed == "" {
+		return ""
+	}
+	c := &cobra.Command{SuggestionsMinimumDistance: 2}
+	for _, n := range names {
+		c.AddCommand(&cobra.Command{Use: n, Run: func(*cobra.Command, []string) {}})
+	}
+	if s := c.SuggestionsFor(typed); len(s) > 0 {
+		return s[0]
+	}
+	return ""
+}
+
+// ProblemError says a problem is unknown, and what the user may have meant.
+func ProblemError(name string) error {
+	hint := ""
+	if s := Suggest(name, engine.Names()); s != "" {
+		hint = fmt.Sprintf("; did you mean %s?", s)
+	}
+	return fmt.Errorf("unknown problem %q%s (problems: %s)", name, hint, strings.Join(engine.Names(), ", "))
 }
