@@ -88,6 +88,16 @@ func (m *Metrics) Gauge(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 }
 
+// Info registers a gauge of 1 whose labels say what (scoreboard_build_info: the
+// version, the commit, the Go version).
+func (m *Metrics) Info(name, help string, labels map[string]string) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels},
+		func() float64 { return 1 }))
+}
+
 // Port is a port's counters, resolved once.
 type Port struct {
 	answered, failed prometheus.Counter

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -19,6 +20,8 @@ import (
 // history.
 func newMetrics(updater *history.Updater, conns ...*nats.Conn) *metrics.Metrics {
 	met := metrics.New()
+	met.Info("scoreboard_build_info", "The build: its version (as in the logs and $SRV.INFO), commit and Go version; always 1.",
+		map[string]string{"version": versionString(), "commit": commitString(), "goversion": runtime.Version()})
 	met.Gauge("scoreboard_nats_connected", "1 while every bus connection of this process is connected, 0 while one is reconnecting.",
 		func() float64 {
 			for _, nc := range conns {

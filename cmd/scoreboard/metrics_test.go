@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,6 +131,27 @@ func TestWorkMetrics(t *testing.T) {
 	}, w.Output())
 	if fams["scoreboard_units_total"] != nil && len(fams["scoreboard_units_total"].Metric) > 0 {
 		t.Error("a worker without ports counts port units")
+	}
+	// One version string: the logs', the service's ($SRV.INFO) and /metrics' agree.
+	logged := logLines(w.Output(), "scoreboard worker running")
+	nc := busConnect(t, srv.URL())
+	info, err := nc.Request("$SRV.INFO.scoreboard", nil, 10*time.Second)
+	var svc struct{ Version string }
+	if err == nil {
+		err = json.Unmarshal(info.Data, &svc)
+	}
+	build := map[string]string{"version": svc.Version, "goversion": runtime.Version()}
+	if f := fams["scoreboard_build_info"]; f != nil && len(f.Metric) == 1 {
+		for _, l := range f.Metric[0].Label {
+			if l.GetName() == "commit" {
+				build["commit"] = l.GetValue() // the build's vcs.revision where Go stamps one
+			}
+		}
+	}
+	if v, ok := promtest.Value(fams, "scoreboard_build_info", build); err != nil || len(logged) != 1 ||
+		logged[0]["version"] != svc.Version || svc.Version != "0.0.0-dev" || !ok || v != 1 {
+		t.Errorf("versions: logged %v, $SRV.INFO %q (%v), /metrics scoreboard_build_info%v = %v (%v); want one, 0.0.0-dev",
+			logged, svc.Version, err, build, v, ok)
 	}
 	promtest.Promtool(t, body, "check", "metrics")
 	if err := w.Stop(); err != nil {
