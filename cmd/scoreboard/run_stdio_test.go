@@ -95,7 +95,7 @@ func TestRunUsage(t *testing.T) {
 // The README's first command, through the built binary, from the repository root.
 func TestRunREADMECommand(t *testing.T) {
 	bin := proctest.Scoreboard(t)
-	args := []string{"run", "--port", "-", "--problem", "goscore"}
+	args := []string{"run", "--port-device", "-", "--port-problem", "goscore"}
 	// The command as written listens on 127.0.0.1:4222; when something else holds
 	// that port (another daemon, a parallel test), any free port shows the same.
 	if l, err := net.Listen("tcp", "127.0.0.1:4222"); err != nil {
