@@ -130,6 +130,25 @@ parity = "even"
 		t.Errorf("--nats-password with $SCOREBOARD_NATS_PASSWORD set: got %q, %v", c.NATS.Password, err)
 	}
 
+	// Every setting has its variable, a port's too: over the file's one port, under
+	// the flag.
+	env["SCOREBOARD_PORT_BAUD"] = "19200"
+	env["SCOREBOARD_DAEMON_DRAIN"] = "7s"
+	c, err = parseRunConfig(path, data, configFlags(t), getenv)
+	if err != nil || c.Ports[0].Line.Baud != 19200 || c.Daemon.Drain != 7*time.Second {
+		t.Errorf("$SCOREBOARD_PORT_BAUD, $SCOREBOARD_DAEMON_DRAIN over the file: baud %d, drain %v, %v", c.Ports[0].Line.Baud, c.Daemon.Drain, err)
+	}
+	c, err = parseRunConfig(path, data, configFlags(t, "--port-baud", "38400", "--drain", "8s"), getenv)
+	if err != nil || c.Ports[0].Line.Baud != 38400 || c.Daemon.Drain != 8*time.Second {
+		t.Errorf("flags over $SCOREBOARD_PORT_BAUD, $SCOREBOARD_DAEMON_DRAIN: baud %d, drain %v, %v", c.Ports[0].Line.Baud, c.Daemon.Drain, err)
+	}
+	env["SCOREBOARD_PORT_BAUD"] = "fast"
+	if _, err = parseRunConfig(path, data, configFlags(t), getenv); err == nil || !strings.Contains(err.Error(), `$SCOREBOARD_PORT_BAUD: "fast": want an integer`) {
+		t.Errorf("a bad $SCOREBOARD_PORT_BAUD: %v", err)
+	}
+	delete(env, "SCOREBOARD_PORT_BAUD")
+	delete(env, "SCOREBOARD_DAEMON_DRAIN")
+
 	// loadConfig reads the file and the real environment.
 	t.Setenv("SCOREBOARD_NATS_PASSWORD", "from-real-env")
 	c, err = loadRunConfig(path, configFlags(t))
@@ -237,6 +256,23 @@ func TestConfigPortFromFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error with %q", tc.args, err, want)
 		}
+	}
+
+	// The environment's URL wins over the file's listener; its listener does not
+	// over the file's URL.
+	path2 := writeConfig(t, "[nats]\nlisten = '127.0.0.1:5222'\n")
+	data2, _ := os.ReadFile(path2)
+	env := func(k, v string) func(string) (string, bool) {
+		return func(n string) (string, bool) { return v, n == k }
+	}
+	if c, err := parseRunConfig(path2, data2, configFlags(t), env("SCOREBOARD_NATS_URL", "nats://x:4222")); err != nil || c.NATS.URL != "nats://x:4222" {
+		t.Errorf("$SCOREBOARD_NATS_URL over the file's listener: %+v %v", c.NATS, err)
+	}
+	path3 := writeConfig(t, "[nats]\nurl = 'nats://x:4222'\n")
+	data3, _ := os.ReadFile(path3)
+	if _, err := parseRunConfig(path3, data3, configFlags(t), env("SCOREBOARD_NATS_LISTEN", "127.0.0.1:5222")); err == nil ||
+		!strings.Contains(err.Error(), "$SCOREBOARD_NATS_LISTEN: the embedded server's listener cannot go with nats.url") {
+		t.Errorf("$SCOREBOARD_NATS_LISTEN against the file's URL: %v", err)
 	}
 
 	// A flag given on the command line wins over the file's listener.

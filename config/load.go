@@ -384,14 +384,12 @@ func (l *loader) validate() {
 			l.fail("nats.listen_user", "nats.listen_user and nats.listen_password go together")
 		}
 	} else if n.URL != "" {
-		// A --nats-url given on the command line wins over the file's listener; from
-		// the same place, or a --nats-listen against the file's URL, they contradict
-		// each other.
-		urlFrom, listenFrom := l.from["nats.url"], l.from["nats.listen"]
-		_, listenInFile := l.lines["nats.listen"]
-		if l.has("nats.listen") && ((listenFrom != "" && listenFrom != "$"+ByKey("nats.listen").Env()) ||
-			(listenInFile && listenFrom == "" && !strings.HasPrefix(urlFrom, "--"))) {
-			l.fail("nats.listen", "the embedded server's listener cannot go with nats.url (an existing server)")
+		// A URL from a layer above the listener's wins over it (--nats-url over the
+		// file's listener); from the same layer, or below it, they contradict.
+		if l.has("nats.listen") {
+			if r := l.rank("nats.listen"); r > 0 && r >= l.rank("nats.url") {
+				l.fail("nats.listen", "the embedded server's listener cannot go with nats.url (an existing server)")
+			}
 		}
 		// The URLs may carry a password or a token: errors show them redacted.
 		for u := range strings.SplitSeq(n.URL, ",") {
@@ -449,6 +447,21 @@ func (l *loader) validate() {
 			l.fail(portKey(i, "problem"), "missing: one of %s", strings.Join(engine.Names(), ", "))
 		}
 	}
+}
+
+// rank is the layer a setting came from: 0 the default, 1 the file, 2 the
+// environment, 3 the command line.
+func (l *loader) rank(key string) int {
+	switch src := l.from[key]; {
+	case strings.HasPrefix(src, "--"):
+		return 3
+	case strings.HasPrefix(src, "$"):
+		return 2
+	}
+	if _, ok := l.lines[key]; ok {
+		return 1
+	}
+	return 0
 }
 
 // probe returns a TOML value as decoded (string, int64, bool, map[string]any...) and
