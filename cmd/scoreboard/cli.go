@@ -108,7 +108,12 @@ func newRoot(io stdio) *cobra.Command {
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "prints a command's help",
-		Args:  cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("want at most one COMMAND, got %d arguments", len(args))
+			}
+			return nil
+		},
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return commandNames(root), cobra.ShellCompDirectiveNoFileComp
 		},
