@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -164,6 +165,15 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	notify, err := sdnotify.FromEnv()
 	if err != nil {
 		return err
+	}
+	// The page's listener first: a taken address fails the start, with its fix, as a
+	// taken NATS port does, rather than a daemon that goes on without its page.
+	var pageLn net.Listener
+	if f.httpListen != httpOff {
+		if pageLn, err = web.Listen(f.httpListen); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		defer pageLn.Close()
 	}
 
 	// The bus: the embedded server, or an existing one. The workers and the ports
@@ -352,16 +362,16 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	}
 
 	// The page: a tool on the bus like any other, on its own connection. It is not
-	// what the scoreboards need, so a listener that cannot open is logged and the
+	// what the scoreboards need, so a page that fails once served is logged and the
 	// daemon goes on without it.
-	if f.httpListen != httpOff {
+	if pageLn != nil {
 		wbnc, err := connect("scoreboard run web")
 		if err != nil {
 			return err
 		}
 		defer wbnc.Close()
 		g.Go(func() error {
-			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
+			if err := servePage(runCtx, pageLn, func() (*web.Server, error) {
 				return web.New(wbnc, f.nats.prefix, log)
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// logLine is one JSON log line, as far as these tests read it.
+type logLine struct {
+	Level     string `json:"level"`
+	Component string `json:"component"`
+	Message   string `json:"message"`
+	Error     string `json:"error"`
+	raw       string
+}
+
+// checkLogLine reports a line without a message, or one that says its component
+// twice ("web: web: listen ...").
+func checkLogLine(t *testing.T, l logLine) {
+	t.Helper()
+	if strings.TrimSpace(l.Message) == "" {
+		t.Errorf("a log line without a message: %s", l.raw)
+	}
+	if c := l.Component; c != "" && (strings.HasPrefix(l.Message, c+": ") || strings.HasPrefix(l.Error, c+": ")) {
+		t.Errorf("a log line repeats its component %q in its text: %s", c, l.raw)
+	}
+}
+
+// TestRunStartLogIsShort: a real `run` start, through the built binary, at debug
+// level in JSON: up to its "ready" line at most 8 lines are at info (version,
+// listeners, ports, history, ready; the embedded server's banner is at debug), every
+// line of the whole run has a message, and none repeats its component.
+func TestRunStartLogIsShort(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	cmd := exec.Command(bin, "run", "--port", "-", "--problem", "goscore", "--nats-listen", "127.0.0.1:0",
+		"--http", "127.0.0.1:0", "--state-dir", t.TempDir(), "--log-level", "debug", "--log-format", "json")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan logLine, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			l := logLine{raw: sc.Text()}
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				l.Message = "" // not JSON: reported as a line without a message
+			}
+			lines <- l
+		}
+	}()
+	var all, info []logLine
+	timeout := time.After(60 * time.Second)
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("run exited before its ready line; %d lines", len(all))
+			}
+			all = append(all, l)
+			if l.Level == "info" {
+				info = append(info, l)
+				ready = l.Message == "ready"
+			}
+		case <-timeout:
+			t.Fatalf("no ready line within 60s; %d lines, %d at info", len(all), len(info))
+		}
+	}
+	if len(info) > 8 {
+		t.Errorf("%d info lines up to ready, want at most 8:", len(info))
+		for _, l := range info {
+			t.Errorf("  %s", l.raw)
+		}
+	}
+	if in, err := os.ReadFile("../../testdata/samples/goscore.in"); err != nil {
+		t.Fatal(err)
+	} else if _, err := stdin.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	for l := range lines {
+		all = append(all, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("run: %v", err)
+	}
+	debug := 0
+	for _, l := range all {
+		checkLogLine(t, l)
+		if l.Level == "debug" {
+			debug++
+		}
+	}
+	t.Logf("%d lines in all: %d at info up to ready, %d at debug", len(all), len(info), debug)
+}
+
+// TestRunHTTPTaken: a taken --http address fails the start, with the fix, as a taken
+// NATS port does; the daemon does not go on without its page.
+func TestRunHTTPTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, _, errs := runLocked(t, "", "run", "--port", "-", "--problem", "goscore", "--nats-listen", "127.0.0.1:0",
+		"--http", ln.Addr().String(), "--state-dir", t.TempDir())
+	if code == 0 || !strings.Contains(errs, ln.Addr().String()+" is taken") || !strings.Contains(errs, "--http off") {
+		t.Errorf("run with --http on a taken address: exit %d, stderr:\n%s\nwant a failed start naming the address and --http's fix", code, errs)
+	}
+	if strings.Contains(errs, "web: web:") {
+		t.Errorf("the component said twice: %s", errs)
+	}
+}
