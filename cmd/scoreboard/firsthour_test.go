@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -128,5 +129,31 @@ func TestRunHTTPTaken(t *testing.T) {
 	}
 	if strings.Contains(errs, "web: web:") {
 		t.Errorf("the component said twice: %s", errs)
+	}
+}
+
+// TestRunPortErrorsSayWhatToDo: a --port that is no serial port (/dev/null), or a
+// kernel tty name that does not exist, ends the start with one error that says what
+// to do (which serial ports there are), without an attempt every few seconds. The
+// run is bounded: a daemon that retried would be stopped after 30 s and fail here.
+func TestRunPortErrorsSayWhatToDo(t *testing.T) {
+	for _, c := range []struct{ port, want string }{
+		{"/dev/null", "/dev/null is not a serial port (not a tty)"},
+		{"/dev/ttyUSB97", "no device /dev/ttyUSB97; "},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var out, errb lockedBuffer
+		code := runMain(ctx, []string{"run", "--nats-listen", "off", "--http", "off", "--state-dir", t.TempDir(),
+			"--port", c.port, "--problem", "goscore", "--log-format", "json"}, stdio{strings.NewReader(""), &out, &errb})
+		timedOut := ctx.Err() != nil
+		cancel()
+		errs := errb.String()
+		if code == 0 || timedOut || !strings.Contains(errs, c.want) || !strings.Contains(errs, "scoreboard ports") {
+			t.Errorf("--port %s: exit %d (stopped by the test's bound: %v), want an exit saying %q and which ports there are; stderr:\n%s",
+				c.port, code, timedOut, c.want, errs)
+		}
+		if n, m := strings.Count(errs, `"port cannot be opened"`), strings.Count(errs, "port not available"); n != 1 || m != 0 {
+			t.Errorf("--port %s: %d 'port cannot be opened' lines (want 1), %d retries logged (want 0)", c.port, n, m)
+		}
 	}
 }

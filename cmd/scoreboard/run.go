@@ -166,14 +166,21 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	if err != nil {
 		return err
 	}
-	// The page's listener first: a taken address fails the start, with its fix, as a
-	// taken NATS port does, rather than a daemon that goes on without its page.
+	// The page's listener first: an address the user gave that is taken fails the
+	// start, with its fix, as a taken NATS port does. The default one taken (a second
+	// daemon on a machine, a test's) is a warning with the same fix: the scoreboards
+	// do not need the page.
 	var pageLn net.Listener
 	if f.httpListen != httpOff {
-		if pageLn, err = web.Listen(f.httpListen); err != nil {
+		pageLn, err = web.Listen(f.httpListen)
+		switch {
+		case err != nil && f.httpListen == defaultHTTP && errors.Is(err, web.ErrListenInUse):
+			log.Warn().Err(err).Msg("the page is not served; the daemon goes on without it")
+		case err != nil:
 			return fmt.Errorf("--http: %w", err)
+		default:
+			defer pageLn.Close()
 		}
-		defer pageLn.Close()
 	}
 
 	// The bus: the embedded server, or an existing one. The workers and the ports
