@@ -8,10 +8,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -155,5 +159,79 @@ func TestRunPortErrorsSayWhatToDo(t *testing.T) {
 		if n, m := strings.Count(errs, `"port cannot be opened"`), strings.Count(errs, "port not available"); n != 1 || m != 0 {
 			t.Errorf("--port %s: %d 'port cannot be opened' lines (want 1), %d retries logged (want 0)", c.port, n, m)
 		}
+	}
+}
+
+// TestWorkWithoutRightsExits2: 'scoreboard work' on an embedded server's listener
+// without the worker credentials (so as a tool) exits 2 at start, saying which
+// credential it needs, rather than running on and serving nothing; with the token it
+// serves (it answers a solve request).
+func TestWorkWithoutRightsExits2(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: addr, Token: "s3cret"}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errb lockedBuffer
+	code := runMain(ctx, []string{"work", "--nats-url", "nats://" + addr, "--log-format", "json"}, stdio{strings.NewReader(""), &out, &errb})
+	if code != 2 || ctx.Err() != nil || !strings.Contains(errb.String(), "no worker rights") || !strings.Contains(errb.String(), "SCOREBOARD_NATS_TOKEN") {
+		t.Errorf("work without credentials: exit %d (stopped by the test's bound: %v), want 2 naming the credential; stderr:\n%s",
+			code, ctx.Err() != nil, errb.String())
+	}
+
+	// With the token, the same command serves.
+	t.Setenv("SCOREBOARD_NATS_TOKEN", "s3cret")
+	wctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var werr lockedBuffer
+	go func() {
+		done <- runMain(wctx, []string{"work", "--nats-url", "nats://" + addr, "--log-format", "json"}, stdio{strings.NewReader(""), io.Discard, &werr})
+	}()
+	in, want := busSample(t, "goscore")
+	nc := busConnect(t, "nats://"+addr)
+	var got string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		m, err := nc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), []byte(in), 2*time.Second)
+		if err == nil {
+			got = string(m.Data)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker with the token answered nothing within 30s: %v; stderr:\n%s", err, werr.String())
+		}
+	}
+	stop()
+	if c := <-done; c != 0 || got != want {
+		t.Errorf("work with the token: exit %d, answered %q, want 0 and %q; stderr:\n%s", c, got, want, werr.String())
+	}
+}
+
+// TestToolsTakeNATSURL: with no --nats-url, a tool connects to $NATS_URL, as the nats
+// CLI and every NATS client do: send's units are answered by the workers there.
+func TestToolsTakeNATSURL(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: addr}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	wnc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "test workers"}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wnc.Close()
+	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	t.Setenv("NATS_URL", "nats://"+addr)
+	in, want := busSample(t, "goscore")
+	code, out, errs := runCmd(t, in, "send", "--port-name", "desk", "goscore")
+	if code != 0 || out != want {
+		t.Errorf("send with $NATS_URL=nats://%s: exit %d, stdout %q, want 0 and %q; stderr:\n%s", addr, code, out, want, errs)
 	}
 }

@@ -104,6 +104,12 @@ func runMain(ctx context.Context, args []string, io stdio) int {
 		return 2
 	case errors.Is(err, errExitQuiet):
 		return 1
+	case errors.As(err, new(interface{ ExitCode() int })):
+		// An error that knows its exit code (bus's missing worker rights: 2).
+		fmt.Fprintf(io.err, "scoreboard %s: %v\n", c.name, err)
+		var ec interface{ ExitCode() int }
+		errors.As(err, &ec)
+		return ec.ExitCode()
 	default:
 		fmt.Fprintf(io.err, "scoreboard %s: %v\n", c.name, err)
 		return 1

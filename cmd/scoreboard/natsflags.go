@@ -102,7 +102,7 @@ func (f *natsFlags) connectWait(ctx context.Context, name string, log zerolog.Lo
 
 func (f *natsFlags) urlOrDefault() string {
 	if f.url == "" {
-		return defaultNATSURL
+		return bus.DefaultURL(os.Getenv) // $NATS_URL, else defaultNATSURL
 	}
 	return f.url
 }
