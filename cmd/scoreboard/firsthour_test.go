@@ -235,3 +235,27 @@ func TestToolsTakeNATSURL(t *testing.T) {
 		t.Errorf("send with $NATS_URL=nats://%s: exit %d, stdout %q, want 0 and %q; stderr:\n%s", addr, code, out, want, errs)
 	}
 }
+
+// TestRenderSampleFiles: render draws the first unit of a file of several (the
+// samples, as the README runs them), and --unit N another.
+func TestRenderSampleFiles(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "goscore", "../../testdata/samples/goscore.in"}, "Black 5  White 3"},
+		{[]string{"render", "--unit", "2", "goscore", "../../testdata/samples/goscore.in"}, "Black 177  White 175"},
+		{[]string{"render", "othello", "../../testdata/samples/othello.in"}, "4 legal moves"},
+		{[]string{"render", "--unit", "2", "othello", "../../testdata/samples/othello.in"}, "played"},
+		{[]string{"render", "--sgf", "--unit", "2", "goscore", "../../testdata/samples/goscore.in"}, "(;FF[4]"},
+	} {
+		code, out, errs := runCmd(t, "", c.args...)
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want a drawing with %q: %.200s", c.args, code, errs, c.want, out)
+		}
+	}
+	code, _, errs := runCmd(t, "", "render", "--unit", "9", "othello", "../../testdata/samples/othello.in")
+	if code != 1 || !strings.Contains(errs, "no unit 9: the input has 8 othello units") {
+		t.Errorf("--unit 9 of 8: exit %d, stderr %q", code, errs)
+	}
+}
