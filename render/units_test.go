@@ -59,7 +59,6 @@ func TestUnitOfSampleFiles(t *testing.T) {
 	}
 }
 
-
 // FuzzUnit: any input and number gives a unit (whole lines, within the problem's
 // bound; the engine may still reject it, as a port's worker does) or an error, never
 // a panic.
