@@ -259,3 +259,87 @@ func TestRenderSampleFiles(t *testing.T) {
 		t.Errorf("--unit 9 of 8: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestWatchUnitOrderAndLines: results published in completion order (Othello #6 and
+// #7 before #5) are printed by watch per port in unit order, each with a time
+// column, and a multi-line answer as its lines (one starting with a blank line
+// included); --json still prints the messages as they came.
+func TestWatchUnitOrderAndLines(t *testing.T) {
+	srv, url := busDaemon(t, false)
+	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	start := func(args ...string) (*busBuffer, func() int) {
+		var out, errs busBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() {
+			done <- runMain(ctx, append([]string{"watch", "--nats-url", url}, args...), stdio{strings.NewReader(""), &out, &errs})
+		}()
+		return &out, func() int { cancel(); return <-done }
+	}
+	text, stopText := start()
+	raw, stopRaw := start("--json")
+	// Once both print a probe (a result without a sequence, shown at once), they are
+	// subscribed.
+	probe, _ := json.Marshal(bus.Result{Problem: "othello", Port: "probe", Answer: "probe\n"})
+	busWait(t, "probe printed by both watches", func() bool {
+		if err := nc.Publish("scoreboard.result.othello.probe", probe); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(text.String(), "probe") && strings.Contains(raw.String(), "probe")
+	})
+	answers := map[uint64]string{
+		4: "(3,4) (3,6)\n", 5: "\nNo legal move.\n", 6: "Black -  3 White - 12\n", 7: "(3,5)\n--------\n---WB---\n",
+	}
+	for _, seq := range []uint64{4, 6, 7, 5} {
+		r, _ := json.Marshal(bus.Result{Problem: "othello", Port: "hall", Seq: seq, Answer: answers[seq]})
+		if err := nc.Publish("scoreboard.result.othello.hall", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Flush()
+	busWait(t, "hall's four results printed", func() bool { return strings.Count(text.String(), " hall othello #") == 4 })
+	if c := stopText(); c != 0 {
+		t.Errorf("watch: exit %d", c)
+	}
+	busWait(t, "hall's four messages printed by --json", func() bool { return strings.Count(raw.String(), `"port":"hall"`) == 4 })
+	if c := stopRaw(); c != 0 {
+		t.Errorf("watch --json: exit %d", c)
+	}
+	out := text.String()
+	var order []string
+	for l := range strings.SplitSeq(out, "\n") {
+		if i := strings.Index(l, " hall othello #"); i >= 0 {
+			if _, err := time.Parse("15:04:05", l[:i]); err != nil {
+				t.Errorf("no time column: %q", l)
+			}
+			order = append(order, strings.Fields(l[i:])[2])
+		}
+	}
+	if strings.Join(order, " ") != "#4 #5 #6 #7" {
+		t.Errorf("hall's results in the order %v, want #4 #5 #6 #7:\n%s", order, out)
+	}
+	for _, want := range []string{"hall othello #5\n", "\n                         No legal move.\n", "#7 (3,5)\n                         --------\n                         ---WB---\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("watch's output lacks %q:\n%s", want, out)
+		}
+	}
+	// --json: as they came.
+	var seqs []string
+	for l := range strings.SplitSeq(strings.TrimSpace(raw.String()), "\n") {
+		var r bus.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("--json line %q: %v", l, err)
+		}
+		if r.Port == "hall" {
+			seqs = append(seqs, strconv.FormatUint(r.Seq, 10))
+		}
+	}
+	if strings.Join(seqs, " ") != "4 6 7 5" {
+		t.Errorf("--json printed %v, want the order they came: 4 6 7 5", seqs)
+	}
+}
