@@ -121,7 +121,6 @@ func (p *Printer) print(text string) {
 	p.printed++
 }
 
-
 // TimeFormat is the time column's.
 const TimeFormat = "15:04:05"
 
