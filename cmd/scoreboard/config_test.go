@@ -345,7 +345,7 @@ func TestConfigExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Ports) != 2 || c.Ports[0].Name != "lobby" || c.Ports[1].Problem != "othello" {
+	if len(c.Ports) != 1 || c.Ports[0].Name != "lobby" || c.Ports[0].Problem != "goscore" {
 		t.Errorf("example's ports: %+v", c.Ports)
 	}
 
