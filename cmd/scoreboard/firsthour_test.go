@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -377,5 +378,58 @@ func TestConfigExampleFirstHour(t *testing.T) {
 	two := strings.ReplaceAll(text, "\n#  ", "\n")
 	if tc, err := parseConfig(example, []byte(two), configFlags(t), noEnv); err != nil || len(tc.Ports) != 2 {
 		t.Errorf("the example with its second port uncommented: %v, %d ports", err, len(tc.Ports))
+	}
+}
+
+// TestDemo: 'scoreboard demo' (the built binary) starts the daemon with two simulated
+// scoreboards that play the samples in a loop: the page it prints the address of
+// shows both boards past their sample's last unit. It says what to try next, keeps
+// its history in a throwaway directory, and removes it when stopped.
+func TestDemo(t *testing.T) {
+	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	natsAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	p := proctest.Start(t, proctest.Scoreboard(t), "demo", "--http", httpAddr, "--nats-listen", natsAddr, "--baud", "0", "--pause", "100ms")
+	p.WaitOutput("removed when the demo stops", 60*time.Second)
+	out := p.Output()
+	for _, want := range []string{"http://" + httpAddr + "/", "NATS_URL=nats://" + natsAddr + " scoreboard watch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the demo does not say %q:\n%s", want, out)
+		}
+	}
+	_, rest, _ := strings.Cut(out, "The history is kept in ")
+	dir, _, _ := strings.Cut(rest, ",")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the demo's state dir %q: %v", dir, err)
+	}
+	// Past the last unit of each sample: the boards play in a loop.
+	past := map[string]uint64{"hall": 2, "lobby": 8}
+	var boards []struct {
+		Port string `json:"port"`
+		Seq  uint64 `json:"seq"`
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		boards = boards[:0]
+		if resp, err := http.Get("http://" + httpAddr + "/api/boards"); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&boards)
+			resp.Body.Close()
+		}
+		looped := 0
+		for _, b := range boards {
+			if b.Seq > past[b.Port] {
+				looped++
+			}
+		}
+		if looped == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's boards %+v, want hall past #2 and lobby past #8 within 60s", boards)
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Errorf("demo after SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the demo's throwaway state dir %s is still there (%v)", dir, err)
 	}
 }
