@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -431,5 +432,48 @@ func TestDemo(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the demo's throwaway state dir %s is still there (%v)", dir, err)
+	}
+}
+
+// TestREADMEQuickStartFromRepository: the README's quick start runs from a clone
+// alone: every file its `go run` commands read is in the repository (no ../shared),
+// its run command is the one TestRunREADMECommand runs, its test command is the one
+// .ci/run calls, and it stays a front door (at most about 200 lines).
+func TestREADMEQuickStartFromRepository(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	if n := strings.Count(text, "\n"); n > 210 {
+		t.Errorf("README.md is %d lines: a front door is about 200; move the reference to docs/", n)
+	}
+	if strings.Contains(text, "../shared") {
+		t.Errorf("README.md needs ../shared, which a clone does not have")
+	}
+	var runs []string
+	for l := range strings.SplitSeq(text, "\n") {
+		if cmd, ok := strings.CutPrefix(l, "    go run ./cmd/scoreboard "); ok {
+			runs = append(runs, cmd)
+			for _, f := range strings.Fields(cmd) {
+				if strings.Contains(f, "/") && !strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "/dev/") {
+					if _, err := os.Stat("../../" + f); err != nil {
+						t.Errorf("the README's command %q reads %s, not in the repository: %v", cmd, f, err)
+					}
+				}
+			}
+		}
+	}
+	want := "run --port - --problem goscore < testdata/samples/goscore.in"
+	if !slices.Contains(runs, want) || !slices.Contains(runs, "demo") {
+		t.Errorf("the README's go run commands are %q, want %q (TestRunREADMECommand's) and demo", runs, want)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const test = "go test -race -count=1 ./..."
+	if !strings.Contains(text, "    "+test+"\n") || !strings.Contains(string(ci), "\n"+test+"\n") {
+		t.Errorf("the README's test command and .ci/run's differ: want both to be %q", test)
 	}
 }
