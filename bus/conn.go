@@ -73,7 +73,10 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 		nats.IgnoreAuthErrorAbort(),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			ev := log.Warn()
-			if err == nil {
+			switch {
+			case err == nil && o.Server != nil:
+				ev = log.Debug() // the daemon's own connection, closed as it stops
+			case err == nil:
 				ev = log.Info() // a clean close, or a server going away on purpose
 			}
 			lost.Store(err != nil)
@@ -164,7 +167,13 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 		url = nc.ConnectedUrlRedacted()
 	}
 	server.Store(&url)
-	log.Info().Str("server", url).Msg("nats connected")
+	// A daemon's own in-process connections (four of them) are no news at info; a
+	// connection to a server elsewhere is.
+	ev := log.Info()
+	if o.Server != nil {
+		ev = log.Debug()
+	}
+	ev.Str("server", url).Msg("nats connected")
 	return nc, nil
 }
 

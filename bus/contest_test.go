@@ -38,9 +38,9 @@ func checkContest(t *testing.T, c *contest, in []byte) {
 }
 
 func TestContestMatchesEngine(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/samples/*.in")
+	files, _ := filepath.Glob("../testdata/samples/*.in")
 	if len(files) == 0 {
-		t.Fatal("no samples in ../../shared/samples")
+		t.Fatal("no samples in ../testdata/samples")
 	}
 	for _, name := range engine.Names() {
 		p, _ := engine.Lookup(name)

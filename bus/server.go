@@ -288,16 +288,29 @@ type serverLogger struct {
 	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
 }
 
-// Noticef drops the notices after a fatal error: the server goes on to say it is
-// ready, which it is not, and StartServerWith fails.
+// Noticef logs the server's notices at debug: its start-up banner (23 lines, blank
+// ones among them) would bury the daemon's own few lines at info, and the daemon logs
+// where it listens itself. It drops them after a fatal error: the server goes on to
+// say it is ready, which it is not, and StartServerWith fails.
 func (s *serverLogger) Noticef(format string, v ...any) {
 	if s.fatal.Load() == nil {
-		s.l.Info().Msgf(format, v...)
+		s.log(s.l.Debug(), format, v)
 	}
 }
-func (s *serverLogger) Warnf(format string, v ...any)  { s.l.Warn().Msgf(format, v...) }
-func (s *serverLogger) Errorf(format string, v ...any) { s.l.Error().Msgf(format, v...) }
-func (s *serverLogger) Debugf(format string, v ...any) { s.l.Debug().Msgf(format, v...) }
+func (s *serverLogger) Warnf(format string, v ...any)  { s.log(s.l.Warn(), format, v) }
+func (s *serverLogger) Errorf(format string, v ...any) { s.log(s.l.Error(), format, v) }
+func (s *serverLogger) Debugf(format string, v ...any) { s.log(s.l.Debug(), format, v) }
+
+// log writes one line of the server's, trimmed; a blank one (the banner's spacing)
+// is no line at all, so that every JSON line has a message.
+func (s *serverLogger) log(ev *zerolog.Event, format string, v []any) {
+	msg := strings.TrimSpace(fmt.Sprintf(format, v...))
+	if msg == "" {
+		ev.Discard()
+		return
+	}
+	ev.Msg(msg)
+}
 
 // Fatalf does not exit, as nats-server's own logger would: StartServerWith returns
 // the error, and its caller logs it, so here it is only a debug line.
@@ -309,5 +322,5 @@ func (s *serverLogger) Fatalf(format string, v ...any) {
 
 func (s *serverLogger) Tracef(format string, v ...any) {
 	// The server traces every protocol line; keep it below debug.
-	s.l.Trace().Msg(strings.TrimSpace(fmt.Sprintf(format, v...)))
+	s.log(s.l.Trace(), format, v)
 }

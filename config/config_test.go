@@ -425,7 +425,7 @@ func TestConfigExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Ports) != 2 || c.Ports[0].Name != "lobby" || c.Ports[1].Problem != "othello" {
+	if len(c.Ports) != 1 || c.Ports[0].Name != "lobby" || c.Ports[0].Problem != "goscore" {
 		t.Errorf("example's ports: %+v", c.Ports)
 	}
 
@@ -499,5 +499,41 @@ func TestSuggest(t *testing.T) {
 		if got := Suggest(typed, names); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", typed, got, want)
 		}
+	}
+}
+
+// TestConfigExampleFirstHour: the example config serves the page on loopback only, and
+// says how to show it to the club's TV (a commented line listening on every
+// interface, which parses); it has one port, and a second one commented out.
+func TestConfigExampleFirstHour(t *testing.T) {
+	const example = "../configs/scoreboard.toml"
+	c, err := loadRunConfig(example, configFlags(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.Listen != "127.0.0.1:8080" || len(c.Ports) != 1 {
+		t.Errorf("example: the page on %q with %d ports, want 127.0.0.1:8080 and one port", c.HTTP.Listen, len(c.Ports))
+	}
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	tv := `# listen = "0.0.0.0:8080"`
+	if !strings.Contains(text, tv) || !strings.Contains(text, "TV") {
+		t.Errorf("the example does not say how to show the page on the TV (a commented %s)", tv)
+	}
+	// The TV's line, uncommented in place of the loopback one, parses.
+	lan := strings.Replace(strings.Replace(text, `listen = "127.0.0.1:8080"`, `# was loopback`, 1), tv, `listen = "0.0.0.0:8080"`, 1)
+	if lc, err := parseRunConfig(example, []byte(lan), configFlags(t), noEnv); err != nil || lc.HTTP.Listen != "0.0.0.0:8080" {
+		t.Errorf("the example with the TV's line: %v, listen %q", err, lc.HTTP.Listen)
+	}
+	if !strings.Contains(text, "\n#  [[port]]\n") {
+		t.Errorf("the example has no second [[port]] commented out")
+	}
+	// Uncommented, the second port parses too.
+	two := strings.ReplaceAll(text, "\n#  ", "\n")
+	if tc, err := parseRunConfig(example, []byte(two), configFlags(t), noEnv); err != nil || len(tc.Ports) != 2 {
+		t.Errorf("the example with its second port uncommented: %v, %d ports", err, len(tc.Ports))
 	}
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/goclub/scoreboard/logging"
 )
 
-// DefaultNATSURL is where the tools find a daemon's embedded server by default.
-const DefaultNATSURL = "nats://" + bus.DefaultListen
-
 // ConnOptions are the connection options of c's [nats] settings for url.
 func (c *Config) ConnOptions(url, name string) bus.ConnOptions {
 	n := c.NATS
@@ -37,9 +34,11 @@ func (c *Config) ConnectWait(ctx context.Context, name string, log zerolog.Logge
 	return bus.ConnectWait(ctx, c.ConnOptions(c.NATSURL(), name), log)
 }
 
+// NATSURL is where a tool connects: nats.url, else $NATS_URL as every NATS client
+// takes it, else a local daemon's embedded server.
 func (c *Config) NATSURL() string {
 	if c.NATS.URL == "" {
-		return DefaultNATSURL
+		return bus.DefaultURL(os.Getenv)
 	}
 	return c.NATS.URL
 }

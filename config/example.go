@@ -13,7 +13,7 @@ import (
 func Example() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# scoreboard configuration: scoreboard run --config /etc/scoreboard/scoreboard.toml
-# Generated from cmd/scoreboard/settings.go (go generate ./cmd/scoreboard): edit there.
+# Generated from config/settings.go (go generate ./cmd/scoreboard): edit there.
 #
 # Every key is optional but a port's device and problem. Each key is also a flag and
 # an environment variable, by one rule (shown beside it): history.max_bytes is
@@ -55,9 +55,12 @@ func Example() []byte {
 			line = "# " + line
 		}
 		fmt.Fprintf(&b, "%-47s # --%s, $%s\n", line, s.Flag(), s.Env())
+		if s.also != nil {
+			fmt.Fprintf(&b, "%-47s # --%s %v: %s\n", "# "+s.name()+" = "+tomlValue(s.also), s.Flag(), s.also, s.alsoNote)
+		}
 	}
-	b.WriteString("\n# A second scoreboard, on a USB modem-class board, at the defaults.\n" +
-		"[[port]]\nname = \"hall\"\ndevice = \"/dev/ttyACM0\"\nproblem = \"othello\"\n")
+	b.WriteString("\n# A second scoreboard: uncomment, with its own name and device, at the defaults.\n" +
+		"#  [[port]]\n#  name = \"hall\"\n#  device = \"/dev/serial/by-id/usb-Arduino_Uno_95530343834351A0C1E1-if00\"\n#  problem = \"othello\"\n")
 	return b.Bytes()
 }
 

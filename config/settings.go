@@ -39,6 +39,10 @@ type Setting struct {
 	// example is the example config's value, when it is not the default (then the
 	// key is shown commented out, but in a [[port]] table).
 	example any
+	// also is a second value the example config shows commented out under the first,
+	// with alsoNote beside it: the one line a user uncomments to change it.
+	also     any
+	alsoNote string
 	// alias is the flag's former name, still accepted and not shown; "no-NAME" for
 	// a bool is its negation (--no-workers is --daemon-workers=false).
 	alias string
@@ -88,6 +92,10 @@ var Groups = []string{GroupOptions, GroupPort, GroupDaemon, GroupNATS, GroupHist
 // HTTPOff turns the page's listener off.
 const HTTPOff = "off"
 
+// DefaultHTTP is where run serves the page unless told otherwise: loopback only, so
+// a TV sees it only when the user says so.
+const DefaultHTTP = "127.0.0.1:8080"
+
 var settings = []*Setting{
 	// [nats]: the embedded server's listener.
 	{key: "nats.listen", group: GroupNATS, def: bus.DefaultListen,
@@ -122,7 +130,7 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.NATS.ListenPassword }},
 	// [nats]: the connection to a server.
 	{key: "nats.url", group: GroupNATS, def: "", example: "nats://nats1.club.lan:4222,nats://nats2.club.lan:4222",
-		help:   "NATS server `URLs`, comma-separated; empty: run embeds a server, the other commands use nats://" + bus.DefaultListen,
+		help:   "NATS server `URLs`, comma-separated; empty: run embeds a server, the other commands use $NATS_URL or nats://" + bus.DefaultListen,
 		global: func(c *Config) any { return &c.NATS.URL },
 		doc: "Or use an existing NATS server or cluster instead of embedding one (then `listen`\n" +
 			"must go): one or more URLs, comma-separated. nats://, tls://, ws:// or wss://."},
@@ -256,13 +264,16 @@ var settings = []*Setting{
 		}},
 
 	// [http]
-	{key: "http.listen", group: GroupWeb, def: "127.0.0.1:8080", alias: "http",
+	{key: "http.listen", group: GroupWeb, def: DefaultHTTP, alias: "http",
 		help:   "the live page's and /metrics' listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
 		global: func(c *Config) any { return &c.HTTP.Listen },
-		doc: "The live page of every board (README, \"The page\"), and Prometheus's /metrics beside\n" +
-			"it (README, \"Metrics\"): HOST:PORT, or \"off\" for none.\n" +
-			"0.0.0.0:8080 shows it to the club's LAN (a TV's browser): the page only reads, so\n" +
-			"it needs no password; the address to open is logged at start.",
+		doc: "The live page of every board (docs/page.md), and Prometheus's /metrics beside it\n" +
+			"(docs/operations.md): HOST:PORT, or \"off\" for none. By default only this computer\n" +
+			"sees it. To show it on the club's TV (a browser on the LAN), listen on every\n" +
+			"interface: uncomment the second line, and open the address the daemon logs at start\n" +
+			"(http://<this machine>:8080/) on the TV. The page only reads, so it needs no\n" +
+			"password; /metrics shows the same counts.",
+		also: "0.0.0.0:8080", alsoNote: "the TV can reach it",
 		check: func(v any) string {
 			if h := v.(string); h != HTTPOff {
 				if _, _, err := net.SplitHostPort(h); err != nil {
@@ -282,10 +293,13 @@ var settings = []*Setting{
 	{key: "port.device", group: GroupPort, def: "", example: "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0", alias: "port",
 		help: "the scoreboard's serial device `PATH`, or - for stdin and stdout; none: workers only",
 		port: func(p *daemon.PortConfig) any { return &p.Device },
-		doc: "The serial device. Prefer the stable /dev/serial/by-id/... path (`scoreboard ports`\n" +
-			"lists them): /dev/ttyUSB0 may become /dev/ttyUSB1 after a replug. \"-\" is\n" +
-			"stdin/stdout. Required. A directory or a regular file is refused at start; a path\n" +
-			"that does not exist yet is an adapter not plugged in, opened when it comes."},
+		doc: "The serial device: replace this one by yours. `scoreboard ports` lists the serial\n" +
+			"ports this machine has; prefer their stable /dev/serial/by-id/... path, since\n" +
+			"/dev/ttyUSB0 may become /dev/ttyUSB1 after a replug. \"-\" is stdin/stdout. Required.\n" +
+			"A path that is no serial port, or that this user may not open (add it to the\n" +
+			"dialout group), or a /dev/tty... that does not exist, stops the port at start with\n" +
+			"the fix; a by-id path not there yet is an adapter not plugged in, opened when it\n" +
+			"comes."},
 	{key: "port.problem", group: GroupPort, def: "", example: "goscore", alias: "problem",
 		help: "the `problem` the port's dumps are: capture, goscore, othello, replay or territory",
 		port: func(p *daemon.PortConfig) any { return &p.Problem },

@@ -274,6 +274,9 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	stopReader()
 	select {
 	case <-readerDone:
+		if err == nil {
+			err = r.err // a device that could never be opened
+		}
 	case <-time.After(time.Second):
 		r.log.Warn().Msg("the reader is blocked in a read that cannot be interrupted; leaving it")
 	}

@@ -88,6 +88,9 @@ type reader struct {
 	gone  <-chan struct{} // closed once the display writer takes no more items
 	mon   *Monitor
 	met   *metrics.Port
+	// err is why the port could never be opened (a permanent error of
+	// serialio.Diagnose), once run has returned.
+	err error
 }
 
 func (r *reader) run(ctx context.Context) {
@@ -103,7 +106,14 @@ func (r *reader) run(ctx context.Context) {
 	}
 	var seq uint64
 	for opened := 0; ; opened++ {
-		port, err := serialio.OpenRetry(ctx, r.open, &r.back, func(err error, attempt int, wait time.Duration) {
+		open := func() (serialio.Port, error) {
+			p, err := r.open()
+			if err != nil && r.cfg.Device != serialio.Stdio {
+				err = serialio.Diagnose(r.cfg.Device, err, opened > 0)
+			}
+			return p, err
+		}
+		port, err := serialio.OpenRetry(ctx, open, &r.back, func(err error, attempt int, wait time.Duration) {
 			r.mon.tried(r.cfg.Name)
 			// The first failure and then every tenth: a device unplugged for an hour
 			// must not fill the journal.
@@ -111,6 +121,14 @@ func (r *reader) run(ctx context.Context) {
 				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in_ms", wait).Msg("port not available")
 			}
 		})
+		if serialio.Permanent(err) {
+			// Never opened, and nothing but the user can change that: one error with
+			// the fix, and the port ends, rather than an attempt every few seconds.
+			r.mon.tried(r.cfg.Name)
+			r.log.Error().Err(err).Msg("port cannot be opened")
+			r.err = err
+			return
+		}
 		if err != nil {
 			return // ctx ended
 		}

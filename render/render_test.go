@@ -196,3 +196,73 @@ func TestSVGCaptureHuge(t *testing.T) {
 		}
 	}
 }
+
+// TestSVGCaptureNumbersReadable: the capture sample replays a point three times and
+// captures five stones. Each point carries at most one number (the newest move's), in
+// a colour that reads on what the point shows now, and every numbered move whose stone
+// is gone is marked captured.
+func TestSVGCaptureNumbersReadable(t *testing.T) {
+	unit := samples.Units(t, "capture", "capture.in")[0]
+	doc, err := render.SVG("capture", unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mark struct {
+		class, fill string
+		x, y        string
+	}
+	var marks []mark
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		var m mark
+		for _, a := range se.Attr {
+			switch a.Name.Local {
+			case "class":
+				m.class = a.Value
+			case "fill":
+				m.fill = a.Value
+			case "x", "cx":
+				m.x = a.Value
+			case "y", "cy":
+				m.y = a.Value
+			}
+		}
+		marks = append(marks, m)
+	}
+	at := map[string][]mark{} // point (x) -> what is drawn there, by class
+	numbers := map[string]int{}
+	for _, m := range marks {
+		if strings.Contains(m.class, "moveno") || strings.HasPrefix(m.class, "stone") || m.class == "captured" {
+			at[m.x] = append(at[m.x], m)
+		}
+		if strings.Contains(m.class, "moveno") {
+			numbers[m.x+","+m.y]++
+		}
+	}
+	n := svgCounts(t, doc)
+	if n["moveno"]+n["last moveno"] != 4 || n["captured"] != 3 {
+		t.Errorf("numbers %d, captured marks %d; want 4 numbers (one per point played, moves 1, 3, 5, 6) and 3 captured (1, 3, 5): %v",
+			n["moveno"]+n["last moveno"], n["captured"], n)
+	}
+	for p, k := range numbers {
+		if k > 1 {
+			t.Errorf("%d numbers drawn over each other at %s", k, p)
+		}
+	}
+	for _, m := range marks {
+		if strings.Contains(m.class, "moveno") && m.fill != "#111" && m.fill != "#f8f8f8" {
+			t.Errorf("number at %s,%s drawn in %s: want black or white on what it stands on", m.x, m.y, m.fill)
+		}
+	}
+	if !bytes.Contains(doc, []byte(`data-board="`)) {
+		t.Errorf("no data-board box for the page to show the board alone")
+	}
+}

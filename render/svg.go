@@ -265,21 +265,41 @@ func (c *canvas) captureWindow(w engine.CaptureWindow, size int) {
 			c.stone(margin+(i%cols)*cell, margin+(i/cols)*cell, s == engine.PointWhite)
 		}
 	}
+	// One number per point: the newest move played there. Numbers of earlier moves on
+	// the same point (a capture game replays points) would be drawn over each other.
+	newest := map[int]int{}
 	for k, m := range w.Last {
 		x, y := m.X-w.X, m.Y-w.Y
 		if x < 0 || x >= cols || y < 0 || y >= rows {
 			continue
 		}
-		colour := whiteColour // the number reads on a black stone in white
-		if (w.First+k)%2 == 0 {
-			colour = blackColour
+		newest[y*cols+x] = k
+	}
+	for k, m := range w.Last {
+		x, y := m.X-w.X, m.Y-w.Y
+		i := y*cols + x
+		if at, ok := newest[i]; !ok || at != k {
+			continue
+		}
+		cx, cy := margin+x*cell, margin+y*cell
+		// The number takes the colour that reads on what the point shows now: white on a
+		// black stone, black on a white stone, and black on the wood where the move's
+		// stone was captured, which a dashed ring marks.
+		fill := blackColour
+		switch w.Stones[i] {
+		case engine.PointBlack:
+			fill = whiteColour
+		case engine.PointEmpty:
+			c.printf(`<circle class="captured" cx="%d" cy="%d" r="17" fill="none" stroke="%s" stroke-width="3" stroke-dasharray="6 4"/>`,
+				cx, cy, blackColour)
 		}
 		cls := "moveno"
 		if k == len(w.Last)-1 {
-			cls, colour = "last moveno", lastColour
+			cls = "last moveno"
+			c.printf(`<circle class="lastring" cx="%d" cy="%d" r="20" fill="none" stroke="%s" stroke-width="4"/>`, cx, cy, lastColour)
 		}
-		c.printf(`<text class="%s" x="%d" y="%d" font-size="18" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="%s">%d</text>`,
-			cls, margin+x*cell, margin+y*cell+6, colour, w.First+k)
+		c.printf(`<text class="%s" x="%d" y="%d" font-size="22" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="%s">%d</text>`,
+			cls, cx, cy+8, fill, w.First+k)
 	}
 }
 
@@ -300,9 +320,12 @@ func (c *canvas) finish() []byte {
 	// the page scales a 19x19 board down to a tile.
 	big, small := max(34, width/14), max(24, width/24)
 	height := c.height + big + small + 30
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d">`,
-		width, height, width, height)
-	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#222"/>`, width, height)
+	// data-board is the board's own box (a viewBox): the page shows the board alone and
+	// writes the caption's lines as text of its own size, which a scaled picture's
+	// caption is not (8 px on a tile of twelve).
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" data-board="%d 0 %d %d">`,
+		width, height, width, height, (width-c.width)/2, c.width, c.height)
+	fmt.Fprintf(&b, `<rect class="ground" x="0" y="0" width="%d" height="%d" fill="#222"/>`, width, height)
 	fmt.Fprintf(&b, `<g transform="translate(%d,0)">`, (width-c.width)/2)
 	b.Write(c.body.Bytes())
 	b.WriteString(`</g>`)

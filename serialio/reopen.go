@@ -35,12 +35,16 @@ func (b *Backoff) Reset() { b.cur = 0 }
 
 // OpenRetry calls open until it succeeds or ctx ends, waiting b.Next() between
 // attempts. failed is told of each failure, with the wait before the next attempt.
+// A permanent error (see Diagnose) is returned at once: no attempt would change it.
 func OpenRetry(ctx context.Context, open func() (Port, error), b *Backoff, failed func(err error, attempt int, wait time.Duration)) (Port, error) {
 	for attempt := 1; ; attempt++ {
 		p, err := open()
 		if err == nil {
 			b.Reset()
 			return p, nil
+		}
+		if Permanent(err) {
+			return nil, err
 		}
 		wait := b.Next()
 		if failed != nil {

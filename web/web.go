@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,7 +46,7 @@ type Server struct {
 func New(nc *nats.Conn, prefix string, log zerolog.Logger) (*Server, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, fmt.Errorf("web: jetstream: %w", err)
+		return nil, fmt.Errorf("page: jetstream: %w", err)
 	}
 	return &Server{
 		nc: nc, js: js, subj: bus.Subjects{Prefix: prefix},
@@ -64,7 +65,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.hub.state(ctx, st)
 	})
 	if err != nil {
-		return fmt.Errorf("web: subscribe %s: %w", s.subj.AllPortStates(), err)
+		return fmt.Errorf("page: subscribe %s: %w", s.subj.AllPortStates(), err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	done := make(chan struct{})
@@ -446,12 +447,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Listen opens the page's listener and logs, once, the address to open in a browser.
-func Listen(addr string, log zerolog.Logger) (net.Listener, error) {
+// ErrListenInUse is returned by Listen when the page's address is taken.
+var ErrListenInUse = errors.New("address already in use")
+
+// Listen opens the page's listener; a taken address is an error that says what to
+// do. Announce logs it once the page is served.
+func Listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("web: listen %s: %w", addr, err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("the page's address %s is taken (%w: is another scoreboard run or web, or another web server, there?); "+
+				"serve the page on another port with --http 127.0.0.1:8081, on any free port with --http 127.0.0.1:0, or on none with --http off",
+				addr, ErrListenInUse)
+		}
+		return nil, fmt.Errorf("the page's listener %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// Announce logs, once, the address to open in a browser.
+func Announce(ln net.Listener, log zerolog.Logger) {
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	ev := log.Info().Str("component", "web").Str("listen", ln.Addr().String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
@@ -464,7 +479,6 @@ func Listen(addr string, log zerolog.Logger) (net.Listener, error) {
 		ev = ev.Bool("beyond_loopback", true)
 	}
 	ev.Str("url", "http://"+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
-	return ln, nil
 }
 
 // Serve serves h on ln until ctx ends, then shuts down within a couple of seconds
@@ -475,7 +489,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("web: serve: %w", err)
+		return fmt.Errorf("serve the page: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

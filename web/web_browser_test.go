@@ -265,7 +265,8 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		return v.Seq == 9 && v.Applied > before.Applied
 	})
 
-	// SCOREBOARD_SCREENSHOTS=docs keeps the pictures for the README.
+	// SCOREBOARD_SCREENSHOTS=DIR keeps the pictures (docs/ has those of
+	// TestPageReadableAcrossRoom).
 	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
 	if shots == "" {
 		shots = t.TempDir()

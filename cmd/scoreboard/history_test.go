@@ -120,6 +120,8 @@ func TestHistoryKill9(t *testing.T) {
 	err := os.WriteFile(conf, fmt.Appendf(nil, `
 [nats]
 listen = %q
+# The worker's credentials: clients without them are tools.
+listen_token = "kill9-worker"
 [daemon]
 state_dir = %q
 # A unit the frozen worker holds stays unanswered until the kill.
@@ -205,8 +207,8 @@ baud = 115200
 		t.Fatal(err)
 	}
 	watch.Flush()
-	work := proctest.Start(t, bin, "work", "--nats-url", url)
-	work.WaitOutput("workers started", 60*time.Second)
+	work := proctest.Start(t, bin, "work", "--nats-url", url, "--nats-token", "kill9-worker")
+	work.WaitOutput("scoreboard worker running", 60*time.Second)
 	work.Freeze()
 	const more = 10 // sample files: 2 boards each
 	for range more {

@@ -63,6 +63,11 @@ func runMain(ctx context.Context, args []string, io stdio) int {
 		return 1
 	default:
 		fmt.Fprintf(io.err, "%s: %v\n", cmd.CommandPath(), err)
+		// An error that knows its exit code: bus's missing worker rights is 2.
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			return ec.ExitCode()
+		}
 		return 1
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"time"
 
@@ -98,6 +99,22 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	notify, err := sdnotify.FromEnv()
 	if err != nil {
 		return err
+	}
+	// The page's listener first: an address the user gave that is taken fails the
+	// start, with its fix, as a taken NATS port does. The default one taken (a second
+	// daemon on a machine, a test's) is a warning with the same fix: the scoreboards
+	// do not need the page.
+	var pageLn net.Listener
+	if c.HTTP.Listen != config.HTTPOff {
+		pageLn, err = web.Listen(c.HTTP.Listen)
+		switch {
+		case err != nil && c.HTTP.Listen == config.DefaultHTTP && errors.Is(err, web.ErrListenInUse):
+			log.Warn().Err(err).Msg("the page is not served; the daemon goes on without it")
+		case err != nil:
+			return fmt.Errorf("--http-listen: %w", err)
+		default:
+			defer pageLn.Close()
+		}
 	}
 
 	// The bus: the embedded server, or an existing one. The workers and the ports
@@ -286,16 +303,16 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	}
 
 	// The page: a tool on the bus like any other, on its own connection. It is not
-	// what the scoreboards need, so a listener that cannot open is logged and the
+	// what the scoreboards need, so a page that fails once served is logged and the
 	// daemon goes on without it.
-	if c.HTTP.Listen != config.HTTPOff {
+	if pageLn != nil {
 		wbnc, err := connect("scoreboard run web")
 		if err != nil {
 			return err
 		}
 		defer wbnc.Close()
 		g.Go(func() error {
-			if err := servePage(runCtx, "web", c.HTTP.Listen, func() (*web.Server, error) {
+			if err := servePage(runCtx, pageLn, func() (*web.Server, error) {
 				return web.New(wbnc, c.NATS.Prefix, log)
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")

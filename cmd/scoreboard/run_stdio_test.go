@@ -105,7 +105,7 @@ func TestRunREADMECommand(t *testing.T) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = "../.."
-	in, err := os.Open("../../../shared/samples/goscore.in")
+	in, err := os.Open("../../testdata/samples/goscore.in")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/follow"
 	"github.com/goclub/scoreboard/history"
 )
 
@@ -25,9 +26,9 @@ func watchCommand(stdio stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "prints results as they are published (--json for the raw messages)",
-		Long: "Subscribes to the results (<prefix>.result.>) and prints one line per result as\n" +
-			"it is published: port, problem, sequence number, and the answer (its lines\n" +
-			"joined by \" | \") or the error. With --json it prints each message as it came.\n" +
+		Long: "Subscribes to the results (<prefix>.result.>) and prints each port's results in\n" +
+			"unit order: time, port, problem, sequence number, and the answer (as its lines)\n" +
+			"or the error. With --json it prints each message as it came.\n" +
 			"With --since or --last it first replays the results kept in the history, then\n" +
 			"follows the live ones, with no gap and no duplicate between the two.",
 		Example: "  scoreboard watch --json --problem goscore --port-name hall\n  scoreboard watch --since 2h",
@@ -60,21 +61,27 @@ func watch(ctx context.Context, c *config.Config, query history.Query, raw bool,
 		return err
 	}
 	defer nc.Close()
+	// Results are printed per port in unit order, with a time column (follow); --json
+	// prints each message as it came.
+	pr := follow.New(stdio.out, follow.DefaultHold)
+	pr.Limit(count)
 	n := 0
-	show := func(subject string, data []byte) bool {
+	enough := func(printed int) bool { return count > 0 && printed >= count }
+	show := func(subject string, data []byte, at time.Time) bool {
 		if raw {
 			fmt.Fprintf(stdio.out, "%s\n", data)
-		} else {
-			var r bus.Result
-			if err := json.Unmarshal(data, &r); err != nil {
-				fmt.Fprintf(stdio.out, "%s: malformed result: %v\n", subject, err)
-			} else {
-				fmt.Fprintln(stdio.out, history.ResultLine(&r))
-			}
+			n++
+			return !enough(n)
 		}
-		n++
-		return count == 0 || n < count
+		var r bus.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			fmt.Fprintf(stdio.out, "%s: malformed result: %v\n", subject, err)
+			return true
+		}
+		return !enough(pr.Add(&r, at, time.Now()))
 	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	if !query.Since.IsZero() || query.Last > 0 {
 		// The history's ordered consumer replays, then delivers the live results.
 		js, err := jetstream.New(nc)
@@ -84,12 +91,32 @@ func watch(ctx context.Context, c *config.Config, query history.Query, raw bool,
 		query.Follow = true
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
-		return history.Read(ctx, js, c.NATS.Prefix, query, func(e *history.Entry) error {
-			if !show(e.Port, e.Result) {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-tick.C:
+					if !raw && enough(pr.Flush(now, false)) {
+						stop()
+					}
+				}
+			}
+		}()
+		err = history.Read(ctx, js, c.NATS.Prefix, query, func(e *history.Entry) error {
+			var more bool
+			if e.Unanswered && !raw {
+				more = !enough(pr.AddLine(e.Port, e.Seq, e.Time.Local().Format(follow.TimeFormat)+" "+e.Line(), time.Now()))
+			} else {
+				more = show(e.Port, e.Result, e.Time)
+			}
+			if !more {
 				stop()
 			}
 			return nil
 		})
+		pr.Flush(time.Now(), true)
+		return err
 	}
 	subject := c.Subjects().AllResults()
 	if query.Problem != "" || query.Port != "" {
@@ -108,10 +135,15 @@ func watch(ctx context.Context, c *config.Config, query history.Query, raw bool,
 	for {
 		select {
 		case m := <-msgs:
-			if !show(m.Subject, m.Data) {
+			if !show(m.Subject, m.Data, time.Now()) {
+				return nil
+			}
+		case now := <-tick.C:
+			if !raw && enough(pr.Flush(now, false)) {
 				return nil
 			}
 		case <-ctx.Done():
+			pr.Flush(time.Now(), true)
 			return nil
 		}
 	}

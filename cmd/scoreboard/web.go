@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 
 	"github.com/rs/zerolog"
@@ -45,24 +46,26 @@ func webCommand(stdio stdio) *cobra.Command {
 			return err
 		}
 		defer nc.Close()
-		return servePage(cmd.Context(), nc.Opts.Name, c.HTTP.Listen, func() (*web.Server, error) {
+		ln, err := web.Listen(c.HTTP.Listen)
+		if err != nil {
+			return fmt.Errorf("--http-listen: %w", err)
+		}
+		defer ln.Close()
+		return servePage(cmd.Context(), ln, func() (*web.Server, error) {
 			return web.New(nc, c.NATS.Prefix, log)
 		}, nil, log)
 	}
 	return cmd
 }
 
-// servePage runs a page server on addr until ctx ends, with met's /metrics beside it
+// servePage runs a page server on ln until ctx ends, with met's /metrics beside it
 // unless met is nil.
-func servePage(ctx context.Context, name, addr string, newServer func() (*web.Server, error), met *metrics.Metrics, log zerolog.Logger) error {
+func servePage(ctx context.Context, ln net.Listener, newServer func() (*web.Server, error), met *metrics.Metrics, log zerolog.Logger) error {
 	srv, err := newServer()
 	if err != nil {
 		return err
 	}
-	ln, err := web.Listen(addr, log)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
+	web.Announce(ln, log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(gctx) })
 	g.Go(func() error { return web.Serve(gctx, ln, met.Beside(srv.Handler())) })

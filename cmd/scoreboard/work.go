@@ -103,6 +103,10 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 	if err != nil {
 		return err
 	}
+	if err := bus.CheckWorkerRights(nc, 10*time.Second); err != nil {
+		_ = workers.Stop()
+		return err
+	}
 	// The metrics stop with the workers: a scrape during the drain still sees them.
 	var served errgroup.Group
 	metricsCtx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))

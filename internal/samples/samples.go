@@ -1,6 +1,7 @@
 // Package samples gives the tests of every package the seed samples restored to their
-// real format. They live in the shared folder beside the repository
-// (../shared/samples), not in it, so one list here says which file is which problem's.
+// real format. They are in the repository (testdata/samples at the module's root), a
+// copy of the shared folder's (../shared/samples), so that a clean clone runs the
+// quick start and the tests alone; one list here says which file is which problem's.
 package samples
 
 import (
@@ -30,16 +31,35 @@ var Cases = []Case{
 	{"capture", "capture"},
 }
 
-// Dir is the samples folder: ../shared/samples from the module's root, found from the
+// Dir is the samples folder: testdata/samples under the module's root, found from the
 // working directory (a package's folder, when go test runs it).
 func Dir() (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "testdata", "samples"), nil
+}
+
+// SharedDir is the shared folder's samples beside the repository (../shared/samples),
+// the originals the repository's copy must equal; it may be absent.
+func SharedDir() (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "..", "shared", "samples"), nil
+}
+
+// Root is the module's root: the first folder with a go.mod above the working directory.
+func Root() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "samples"), nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

@@ -49,10 +49,11 @@ function tileFor(port) {
   const state = el("span", "state");
   meta.append(seq, time, state);
   const pic = el("div", "pic");
+  const caption = el("div", "caption");
   const answer = el("pre", "answer");
   const links = el("div", "links");
-  root.append(h, meta, pic, answer, links);
-  t = { root, problem, seq, time, state, pic, answer, links, key: "" };
+  root.append(h, meta, pic, caption, answer, links);
+  t = { root, problem, seq, time, state, pic, caption, answer, links, key: "" };
   tiles.set(port, t);
   const after = [...tiles.keys()].sort().indexOf(port);
   const next = [...tiles.keys()].sort()[after + 1];
@@ -78,13 +79,22 @@ function update(b) {
   t.seq.textContent = "unit #" + b.seq;
   t.time.textContent = hhmmss(b.time);
   t.pic.innerHTML = b.svg || "";
-  t.answer.textContent = b.error ? b.error : b.answer;
-  t.answer.className = b.error ? "answer error" : "answer";
+  showBoardAlone(t);
+  const text = b.error ? b.error : b.answer;
+  t.answer.textContent = text;
+  // A long answer (othello's board: 9 lines) takes a smaller type, never under 16 px,
+  // and is never cut: the picture gives way.
+  const lines = text.replace(/\n$/, "").split("\n").length;
+  t.answer.className = "answer" + (b.error ? " error" : "") + (lines > 2 ? " long" : "");
   t.links.replaceChildren();
-  const svg = el("a", "", "picture");
-  svg.href = "/boards/" + encodeURIComponent(b.port) + ".svg";
-  t.links.append(svg);
-  if (["goscore", "replay", "territory"].includes(b.problem)) {
+  // Only the links that answer: a result published by hand has no unit, so no
+  // picture and no game record.
+  if (b.svg) {
+    const svg = el("a", "", "picture");
+    svg.href = "/boards/" + encodeURIComponent(b.port) + ".svg";
+    t.links.append(svg);
+  }
+  if (b.unit && !b.error && ["goscore", "replay", "territory"].includes(b.problem)) {
     const sgf = el("a", "", "SGF");
     sgf.href = "/boards/" + encodeURIComponent(b.port) + ".sgf";
     t.links.append(sgf);
@@ -93,6 +103,27 @@ function update(b) {
   clearTimeout(t.fade);
   t.fade = setTimeout(() => t.root.classList.remove("fresh"), 3000);
   if (large) loadHistory();
+}
+
+// showBoardAlone crops the tile's picture to its board (the box the SVG names in
+// data-board) and writes the picture's caption as the tile's own text: scaled into a
+// tile, the SVG's caption would be a few pixels high.
+function showBoardAlone(t) {
+  const svg = t.pic.querySelector("svg");
+  t.caption.replaceChildren();
+  if (!svg) return;
+  for (const cls of ["score", "detail"]) {
+    const tx = svg.querySelector("text." + cls);
+    if (!tx) continue;
+    t.caption.append(el("span", cls, tx.textContent));
+    tx.remove();
+  }
+  const ground = svg.querySelector("rect.ground");
+  if (ground) ground.remove();
+  const box = svg.dataset.board;
+  if (box) svg.setAttribute("viewBox", box);
+  svg.removeAttribute("width");
+  svg.removeAttribute("height");
 }
 
 function remove(port) {
@@ -114,6 +145,8 @@ function layout() {
   }
   tilesEl.style.setProperty("--cols", best);
   tilesEl.style.setProperty("--rows", Math.ceil(n / best));
+  // Many tiles: smaller headings and answers (never under 16 px), for the picture.
+  tilesEl.classList.toggle("many", n > 6);
 }
 window.addEventListener("resize", layout);
 

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/demo"
+)
+
+func init() { register(demoCommand) }
+
+func demoCommand(io stdio) *cobra.Command {
+	var (
+		stateDir, httpAddr, natsAddr string
+		baud                         int
+		pause                        time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "the daemon with two simulated scoreboards playing the samples, the page on",
+		Long: "Starts the daemon with two simulated scoreboards on pseudo-terminals, a Go board\n" +
+			"and an Othello board playing the samples in a loop, and the page on. It prints\n" +
+			"the page's address and what to try next. Its history goes to a throwaway\n" +
+			"directory, removed when it stops, unless --state-dir names one.",
+		Example: "  scoreboard demo\n  scoreboard demo --http 0.0.0.0:8080   # the page for the club's TV",
+		Args:    noArgs("takes only flags"),
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "keep the history in `DIR`; empty: a temporary directory, removed at the end")
+	cmd.Flags().StringVar(&httpAddr, "http", config.DefaultHTTP, "the page's listener `HOST:PORT`; when the default is taken, any free port")
+	cmd.Flags().StringVar(&natsAddr, "nats-listen", bus.DefaultListen, "the NATS listener `HOST:PORT` for the tools; when the default is taken, any free port")
+	cmd.Flags().IntVar(&baud, "baud", 1200, "the boards' line speed: how fast they send (0: at once)")
+	cmd.Flags().DurationVar(&pause, "pause", 3*time.Second, "the pause between two rounds of a board's sample")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runDemo(cmd.Context(), stateDir, httpAddr, natsAddr, baud, pause, io)
+	}
+	return cmd
+}
+
+func runDemo(ctx context.Context, stateDir, httpAddr, natsAddr string, baud int, pause time.Duration, io stdio) error {
+	temporary := stateDir == ""
+	if temporary {
+		d, err := os.MkdirTemp("", "scoreboard-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		stateDir = d
+	}
+	http, err := freeOr(httpAddr, httpAddr == config.DefaultHTTP)
+	if err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	nats, err := freeOr(natsAddr, natsAddr == bus.DefaultListen)
+	if err != nil {
+		return fmt.Errorf("--nats-listen: %w", err)
+	}
+	boards, err := demo.Boards()
+	if err != nil {
+		return err
+	}
+	defer demo.Close(boards)
+	conf := filepath.Join(stateDir, "demo.toml")
+	if err := os.WriteFile(conf, demo.Config(boards, nats, http, stateDir), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintln(io.err, demo.Next("http://"+http+"/", "nats://"+nats, stateDir, temporary))
+
+	g, gctx := errgroup.WithContext(ctx)
+	playCtx, stopPlaying := context.WithCancel(gctx)
+	for _, b := range boards {
+		g.Go(func() error { return b.Play(playCtx, baud, pause) })
+	}
+	g.Go(func() error {
+		defer stopPlaying()
+		run := runCommand(io)
+		run.SetArgs([]string{"--config", conf})
+		return run.ExecuteContext(gctx)
+	})
+	return g.Wait()
+}
+
+// freeOr is addr when it can be listened on; when it is taken and fallback allows,
+// a free port on its host.
+func freeOr(addr string, fallback bool) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil && fallback {
+		host, _, _ := net.SplitHostPort(addr)
+		l, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
