@@ -7,12 +7,18 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// The bounds of the workers' queue of dumps. A port's own daemon has at most 256
-// units in flight (daemon.Config.MaxInFlight), so a real port never comes near them;
-// a publisher flooding one port's subject reaches them, and only its own dumps are
-// then dropped. The total bounds memory, whatever the number of port names used: the
-// largest unit is 1.65 MB, so 48 MB is about 30 of those.
+// The bounds of the workers' queue of dumps, kept per dump subject (a problem and a
+// port). A port's own daemon has at most portInFlight units in flight
+// (daemon.Config.MaxInFlight), so a real port never comes near them; a publisher
+// flooding one subject reaches them, and only its own dumps are then dropped. The
+// total bounds memory, whatever the number of subjects used: the largest unit is
+// 1.65 MB, so 48 MB is about 30 of those.
 const (
+	// portInFlight is the most dumps a daemon's port has in flight. A subject with
+	// no more queued is served before those with more, which only a flood from
+	// outside a port fills: a port's own units, during a drain above all, never
+	// wait behind a flood, and are never shed to make room for one.
+	portInFlight  = 256
 	maxPortDumps  = 4096
 	maxPortBytes  = 32 << 20
 	maxTotalDumps = 16384
@@ -23,13 +29,15 @@ const (
 )
 
 // dumpQueue holds the dumps the workers took and have not solved yet, one FIFO per
-// port, served round-robin: each solver takes the next port's oldest dump. Pushing
-// never waits. It is safe for concurrent use.
+// dump subject, served round-robin: each solver takes the oldest dump of the next
+// subject with at most portInFlight queued, or of the next one at all when none has
+// so few. Keyed by subject, copies of a port's dumps published on other problems'
+// subjects queue apart from it. Pushing never waits. It is safe for concurrent use.
 type dumpQueue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond // a dump was pushed, or the queue closed, or it became empty
 	ports  map[string]*portDumps
-	ring   []*portDumps // the ports with queued dumps, in turn
+	ring   []*portDumps // the subjects with queued dumps, in turn
 	turn   int          // index in ring of the next port to serve
 	n      int          // dumps queued
 	bytes  int          // their payload bytes
@@ -49,9 +57,10 @@ func newDumpQueue() *dumpQueue {
 	return q
 }
 
-// push queues msg for port. When port's queue is full, msg is returned in shed; when
-// the total is full, the newest dumps of the port with the most bytes queued are
-// shed to make room (msg itself, if that port is its own). ok is false once the
+// push queues msg under port (its subject). When port's queue is full, msg is
+// returned in shed; when the total is full, the newest dumps of the queue with the
+// most bytes are shed to make room, taken first among the floods (more than
+// portInFlight queued), msg itself if that queue is its own. ok is false once the
 // queue is closed: msg was not taken.
 func (q *dumpQueue) push(port string, msg *nats.Msg) (shed []*nats.Msg, ok bool) {
 	q.mu.Lock()
@@ -93,16 +102,19 @@ func (q *dumpQueue) push(port string, msg *nats.Msg) (shed []*nats.Msg, ok bool)
 	return shed, true
 }
 
-// largest is the port with the most bytes queued.
+// largest is the queue with the most bytes, among the floods if there is one.
 func (q *dumpQueue) largest() *portDumps {
 	var big *portDumps
 	for _, pd := range q.ring {
-		if big == nil || pd.bytes > big.bytes {
+		if big == nil || flood(pd) && !flood(big) || flood(pd) == flood(big) && pd.bytes > big.bytes {
 			big = pd
 		}
 	}
 	return big
 }
+
+// flood says whether pd holds more dumps than a daemon's port ever has in flight.
+func flood(pd *portDumps) bool { return len(pd.msgs) > portInFlight }
 
 // remove forgets pd, whose queue is empty.
 func (q *dumpQueue) remove(pd *portDumps) {
@@ -121,8 +133,9 @@ func (q *dumpQueue) remove(pd *portDumps) {
 	}
 }
 
-// pop waits for a dump and returns the next port's oldest, busy until the solver
-// calls done. It returns false once the queue is closed.
+// pop waits for a dump and returns the oldest of the next queue in turn, skipping
+// floods while another queue has dumps; the dump is busy until the solver calls
+// done. It returns false once the queue is closed.
 func (q *dumpQueue) pop() (*nats.Msg, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -131,6 +144,13 @@ func (q *dumpQueue) pop() (*nats.Msg, bool) {
 	}
 	if q.closed {
 		return nil, false
+	}
+	// At most maxTotalDumps/portInFlight queues are floods: the scan is short.
+	for k := range len(q.ring) {
+		if i := (q.turn + k) % len(q.ring); !flood(q.ring[i]) {
+			q.turn = i
+			break
+		}
 	}
 	pd := q.ring[q.turn]
 	msg := pd.msgs[0]

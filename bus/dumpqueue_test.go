@@ -36,6 +36,42 @@ func TestDumpQueueRoundRobin(t *testing.T) {
 	}
 }
 
+// A subject with more dumps queued than a daemon's port ever has in flight is a
+// flood: the port's own dumps are served before it, in turn with other ports, and
+// when the total is full the flood gives up its newest dumps, even with fewer bytes.
+func TestDumpQueuePortBeforeFlood(t *testing.T) {
+	q := newDumpQueue()
+	for range portInFlight + 1 {
+		q.push("flood", dump("flood", 1))
+	}
+	for range 2 {
+		q.push("hall", dump("hall", 1))
+		q.push("lobby", dump("lobby", 1))
+	}
+	var got []string
+	for range 6 {
+		m, ok := q.pop()
+		if !ok {
+			t.Fatal("pop: closed")
+		}
+		got = append(got, strings.TrimPrefix(m.Subject, "scoreboard.dump.goscore."))
+		q.done()
+	}
+	// The flood is served once no port has a dump, and is served in turn again once
+	// it is down to what a port may have.
+	if want := "hall lobby hall lobby flood flood"; strings.Join(got, " ") != want {
+		t.Fatalf("served %v, want %s", got, want)
+	}
+	q = newDumpQueue()
+	for range portInFlight + 1 {
+		q.push("flood", dump("flood", 1))
+	}
+	q.push("hall", dump("hall", maxTotalBytes-2*portInFlight))
+	if s, _ := q.push("lobby", dump("lobby", portInFlight)); len(s) != 1 || !strings.HasSuffix(s[0].Subject, ".flood") {
+		t.Fatalf("total full: shed %v, want the flood's newest", s)
+	}
+}
+
 // A port's queue is bounded in dumps and bytes: its excess is shed, not another
 // port's dumps. When the total is full, the port with the most bytes queued gives up
 // its newest dumps.

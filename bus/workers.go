@@ -269,9 +269,9 @@ func (c *dumpCounts) failed(n *atomic.Int64, why string) {
 // it blocked.
 func (w *Workers) takeDump(msg *nats.Msg) {
 	w.counts.taken.Add(1)
-	problem, port, err := w.subj.ParseDump(msg.Subject)
+	problem, _, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
-		problem, port = "unknown", "unknown"
+		problem = "unknown"
 	}
 	if p, ok := engine.Lookup(problem); ok && len(msg.Data) > p.Limits().MaxUnit {
 		// Checked before anything copies it: such a dump is no unit of the problem.
@@ -279,7 +279,9 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 			problem, len(msg.Data), p.Limits().MaxUnit))
 		return
 	}
-	shed, ok := w.queue.push(port, msg)
+	// Queued by subject: a copy of a port's dumps on another problem's subject
+	// (anyone with the tool role may publish dumps) waits apart from the port's own.
+	shed, ok := w.queue.push(msg.Subject, msg)
 	for _, m := range shed {
 		w.shed(m)
 	}
