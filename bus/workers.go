@@ -59,7 +59,7 @@ type Workers struct {
 	log  zerolog.Logger
 	id   string
 
-	dumps   *nats.Subscription
+	dumps   []*nats.Subscription // one a problem
 	queue   *dumpQueue
 	drain   time.Duration
 	wg      sync.WaitGroup
@@ -134,35 +134,46 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	// The subscription's callback never waits: it answers at once a dump that cannot
 	// be solved (unknown problem, larger than its problem's largest unit, the workers
-	// stopping) and queues the others per port, within bounds; a bounded pool solves
-	// them, taking the ports in turn, so that a flood on one port's subject delays
-	// another port's dumps by one dump at most, and its excess gets error results.
+	// stopping) and queues the others per subject, within bounds; a bounded pool
+	// solves them, giving each subject its share of the solvers' time (dumpQueue), so
+	// that a flood on one subject delays another port's dumps by one dump a solver at
+	// most, and its excess gets error results.
 	for range o.Concurrency {
 		w.wg.Go(func() {
 			var buf []byte // each solver's own, for the results' JSON
 			for {
-				msg, ok := w.queue.pop()
+				p, ok := w.queue.pop()
 				if !ok {
 					return
 				}
-				buf = w.handleDump(msg, buf[:0])
-				w.queue.done()
+				start := time.Now()
+				buf = w.handleDump(p.msg, buf[:0])
+				w.queue.done(p, time.Since(start))
 			}
 		})
 	}
-	w.dumps, err = nc.QueueSubscribe(w.subj.AllDumps(), QueueGroup, w.takeDump)
-	if err != nil {
-		_ = svc.Stop()
-		w.queue.close()
-		w.wg.Wait()
-		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
-	}
-	// What the subscription holds before the callback takes it is memory too: nats.go's
-	// default lets half a million messages wait. The callback never waits, so a list
-	// this long is only reached by a flood faster than it, whose excess nats.go then
-	// drops (and reports as a slow consumer).
-	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
-		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
+	// One subscription a problem served, each with its own pending list: a flood of
+	// one problem's dumps (large capture units, say) that outruns the callback makes
+	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
+	// of a problem no worker serves is not taken (a request for it gets NATS's "no
+	// responders" at once), nor is a copy of a port's dumps published under it.
+	for _, name := range o.Problems {
+		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), QueueGroup, w.takeDump)
+		if err != nil {
+			_ = svc.Stop()
+			w.unsubscribeDumps()
+			w.queue.close()
+			w.wg.Wait()
+			return nil, fmt.Errorf("workers: subscribe to the dumps of %s: %w", name, err)
+		}
+		// What the subscription holds before the callback takes it is memory too:
+		// nats.go's default lets half a million messages wait. The callback never
+		// waits, so a list this long is only reached by a flood faster than it, whose
+		// excess nats.go then drops (and reports as a slow consumer).
+		if err := sub.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
+			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
+		}
+		w.dumps = append(w.dumps, sub)
 	}
 	statsConn := o.StatsConn
 	if statsConn == nil {
@@ -170,7 +181,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
 		_ = svc.Stop()
-		_ = w.dumps.Unsubscribe()
+		w.unsubscribeDumps()
 		w.queue.close()
 		w.wg.Wait()
 		return nil, fmt.Errorf("workers: dumps' service instance: %w", err)
@@ -196,19 +207,26 @@ func (w *Workers) DumpsID() string { return w.dumpSvc.id }
 // bound (WorkerOptions.Drain), gives each one still queued then an error result, and
 // returns once the dumps being solved are done. No dump taken goes without a result.
 // It is safe to call more than once.
-func (w *Workers) Stop() error {
+func (w *Workers) Stop() error { return w.StopWithin(w.drain) }
+
+// StopWithin is Stop with the drain bound given: what is left of a stop's own bound
+// once the ports it drained first are done. A bound of 0 or less gives the dumps
+// queued their error results at once.
+func (w *Workers) StopWithin(bound time.Duration) error {
 	w.stopped.Do(func() {
 		var errs []error
-		deadline := time.Now().Add(w.drain)
+		deadline := time.Now().Add(max(bound, 0))
 		if err := w.svc.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop service: %w", err))
 		}
-		if err := w.drainDumps(time.Until(deadline)); err != nil {
+		// The dumps the subscriptions hold are taken in, if only for their error
+		// results, however little is left of the bound.
+		if err := w.drainDumps(max(time.Until(deadline), 100*time.Millisecond)); err != nil {
 			errs = append(errs, err)
 		}
 		// Whatever the callback takes from now on is answered at once with an error.
 		if !w.queue.waitEmpty(deadline) {
-			w.log.Warn().Dur("bound_ms", w.drain).Msg("stopping: dumps not solved within the drain bound get an error result")
+			w.log.Warn().Dur("bound_ms", bound).Msg("stopping: dumps not solved within the drain bound get an error result")
 		}
 		var buf []byte
 		for _, msg := range w.queue.close() {
@@ -319,28 +337,44 @@ func (w *Workers) reject(msg *nats.Msg, buf []byte, n *atomic.Int64, why string)
 	return w.publish(msg, res, buf)
 }
 
-// drainDumps lets the dump subscription hand on the dumps it already holds, within a
-// bound, and then unsubscribes.
+// unsubscribeDumps ends the dump subscriptions at once.
+func (w *Workers) unsubscribeDumps() error {
+	var errs []error
+	for _, sub := range w.dumps {
+		if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			errs = append(errs, fmt.Errorf("unsubscribe dumps: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// drainDumps lets the dump subscriptions hand on the dumps they already hold, within
+// a bound, and then unsubscribes.
 func (w *Workers) drainDumps(bound time.Duration) error {
 	if !w.nc.IsConnected() {
 		// A drain needs the server; the dumps held are lost either way.
-		if err := w.dumps.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
-			return fmt.Errorf("unsubscribe dumps: %w", err)
-		}
-		return nil
+		return w.unsubscribeDumps()
 	}
-	done := w.dumps.StatusChanged(nats.SubscriptionClosed)
-	if err := w.dumps.Drain(); err != nil {
-		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
-			return nil
+	var closed []<-chan nats.SubStatus
+	for _, sub := range w.dumps {
+		done := sub.StatusChanged(nats.SubscriptionClosed)
+		if err := sub.Drain(); err != nil {
+			if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
+				continue
+			}
+			_ = w.unsubscribeDumps()
+			return fmt.Errorf("drain dumps: %w", err)
 		}
-		return fmt.Errorf("drain dumps: %w", err)
+		closed = append(closed, done)
 	}
-	select {
-	case <-done:
-	case <-time.After(bound):
-		_ = w.dumps.Unsubscribe()
-		return fmt.Errorf("drain dumps: not done after %v", bound)
+	timeout := time.After(bound)
+	for _, done := range closed {
+		select {
+		case <-done:
+		case <-timeout:
+			_ = w.unsubscribeDumps()
+			return fmt.Errorf("drain dumps: not done after %v", bound)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -246,6 +248,8 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		defer pnc.Close()
 	}
 
+	// When the stop began: the ports drain first, the workers then get what is left.
+	var stopping stopClock
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
 	met := newMetrics(updater, wnc, pnc)
@@ -275,7 +279,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 			log.Info().Msg("stopped")
 			return
 		}
-		if err := workers.Stop(); err != nil {
+		// The ports have drained: the workers get what is left of the same bound for
+		// the dumps they took from others, so that a stop takes --drain, not twice.
+		if err := workers.StopWithin(f.drain - stopping.since()); err != nil {
 			log.Warn().Err(err).Msg("stop workers")
 		}
 		// Results already published must leave before the connection closes.
@@ -291,11 +297,16 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var g errgroup.Group
+	// The history's bucket takes the results of the units the ports drain: it stops
+	// after them, not with them.
+	histCtx, stopHistory := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHistory()
 
 	// The ports: a reader, a display writer and a device writer each. When they all
 	// end (only stdin ends), so does the daemon.
 	g.Go(func() error {
 		defer stop()
+		defer stopHistory()
 		if len(cfg.Ports) == 0 && f.config == "" {
 			<-runCtx.Done()
 			return nil
@@ -311,7 +322,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 
 	// The history's bucket: each port's latest board. It stops after the ports.
 	if updater != nil {
-		g.Go(func() error { return updater.Run(runCtx) })
+		g.Go(func() error { return updater.Run(histCtx) })
 	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
@@ -373,6 +384,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// Stopping: STOPPING=1 as soon as the shutdown begins.
 	g.Go(func() error {
 		<-runCtx.Done()
+		stopping.mark()
 		log.Info().Msg("stopping")
 		return notify.Stopping()
 	})
@@ -424,4 +436,20 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 		},
 		func(context.Context) error { return mon.Health() },
 	)
+}
+
+// stopClock is when a stop began, marked once.
+type stopClock struct {
+	once sync.Once
+	at   atomic.Int64 // unix nanoseconds; 0 before the stop
+}
+
+func (c *stopClock) mark() { c.once.Do(func() { c.at.Store(time.Now().UnixNano()) }) }
+
+// since is the time since the stop began, 0 when it has not.
+func (c *stopClock) since() time.Duration {
+	if at := c.at.Load(); at != 0 {
+		return time.Since(time.Unix(0, at))
+	}
+	return 0
 }
