@@ -35,9 +35,9 @@ const (
 // (any subject when none has so few); equal ones are served in turn. Weighed by
 // time, a port's light units never wait behind another subject's heavy dumps for
 // more than the one each solver is on: the port with 256 boards to answer in a
-// drain gets them all answered while a flood of 10 ms dumps gets one. Keyed by
-// subject, copies of a port's dumps published on other problems' subjects queue
-// apart from it. Pushing never waits. It is safe for concurrent use.
+// drain gets them all answered while a flood of 10 ms dumps gets one. The workers
+// key it by subject and origin (takeDump): a flood on a port's own subject queues
+// apart from the port's dumps. Pushing never waits. It is safe for concurrent use.
 type dumpQueue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond // a dump was pushed, or the queue closed, or it became empty
@@ -102,7 +102,7 @@ func newDumpQueue() *dumpQueue {
 	return q
 }
 
-// push queues msg under port (its subject). When port's queue is full, msg is
+// push queues msg under port (its subject and origin). When port's queue is full, msg is
 // returned in shed; when the total is full, the newest dumps of the queue with the
 // most bytes are shed to make room, taken first among the floods (more than
 // portInFlight queued), msg itself if that queue is its own. ok is false once the

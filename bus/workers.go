@@ -297,9 +297,14 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 			problem, len(msg.Data), p.Limits().MaxUnit))
 		return
 	}
-	// Queued by subject: a copy of a port's dumps on another problem's subject
-	// (anyone with the tool role may publish dumps) waits apart from the port's own.
-	shed, ok := w.queue.push(msg.Subject, msg)
+	// Queued by subject and origin: a flood on a port's own subject from another
+	// publisher (anyone with the tool role may publish dumps) waits, and is shed,
+	// apart from the port's own dumps.
+	key := msg.Subject
+	if o := msg.Header.Get(HeaderOrigin); o != "" {
+		key += " " + o[:min(len(o), maxOrigin)]
+	}
+	shed, ok := w.queue.push(key, msg)
 	for _, m := range shed {
 		w.shed(m)
 	}
