@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -521,10 +522,30 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Behind them in the same queue (no origin of their own), dumps from a publisher
+	// that publishes each again when no answer comes (Scoreboard-Attempt): the stop
+	// hands them back unanswered.
+	const ported = 10
+	portInbox := nats.NewInbox()
+	portReplies := make(chan *nats.Msg, ported)
+	psub, err := client.ChanSubscribe(portInbox+".*", portReplies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer psub.Unsubscribe()
+	for i := range ported {
+		m := nats.NewMsg("scoreboard.dump.capture.heavy")
+		m.Reply, m.Data = fmt.Sprintf("%s.%d", portInbox, i), []byte("5 1\n0 0\n")
+		m.Header.Set(bus.HeaderSeq, strconv.Itoa(i+1))
+		m.Header.Set(bus.HeaderAttempt, "1")
+		if err := client.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := client.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent+ported; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the workers took %+v of %d dumps", w.Counts(), 1+sent)
 		}
@@ -548,9 +569,12 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 			t.Fatalf("%d results for %d dumps; counts %+v", got, sent, c)
 		}
 	}
-	t.Logf("counts: taken=%d solved=%d bad=%d stopping=%d shed=%d oversize=%d", c.Taken, c.Solved, c.Bad, c.Stopping, c.Shed, c.Oversize)
-	if c.Solved+c.Bad+c.Stopping+c.Shed+c.Oversize != c.Taken || c.Stopping == 0 || int64(stopping) != c.Stopping {
-		t.Fatalf("counts %+v, %d error results for stopping; want every dump counted once, some stopped", c, stopping)
+	t.Logf("counts: taken=%d solved=%d bad=%d stopping=%d shed=%d oversize=%d handed-back=%d port-replies=%d",
+		c.Taken, c.Solved, c.Bad, c.Stopping, c.Shed, c.Oversize, c.HandedBack, len(portReplies))
+	if c.Solved+c.Bad+c.Stopping+c.Shed+c.Oversize+c.HandedBack != c.Taken || c.Stopping == 0 || int64(stopping) != c.Stopping ||
+		c.HandedBack != ported || len(portReplies) != 0 {
+		t.Fatalf("counts %+v, %d error results for stopping, %d replies to the port's dumps; want every dump counted once, some stopped, the port's %d handed back unanswered",
+			c, stopping, len(portReplies), ported)
 	}
 	select {
 	case m := <-replies:

@@ -28,6 +28,12 @@ const (
 	// daemon, a send command); the result carries it back as origin, so that two of
 	// them using one port name can each tell their own results.
 	HeaderOrigin = "Scoreboard-Origin"
+	// HeaderAttempt is the attempt a dump is, from 1. It says that its publisher
+	// publishes it again when no answer comes in time (a daemon's port does): a
+	// worker that cannot solve it (stopping, overloaded) hands it back by not
+	// answering, so that another worker answers the next attempt, rather than
+	// giving it an error result that would be written as the unit's outcome.
+	HeaderAttempt = "Scoreboard-Attempt"
 )
 
 // HeaderMsgID is JetStream's deduplication header: the history stream stores a message

@@ -230,6 +230,9 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 		}
 		var buf []byte
 		for _, msg := range w.queue.close() {
+			if w.handBack(msg) {
+				continue
+			}
 			buf = w.reject(msg, buf[:0], &w.counts.stopping, "worker stopping: not solved within the drain bound")
 		}
 		w.wg.Wait()
@@ -242,6 +245,7 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 		c := &w.counts
 		w.log.Info().Int64("dumps", c.taken.Load()).Int64("solved", c.solved.Load()).Int64("bad", c.bad.Load()).
 			Int64("oversize", c.oversize.Load()).Int64("shed", c.shed.Load()).Int64("stopping", c.stopping.Load()).
+			Int64("handed_back", c.handedBack.Load()).
 			Msg("workers stopped")
 	})
 	return w.stopErr
@@ -249,7 +253,9 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 
 // DumpCounts are what became of the dumps the workers took: every one is solved,
 // bad (the worker's error result), oversize, shed (its port's queue was full) or
-// stopping (not solved within the drain bound); each has had its result.
+// stopping (not solved within the drain bound), each with its result, or handed
+// back: not solved, and not answered, for its publisher to publish again to another
+// worker (HeaderAttempt).
 type DumpCounts struct {
 	Taken    int64 `json:"taken"`
 	Solved   int64 `json:"solved"`
@@ -257,13 +263,16 @@ type DumpCounts struct {
 	Oversize int64 `json:"oversize"`
 	Shed     int64 `json:"shed"`
 	Stopping int64 `json:"stopping"`
+	// HandedBack counts the dumps a stopping or overloaded worker took and left
+	// unanswered for another worker (or a later turn) to answer.
+	HandedBack int64 `json:"handed_back"`
 }
 
 // Counts returns the workers' dump counts so far.
 func (w *Workers) Counts() DumpCounts { return w.counts.load() }
 
 type dumpCounts struct {
-	taken, solved, bad, oversize, shed, stopping atomic.Int64
+	taken, solved, bad, oversize, shed, stopping, handedBack atomic.Int64
 	// solveNanos is the solvers' time on the dumps solved, bad ones included.
 	solveNanos atomic.Int64
 	lastError  atomic.Pointer[string]
@@ -272,7 +281,7 @@ type dumpCounts struct {
 func (c *dumpCounts) load() DumpCounts {
 	return DumpCounts{
 		Taken: c.taken.Load(), Solved: c.solved.Load(), Bad: c.bad.Load(),
-		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(),
+		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(), HandedBack: c.handedBack.Load(),
 	}
 }
 
@@ -309,17 +318,23 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 		w.shed(m)
 	}
 	if !ok {
-		w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+		if !w.handBack(msg) {
+			w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+		}
 	}
 }
 
-// shed drops a dump its port's queue has no room for, counted and logged (sampled).
+// shed drops a dump its port's queue has no room for, counted and logged (sampled);
+// one whose publisher publishes it again is handed back.
 // Only a dump sent as a request gets its error result, as the reply: publishing one
 // for each would double a flood's load on the bus just when it is too much, and the
 // only other publisher waiting for a result, a daemon's port, never queues that many
 // and publishes a dump again when its result does not come.
 func (w *Workers) shed(msg *nats.Msg) {
 	const why = "workers overloaded: this port's dumps come faster than they are solved; dump dropped"
+	if w.handBack(msg) {
+		return
+	}
 	if msg.Reply != "" {
 		w.reject(msg, nil, &w.counts.shed, why)
 		return
@@ -329,6 +344,17 @@ func (w *Workers) shed(msg *nats.Msg) {
 		problem, port, _ := w.subj.ParseDump(msg.Subject)
 		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
 	}
+}
+
+// handBack leaves a dump whose publisher publishes it again (HeaderAttempt)
+// unanswered, counted, for another worker to answer its next attempt; it reports
+// false for any other dump, which gets its error result.
+func (w *Workers) handBack(msg *nats.Msg) bool {
+	if msg.Reply == "" || msg.Header.Get(HeaderAttempt) == "" {
+		return false
+	}
+	w.counts.handedBack.Add(1)
+	return true
 }
 
 // reject publishes (and replies with) the error result of a dump that is not solved,

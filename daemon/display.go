@@ -270,9 +270,12 @@ func (d *display) publish(f *flight) {
 		m.Subject = d.dump
 		m.Header = nats.Header{
 			bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}, bus.HeaderOrigin: {d.origin},
-			bus.HeaderMsgID: {""},
+			bus.HeaderMsgID: {""}, bus.HeaderAttempt: {""},
 		}
 	}
+	// The port publishes a dump again when its answer does not come: a worker that
+	// cannot solve it hands it back rather than answer it with an error.
+	m.Header[bus.HeaderAttempt][0] = strconv.Itoa(f.attempts)
 	// The same id on every attempt: the history keeps the unit once.
 	m.Header[bus.HeaderMsgID][0] = bus.DumpID(d.origin, f.it.seq)
 	m.Data = f.it.unit

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -312,21 +313,78 @@ func TestFaultStopUnderLoad(t *testing.T) {
 		runs, len(ports), panics, read, answered, stopped, errs, vanished, slow)
 }
 
-// SIGTERM under load against `scoreboard work`, the only worker on an external
-// nats-server, busy with heavy capture dumps: it exits 0 without a panic, and every
-// dump it took gets exactly one result (solved, or an error result for those not
-// solved within its drain bound).
+// SIGTERM under load against a `scoreboard work` process beside another, serving
+// a `run --no-workers` with three goscore ports dumping as fast as they can while a
+// tool keeps the workers busy with heavy capture requests. The stopped worker has a
+// drain bound (1 ms) too short for what it holds: each dump it took is answered
+// (solved, or an error result for the tool's requests) or handed back, unanswered,
+// for the port's next attempt to reach the other worker. Each run exits 0, without a
+// panic; no dump it took vanishes; and in the end every unit of every port has its
+// right answer, in order, with no error line.
 func TestFaultWorkStopUnderLoad(t *testing.T) {
 	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	heavy := heavyCapture(300, 25000, 2)
-	var panics, taken, results, vanished int
+	nc := busConnect(t, s.URL())
+	// Every result on the bus, by the worker that published it.
+	var mu sync.Mutex
+	byWorker := map[string]int{}
+	sub, err := nc.Subscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllResults(), func(m *nats.Msg) {
+		var r struct{ Worker string }
+		_ = json.Unmarshal(m.Data, &r)
+		mu.Lock()
+		byWorker[r.Worker]++
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	results := func(worker string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return byWorker[worker]
+	}
+	other := busStartWork(t, nc, "--nats-url", s.URL())
+	ports := []string{"hall", "lobby", "den"}
+	pts := map[string]*serialio.PTY{}
+	conf := "[http]\nlisten = \"off\"\n\n[history]\nenabled = false\n"
+	for _, name := range ports {
+		pts[name] = runPTY(t)
+		conf += reloadPort(name, pts[name], "goscore", true)
+	}
+	file := filepath.Join(t.TempDir(), "scoreboard.toml")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--config", file, "--nats-url", s.URL(), "--no-workers", "--request-timeout", "1s")
+	for _, name := range ports {
+		runWaitOpened(t, pts[name], run)
+	}
+	run.WaitOutput("scoreboard running", 30*time.Second)
+	flows := map[string]*faultFlow{}
+	for _, name := range ports {
+		flows[name] = startFaultFlow(t, pts[name], 0)
+	}
+	var panics, taken, answered, handedBack, vanished int
 	for i := range runs {
-		nc := busConnect(t, s.URL())
-		w := busStartWork(t, nc, "--nats-url", s.URL(), "--drain", "500ms")
+		w := busStartWork(t, nc, "--nats-url", s.URL(), "--drain", "1ms")
+		id, _ := logLines(w.Output(), "scoreboard worker running")[0]["worker"].(string)
 		load := startHeavyLoad(t, nc, heavy, 300)
-		busWait(t, "a backlog of heavy dumps", func() bool {
-			return load.replies.Load() >= 10 && load.sent.Load()-load.replies.Load() >= 150
+		before := map[string]int{}
+		for name, f := range flows {
+			before[name] = f.answered()
+		}
+		busWait(t, "answers from the new worker on every port, and a backlog of heavy dumps", func() bool {
+			for name, f := range flows {
+				if f.answered() < before[name]+50 {
+					return false
+				}
+			}
+			return results(id) >= 50 && load.sent.Load()-load.replies.Load() >= 150
 		})
 		err := w.Stop()
 		load.finish()
@@ -335,24 +393,47 @@ func TestFaultWorkStopUnderLoad(t *testing.T) {
 			panics++
 			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
 		}
-		n := logCount(out, "workers stopped", "dumps")
-		// Results published before the worker exited are on their way to us.
+		l := logLines(out, "workers stopped")
+		if len(l) != 1 {
+			t.Fatalf("run %d: no count of the dumps taken; output:\n%s", i+1, out)
+		}
+		n := func(k string) int { v, _ := l[0][k].(float64); return int(v) }
+		// The results the worker published before it exited are on their way.
 		deadline := time.Now().Add(30 * time.Second)
-		for int(load.replies.Load()) < n && time.Now().Before(deadline) {
+		for results(id) < n("dumps")-n("handed_back") && time.Now().Before(deadline) {
 			if err := nc.FlushTimeout(time.Second); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := int(load.replies.Load())
-		t.Logf("counts: scenario=work-sigterm-under-load run=%d sent=%d taken=%d results=%d vanished=%d workers=%v",
-			i+1, load.sent.Load(), n, got, n-got, logLines(out, "workers stopped"))
-		if n <= 0 || got != n {
-			t.Errorf("run %d: the worker took %d dumps, %d results came; output:\n%s", i+1, n, got, out)
+		got := results(id)
+		gone := n("dumps") - n("handed_back") - got
+		t.Logf("counts: scenario=work-sigterm-under-load run=%d taken=%d solved=%d stopping=%d shed=%d handed-back=%d results=%d vanished=%d",
+			i+1, n("dumps"), n("solved"), n("stopping"), n("shed"), n("handed_back"), got, gone)
+		if n("dumps") <= 0 || gone != 0 {
+			t.Errorf("run %d: the worker took %d dumps, handed %d back, %d results came; output:\n%s", i+1, n("dumps"), n("handed_back"), got, out)
 		}
-		taken, results, vanished = taken+n, results+got, vanished+n-got
-		nc.Close()
+		taken, answered, handedBack, vanished = taken+n("dumps"), answered+got, handedBack+n("handed_back"), vanished+gone
 	}
-	t.Logf("counts: scenario=work-sigterm-under-load-total runs=%d panics=%d taken=%d results=%d vanished=%d", runs, panics, taken, results, vanished)
+	// The units handed back are answered by the other worker on their next attempt.
+	var read, right, errorLines, lost int
+	for _, name := range ports {
+		f := flows[name]
+		f.drain(t, "work-sigterm-under-load", run)
+		c := f.counts("work-sigterm-under-load")
+		t.Logf("port %s: %s", name, c)
+		if c.Right != c.Sent || c.Errors != 0 || c.Lost != 0 || c.Twice != 0 || c.Wrong != 0 {
+			t.Errorf("port %s: want every unit answered right, no error line: %s; first astray: %s", name, c, c.First)
+		}
+		read, right, errorLines, lost = read+c.Sent, right+c.Right, errorLines+c.Errors, lost+c.Lost
+	}
+	if err := run.Stop(); err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if err := other.Stop(); err != nil {
+		t.Errorf("the other worker: %v", err)
+	}
+	t.Logf("counts: scenario=work-sigterm-under-load-total runs=%d panics=%d taken=%d results=%d handed-back=%d vanished=%d port-units=%d answered-right=%d error-lines=%d lost=%d",
+		runs, panics, taken, answered, handedBack, vanished, read, right, errorLines, lost)
 }
 
 // SIGHUP neither kills run nor work: each logs why it reloads nothing, keeps
