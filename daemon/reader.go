@@ -173,11 +173,13 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			unanswered(r.log, r.mon, it)
 			return errDisplayGone
 		}
-		// Stopping: the unit completed is handed over, and no more is read. A port
-		// whose reads cannot be interrupted (stdin) would otherwise go on reading a
+		// Stopping: the unit completed is handed over. A port whose reads are
+		// interrupted goes on only with the units its scanner already holds (read
+		// from the device: they are units read), until the read that fails. One whose
+		// reads cannot be interrupted (stdin) stops here: it would go on reading a
 		// fast stream until the display writer left, and every unit read meanwhile
 		// would be more to answer within the drain bound.
-		if err := ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil && !r.link.stopReading() {
 			return err
 		}
 	}

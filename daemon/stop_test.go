@@ -1,10 +1,14 @@
 package daemon_test
 
 import (
+	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
@@ -127,4 +131,117 @@ func TestStopStdinBlocked(t *testing.T) {
 	}
 	d.stop(t)
 	d.logs.wait(t, 1, map[string]any{"message": "display writer stopped", "units": float64(1), "answered": float64(1)})
+}
+
+// A reload that restarts a changed port drains it as a stop does: its reader stops,
+// the units it read (90 of them held by a slow worker as the reload comes) are all
+// answered and written, in order, before the port's new actors open the device
+// again; the new ones then answer what comes next. No unit is stopped, none gets an
+// error line, none vanishes.
+func TestFaultReloadDrainsRestartedPort(t *testing.T) {
+	nc := startBus(t, false)
+	srv, _ := servers.Load(nc)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+		if seq > 10 {
+			<-release
+		}
+		return 0
+	})
+	pt := newPTY(t)
+	cfg := daemon.Config{
+		Ports:          []daemon.PortConfig{{Name: "hall", Device: pt.Path, Problem: "goscore"}},
+		RequestTimeout: time.Hour,
+	}
+	reloads := make(chan daemon.Config, 1)
+	logs := newLogs(zerolog.DebugLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemon.RunReloading(ctx, nc, cfg, reloads, logs.logger()) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(long):
+			t.Error("the daemon did not stop")
+		}
+	}()
+	waitOpened(t, pt)
+	// The master reads on across the restart: while no slave is open its reads fail
+	// (EIO), and they read again once the new actors open it.
+	var c collector
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := pt.Master.Read(b)
+			c.mu.Lock()
+			c.buf.Write(b[:n])
+			c.mu.Unlock()
+			if err != nil {
+				select {
+				case <-quit:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}
+	}()
+	var want strings.Builder
+	write := func(from, to int) {
+		for k := from; k < to; k++ {
+			u, a := faulttest.GoscoreBoard(k)
+			want.WriteString(a)
+			if _, err := pt.Master.Write([]byte(u)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 100)
+	logs.wait(t, 100, map[string]any{"message": "unit read"})
+	// The port changed: it writes error lines now. Restarted, its units in flight
+	// are answered once the worker lets them go.
+	next := cfg
+	next.Ports = []daemon.PortConfig{cfg.Ports[0]}
+	next.Ports[0].ErrorLine = true
+	reloads <- next
+	logs.wait(t, 1, map[string]any{"message": "stopping: answering the units read"})
+	free()
+	logs.wait(t, 1, map[string]any{"message": "display writer stopped"})
+	logs.wait(t, 2, map[string]any{"message": "port opened"})
+	write(100, 110)
+	faultWaitFor(t, 20*time.Second, "110 answers", func() bool { return strings.Count(c.String(), "\n") >= 110 }, logs)
+	logs.mu.Lock()
+	var first map[string]any
+	for _, l := range logs.lines {
+		if l["message"] == "display writer stopped" {
+			first = l
+			break
+		}
+	}
+	logs.mu.Unlock()
+	t.Logf("counts: scenario=reload-restarts-port read=%v answered=%v stopped=%v errors=%v then=%d",
+		first["units"], first["answered"], first["stopped"], first["errors"], strings.Count(c.String(), "\n")-100)
+	if first["units"] != float64(100) || first["answered"] != float64(100) || first["stopped"] != float64(0) {
+		t.Errorf("the restarted port's first actors: %v; want 100 units read, 100 answered", first)
+	}
+	if got := c.String(); got != want.String() {
+		t.Errorf("the port got %q, want %q", got, want.String())
+	}
+}
+
+// faultWaitFor is faultWait with its own patience.
+func faultWaitFor(t *testing.T, patience time.Duration, what string, cond func() bool, logs *logs) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v; logs:\n%s", what, patience, logs.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

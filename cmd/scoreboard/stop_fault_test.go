@@ -477,3 +477,28 @@ func TestRunWorkSIGHUP(t *testing.T) {
 		}
 	}
 }
+
+// systemd kills a daemon that has not stopped within the unit's TimeoutStopSec (on
+// `systemctl stop`, and on the watchdog's restart): it must outlast the longest
+// clean stop with the default --drain, the ports' drain and the workers' sharing
+// it, then the history's settling, bounded by --drain again, and 2 s to close.
+func TestUnitTimeoutStopCoversDrain(t *testing.T) {
+	unit, err := os.ReadFile("../../configs/scoreboard.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop time.Duration
+	for line := range strings.SplitSeq(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(line, "TimeoutStopSec="); ok {
+			if _, err := strconv.Atoi(v); err == nil {
+				v += "s" // systemd reads a bare number as seconds
+			}
+			if stop, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("TimeoutStopSec=%s: %v", v, err)
+			}
+		}
+	}
+	if longest := 2*defaultDrain + 2*time.Second; stop <= longest {
+		t.Fatalf("TimeoutStopSec=%v: want more than a clean stop's longest, %v (--drain %v)", stop, longest, defaultDrain)
+	}
+}
