@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/promtest"
+	"github.com/goclub/scoreboard/metrics"
 )
 
 // Stopped while units wait between the reader and the display writer (the in-flight
@@ -38,8 +41,12 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 		return 0
 	})
 	pt := newPTY(t)
+	met := metrics.New()
+	scrape := httptest.NewServer(met.Handler())
+	defer scrape.Close()
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},
+		Metrics:        met,
 		MaxInFlight:    4,
 		RequestTimeout: time.Hour,
 		Drain:          3 * time.Second, // units 3 to 10 are answered within it, even on a loaded machine
@@ -92,11 +99,21 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 			t.Fatalf("unit %d: the port got %q", k+1, rest)
 		}
 	}
-	t.Logf("counts: scenario=stop-with-units-waiting read=%d answered=%d errors=%d vanished=%d", int(read), a, e, int(read)-a-e)
+	t.Logf("counts: scenario=stop-with-units-waiting read=%d answered=%d stopped=%d vanished=%d", int(read), a, e, int(read)-a-e)
 	if read < 21 || a+e != int(read) || float64(a) != answered || float64(e) != errs || rest != "" || a != 10 {
 		t.Fatalf("%v units read, %v answered, %v errors logged; the port got %d answers, %d error lines, then %q", read, answered, errs, a, e, rest)
 	}
-	// Each error line has its error result on the bus.
+	// /metrics counts them apart from the errors.
+	fams, _ := promtest.Scrape(t, scrape.URL)
+	labels := map[string]string{"port": daemon.DefaultName(pt.Path), "problem": "goscore", "outcome": "stopped"}
+	if n, _ := promtest.Value(fams, "scoreboard_units_total", labels); n != float64(e) {
+		t.Errorf("scoreboard_units_total%v %v, want %d", labels, n, e)
+	}
+	labels["outcome"] = "error"
+	if n, _ := promtest.Value(fams, "scoreboard_units_total", labels); n != 0 {
+		t.Errorf("scoreboard_units_total%v %v, want 0", labels, n)
+	}
+	// Each error line has its error result on the bus, which the history keeps.
 	for range e {
 		select {
 		case r := <-res:
