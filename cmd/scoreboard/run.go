@@ -391,7 +391,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 
 	err = g.Wait()
 	if stored != nil {
-		settle(stored, conns, max(f.drain, time.Second), log)
+		// What is left of --drain, and a second: a stop takes --drain, and what the
+		// history has not stored by then is logged as lost rather than waited for.
+		settle(stored, conns, max(f.drain-stopping.since(), 0)+time.Second, log)
 	}
 	return err
 }
