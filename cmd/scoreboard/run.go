@@ -274,20 +274,27 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		ping += "." + workers.ID()
 	}
+	// The ports have drained when the workers stop: they get what is left of the
+	// same bound for the dumps they took from others, so that a stop takes --drain,
+	// not twice. Once, before the history settles (it stores their last results), or
+	// on the way out of an early return.
+	var stopWorkers sync.Once
+	stopTheWorkers := func() {
+		stopWorkers.Do(func() {
+			if workers == nil {
+				return
+			}
+			if err := workers.StopWithin(f.drain - stopping.since()); err != nil {
+				log.Warn().Err(err).Msg("stop workers")
+			}
+			// Results already published must leave before the connection closes.
+			if err := wnc.FlushTimeout(2 * time.Second); err != nil {
+				log.Warn().Err(err).Msg("flush nats connection")
+			}
+		})
+	}
 	defer func() {
-		if workers == nil {
-			log.Info().Msg("stopped")
-			return
-		}
-		// The ports have drained: the workers get what is left of the same bound for
-		// the dumps they took from others, so that a stop takes --drain, not twice.
-		if err := workers.StopWithin(f.drain - stopping.since()); err != nil {
-			log.Warn().Err(err).Msg("stop workers")
-		}
-		// Results already published must leave before the connection closes.
-		if err := wnc.FlushTimeout(2 * time.Second); err != nil {
-			log.Warn().Err(err).Msg("flush nats connection")
-		}
+		stopTheWorkers()
 		log.Info().Msg("stopped")
 	}()
 	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", bus.SemVer(version)).Int("ports", len(cfg.Ports)).Bool("workers", workers != nil).Msg("scoreboard running")
@@ -390,6 +397,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	})
 
 	err = g.Wait()
+	stopTheWorkers()
 	if stored != nil {
 		// What is left of --drain, and a second: a stop takes --drain, and what the
 		// history has not stored by then is logged as lost rather than waited for.
