@@ -94,9 +94,10 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		origin:    bus.NewOrigin(),
 		maxAnswer: p.Limits().MaxAnswer,
 		items:     items,
-		// Room for every attempt of every unit in flight, and as many again for the
-		// answers to copies of them that tools may publish on other subjects: past
-		// it nats.go would drop replies (a slow consumer), real answers among them.
+		// Room for every attempt of every unit in flight eight times over: the
+		// answers to copies of the dumps that tools may publish on the other
+		// problems' subjects come here too, to be refused. Past it nats.go would drop
+		// replies (a slow consumer), real answers among them.
 		replies:  make(chan *nats.Msg, 8*cfg.MaxInFlight*cfg.Attempts),
 		out:      out,
 		room:     room,
