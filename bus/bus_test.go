@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -275,17 +276,14 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 			t.Errorf("bad unit: result %+v, want an error naming line 105", r)
 		}
 
-		// A problem nobody knows still gets a result.
-		if err := nc.Publish(subj.Dump("chess", "p1"), []byte("e4\n")); err != nil {
-			t.Fatal(err)
-		}
-		got = nextResult(t, results)
-		r = decode(t, got)
-		if got.Subject != "scoreboard.result.chess.p1" || !strings.Contains(r.Error, `unknown problem "chess"`) {
-			t.Errorf("unknown problem: %s %+v", got.Subject, r)
+		// A problem no worker serves is not taken: each problem has its own
+		// subscription (so that a flood of one cannot make nats.go drop another's
+		// dumps), and a request for one gets no responders at once.
+		if _, err := nc.Request(subj.Dump("chess", "p1"), []byte("e4\n"), 5*time.Second); !errors.Is(err, nats.ErrNoResponders) {
+			t.Errorf("a dump of an unknown problem as a request: %v, want no responders", err)
 		}
 
-		// The four dumps in the dumps' stats: a worker counts a dump before it
+		// The three dumps in the dumps' stats: a worker counts a dump before it
 		// publishes the result, so the results read above are all in.
 		var stats micro.Stats
 		request(t, nc, "$SRV.STATS.scoreboard."+w.DumpsID(), &stats)
@@ -297,10 +295,10 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 		if err := json.Unmarshal(e.Data, &counts); err != nil {
 			t.Fatalf("the dumps' stats data %s: %v", e.Data, err)
 		}
-		if e.Name != "dumps" || e.NumRequests != 4 || e.NumErrors != 2 || e.ProcessingTime <= 0 ||
-			e.AverageProcessingTime != e.ProcessingTime/4 || !strings.Contains(e.LastError, `unknown problem "chess"`) ||
-			counts != (bus.DumpCounts{Taken: 4, Solved: 2, Bad: 2}) || stats.Type != micro.StatsResponseType {
-			t.Errorf("the dumps' stats %+v, data %s; want 4 requests, 2 errors (the bad unit, the unknown problem), a processing time", e, e.Data)
+		if e.Name != "dumps" || e.NumRequests != 3 || e.NumErrors != 1 || e.ProcessingTime <= 0 ||
+			e.AverageProcessingTime != e.ProcessingTime/3 || !strings.Contains(e.LastError, "line 105") ||
+			counts != (bus.DumpCounts{Taken: 3, Solved: 2, Bad: 1}) || stats.Type != micro.StatsResponseType {
+			t.Errorf("the dumps' stats %+v, data %s; want 3 requests, 1 error (the bad unit), a processing time", e, e.Data)
 		}
 	})
 }
@@ -524,10 +522,30 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Behind them in the same queue (no origin of their own), dumps from a publisher
+	// that publishes each again when no answer comes (Scoreboard-Attempt): the stop
+	// hands them back unanswered.
+	const ported = 10
+	portInbox := nats.NewInbox()
+	portReplies := make(chan *nats.Msg, ported)
+	psub, err := client.ChanSubscribe(portInbox+".*", portReplies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer psub.Unsubscribe()
+	for i := range ported {
+		m := nats.NewMsg("scoreboard.dump.capture.heavy")
+		m.Reply, m.Data = fmt.Sprintf("%s.%d", portInbox, i), []byte("5 1\n0 0\n")
+		m.Header.Set(bus.HeaderSeq, strconv.Itoa(i+1))
+		m.Header.Set(bus.HeaderAttempt, "1")
+		if err := client.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := client.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent+ported; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the workers took %+v of %d dumps", w.Counts(), 1+sent)
 		}
@@ -551,9 +569,12 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 			t.Fatalf("%d results for %d dumps; counts %+v", got, sent, c)
 		}
 	}
-	t.Logf("counts: taken=%d solved=%d bad=%d stopping=%d shed=%d oversize=%d", c.Taken, c.Solved, c.Bad, c.Stopping, c.Shed, c.Oversize)
-	if c.Solved+c.Bad+c.Stopping+c.Shed+c.Oversize != c.Taken || c.Stopping == 0 || int64(stopping) != c.Stopping {
-		t.Fatalf("counts %+v, %d error results for stopping; want every dump counted once, some stopped", c, stopping)
+	t.Logf("counts: taken=%d solved=%d bad=%d stopping=%d shed=%d oversize=%d handed-back=%d port-replies=%d",
+		c.Taken, c.Solved, c.Bad, c.Stopping, c.Shed, c.Oversize, c.HandedBack, len(portReplies))
+	if c.Solved+c.Bad+c.Stopping+c.Shed+c.Oversize+c.HandedBack != c.Taken || c.Stopping == 0 || int64(stopping) != c.Stopping ||
+		c.HandedBack != ported || len(portReplies) != 0 {
+		t.Fatalf("counts %+v, %d error results for stopping, %d replies to the port's dumps; want every dump counted once, some stopped, the port's %d handed back unanswered",
+			c, stopping, len(portReplies), ported)
 	}
 	select {
 	case m := <-replies:

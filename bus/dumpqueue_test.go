@@ -24,15 +24,51 @@ func TestDumpQueueRoundRobin(t *testing.T) {
 	}
 	var got []string
 	for range 8 {
-		m, ok := q.pop()
+		p, ok := q.pop()
 		if !ok {
 			t.Fatal("pop: closed")
 		}
-		got = append(got, m.Subject+string('0'+rune(m.Data[0])))
-		q.done()
+		got = append(got, p.msg.Subject+string('0'+rune(p.msg.Data[0])))
+		q.done(p, 0)
 	}
 	if want := "flood0 hall0 flood1 hall1 flood2 hall2 flood3 flood4"; strings.Join(got, " ") != want {
 		t.Fatalf("served %v, want %s", got, want)
+	}
+}
+
+// A subject with more dumps queued than a daemon's port ever has in flight is a
+// flood: the port's own dumps are served before it, in turn with other ports, and
+// when the total is full the flood gives up its newest dumps, even with fewer bytes.
+func TestDumpQueuePortBeforeFlood(t *testing.T) {
+	q := newDumpQueue()
+	for range portInFlight + 1 {
+		q.push("flood", dump("flood", 1))
+	}
+	for range 2 {
+		q.push("hall", dump("hall", 1))
+		q.push("lobby", dump("lobby", 1))
+	}
+	var got []string
+	for range 6 {
+		p, ok := q.pop()
+		if !ok {
+			t.Fatal("pop: closed")
+		}
+		got = append(got, strings.TrimPrefix(p.msg.Subject, "scoreboard.dump.goscore."))
+		q.done(p, 0)
+	}
+	// The flood is served once no port has a dump, and is served in turn again once
+	// it is down to what a port may have.
+	if want := "hall lobby hall lobby flood flood"; strings.Join(got, " ") != want {
+		t.Fatalf("served %v, want %s", got, want)
+	}
+	q = newDumpQueue()
+	for range portInFlight + 1 {
+		q.push("flood", dump("flood", 1))
+	}
+	q.push("hall", dump("hall", maxTotalBytes-2*portInFlight))
+	if s, _ := q.push("lobby", dump("lobby", portInFlight)); len(s) != 1 || !strings.HasSuffix(s[0].Subject, ".flood") {
+		t.Fatalf("total full: shed %v, want the flood's newest", s)
 	}
 }
 
@@ -94,7 +130,8 @@ func TestDumpQueueBounds(t *testing.T) {
 func TestDumpQueueWaitEmpty(t *testing.T) {
 	q := newDumpQueue()
 	q.push("hall", dump("hall", 1))
-	if _, ok := q.pop(); !ok {
+	p, ok := q.pop()
+	if !ok {
 		t.Fatal("pop")
 	}
 	if q.waitEmpty(time.Now().Add(20 * time.Millisecond)) {
@@ -102,8 +139,46 @@ func TestDumpQueueWaitEmpty(t *testing.T) {
 	}
 	done := make(chan bool)
 	go func() { done <- q.waitEmpty(time.Now().Add(time.Hour)) }()
-	q.done()
+	q.done(p, time.Millisecond)
 	if !<-done {
 		t.Fatal("not empty once done")
+	}
+}
+
+// Subjects share the solvers' time, not their turns: a port's light units are all
+// served before another subject's second heavy dump, and a heavy dump being solved
+// is charged at once, so that a second solver does not take the next one too.
+func TestDumpQueueSharesTime(t *testing.T) {
+	q := newDumpQueue()
+	for range 50 {
+		q.push("heavy", dump("heavy", 1))
+	}
+	for range 100 {
+		q.push("hall", dump("hall", 1))
+	}
+	pop := func() popped {
+		p, ok := q.pop()
+		if !ok {
+			t.Fatal("pop: closed")
+		}
+		return p
+	}
+	var order []string
+	took := map[string]time.Duration{"heavy": 10 * time.Millisecond, "hall": time.Microsecond}
+	for range 101 {
+		p := pop()
+		port := strings.TrimPrefix(p.msg.Subject, "scoreboard.dump.goscore.")
+		order = append(order, port)
+		q.done(p, took[port])
+	}
+	if order[0] != "heavy" || strings.Count(strings.Join(order, " "), "heavy") != 1 {
+		t.Fatalf("served %v; want one heavy dump, then every hall one", order)
+	}
+	// Two solvers: the first takes a heavy dump, charged its last time; the second,
+	// with hall queued again, takes hall's.
+	q.push("hall", dump("hall", 1))
+	a, b := pop(), pop()
+	if !strings.HasSuffix(a.msg.Subject, ".heavy") || !strings.HasSuffix(b.msg.Subject, ".hall") {
+		t.Fatalf("two solvers took %s and %s; want heavy, then hall", a.msg.Subject, b.msg.Subject)
 	}
 }

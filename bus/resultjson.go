@@ -46,6 +46,10 @@ func (r *Result) AppendJSON(b []byte) []byte {
 		b = append(b, `,"worker":`...)
 		b = appendJSONString(b, r.Worker)
 	}
+	if r.Outcome != "" {
+		b = append(b, `,"outcome":`...)
+		b = appendJSONString(b, r.Outcome)
+	}
 	return append(b, '}')
 }
 

@@ -29,6 +29,7 @@ func TestResultAppendJSON(t *testing.T) {
 		{},
 		{Problem: "goscore", Port: "hall", Seq: 7, Line: 12, Answer: "5 3\n", Result: answer, SolveMicros: 1.25, Origin: "9f86d081884c7d65", UnitDigest: "00ff", Worker: "w1"},
 		{Problem: "replay", Port: "p", Seq: math.MaxUint64, Line: -3, Error: "replay: line 2: bad move \"B(99,1)\"\t<x>&", Worker: "daemon"},
+		{Problem: "goscore", Port: "hall", Seq: 9, Error: "daemon stopping", Origin: "o", Worker: "daemon", Outcome: bus.OutcomeStopped},
 		{Answer: "\x00\x01\x1f\x7f\b\f\n\r\t\\\"/", SolveMicros: 1e21},
 		{Answer: "caf\xc3\xa9 \xff\xfe bad \xe2\x80 cut \u2029 \U0001F600", SolveMicros: 1e-7},
 		{SolveMicros: 123456789.125},

@@ -212,10 +212,11 @@ func checkCoreRoles(t *testing.T, daemon, worker, tool *nats.Conn, workerErrs, t
 		refused(t, toolErrs, "a tool joining "+bus.QueueGroup+" on "+subj, subj)
 	}
 
-	// A worker takes the dumps in the queue group and answers on their reply subject;
-	// it publishes results; a tool reads them.
+	// A worker takes the dumps in the queue group, one subscription a problem as the
+	// workers subscribe (within the role's scoreboard.dump.*.*), and answers on their
+	// reply subject; it publishes results; a tool reads them.
 	toolResults := recv(t, tool, s.AllResults())
-	wsub, err := worker.QueueSubscribe(s.AllDumps(), bus.QueueGroup, func(m *nats.Msg) {
+	wsub, err := worker.QueueSubscribe(s.Dump("goscore", "*"), bus.QueueGroup, func(m *nats.Msg) {
 		_ = worker.Publish(s.Result("goscore", "desk"), []byte("result"))
 		_ = m.Respond([]byte("answer"))
 	})

@@ -28,6 +28,12 @@ const (
 	// daemon, a send command); the result carries it back as origin, so that two of
 	// them using one port name can each tell their own results.
 	HeaderOrigin = "Scoreboard-Origin"
+	// HeaderAttempt is the attempt a dump is, from 1. It says that its publisher
+	// publishes it again when no answer comes in time (a daemon's port does): a
+	// worker that cannot solve it (stopping, overloaded) hands it back by not
+	// answering, so that another worker answers the next attempt, rather than
+	// giving it an error result that would be written as the unit's outcome.
+	HeaderAttempt = "Scoreboard-Attempt"
 )
 
 // HeaderMsgID is JetStream's deduplication header: the history stream stores a message
@@ -67,10 +73,15 @@ func UnitDigest(unit []byte) string {
 // Dumped is what a publisher knows of a dump it sent, to check the reply that claims
 // to answer it.
 type Dumped struct {
-	Seq       uint64
-	Origin    string
-	Digest    string // UnitDigest of the unit
-	MaxAnswer int    // the problem's longest answer (engine.Limits.MaxAnswer)
+	// Problem and Port are the dump subject's: a result must echo them (workers
+	// take them from the subject the dump came on), so that the answer to a copy
+	// of the dump published on another problem's or port's subject is refused.
+	// Empty: not checked.
+	Problem, Port string
+	Seq           uint64
+	Origin        string
+	Digest        string // UnitDigest of the unit
+	MaxAnswer     int    // the problem's longest answer (engine.Limits.MaxAnswer)
 }
 
 // Why a reply is not the answer to a dump.
@@ -79,6 +90,7 @@ var (
 	ErrOtherUnit   = errors.New("answers another unit (its digest differs, or it has none: a worker older than the digests)")
 	ErrTooLong     = errors.New("longer than any answer of the problem")
 	ErrOtherSeq    = errors.New("for another sequence number than its reply subject's")
+	ErrOtherDump   = errors.New("answers a copy of the dump published on another subject (another problem or port)")
 	errNoMaxAnswer = errors.New("the problem has no answer bound")
 )
 
@@ -99,6 +111,23 @@ func (d Dumped) Check(seq uint64, origin, digest string, n int) error {
 		return fmt.Errorf("%d bytes, at most %d: %w", n, d.MaxAnswer, ErrTooLong)
 	}
 	return nil
+}
+
+// CheckSubject says why a reply echoing problem and port is not for d's dump
+// subject, or nil if it is.
+func (d Dumped) CheckSubject(problem, port string) error {
+	if (d.Problem != "" && problem != d.Problem) || (d.Port != "" && port != d.Port) {
+		return fmt.Errorf("for %.40q port %.40q, not %q port %q: %w", problem, port, d.Problem, d.Port, ErrOtherDump)
+	}
+	return nil
+}
+
+// CheckResult is CheckSubject and Check for a result.
+func (d Dumped) CheckResult(r *Result) error {
+	if err := d.CheckSubject(r.Problem, r.Port); err != nil {
+		return err
+	}
+	return d.Check(r.Seq, r.Origin, r.UnitDigest, len(r.Answer))
 }
 
 // NewOrigin makes a Scoreboard-Origin: random, so that it is one publisher's own.
@@ -205,4 +234,11 @@ type Result struct {
 	// Worker names the process that solved the unit (the micro service instance id),
 	// or "reader" for a unit the port reader rejected before it reached a worker.
 	Worker string `json:"worker,omitempty"`
+	// Outcome is OutcomeStopped for the result a daemon publishes for a unit still
+	// unanswered when its drain bound ended; absent otherwise.
+	Outcome string `json:"outcome,omitempty"`
 }
+
+// OutcomeStopped is the Outcome of a unit the daemon stopped before any worker
+// answered it: read, kept in the history, never answered.
+const OutcomeStopped = "stopped"

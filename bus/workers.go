@@ -59,7 +59,7 @@ type Workers struct {
 	log  zerolog.Logger
 	id   string
 
-	dumps   *nats.Subscription
+	dumps   []*nats.Subscription // one a problem
 	queue   *dumpQueue
 	drain   time.Duration
 	wg      sync.WaitGroup
@@ -134,35 +134,46 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	// The subscription's callback never waits: it answers at once a dump that cannot
 	// be solved (unknown problem, larger than its problem's largest unit, the workers
-	// stopping) and queues the others per port, within bounds; a bounded pool solves
-	// them, taking the ports in turn, so that a flood on one port's subject delays
-	// another port's dumps by one dump at most, and its excess gets error results.
+	// stopping) and queues the others per subject, within bounds; a bounded pool
+	// solves them, giving each subject its share of the solvers' time (dumpQueue), so
+	// that a flood on one subject delays another port's dumps by one dump a solver at
+	// most, and its excess gets error results.
 	for range o.Concurrency {
 		w.wg.Go(func() {
 			var buf []byte // each solver's own, for the results' JSON
 			for {
-				msg, ok := w.queue.pop()
+				p, ok := w.queue.pop()
 				if !ok {
 					return
 				}
-				buf = w.handleDump(msg, buf[:0])
-				w.queue.done()
+				start := time.Now()
+				buf = w.handleDump(p.msg, buf[:0])
+				w.queue.done(p, time.Since(start))
 			}
 		})
 	}
-	w.dumps, err = nc.QueueSubscribe(w.subj.AllDumps(), QueueGroup, w.takeDump)
-	if err != nil {
-		_ = svc.Stop()
-		w.queue.close()
-		w.wg.Wait()
-		return nil, fmt.Errorf("workers: subscribe to dumps: %w", err)
-	}
-	// What the subscription holds before the callback takes it is memory too: nats.go's
-	// default lets half a million messages wait. The callback never waits, so a list
-	// this long is only reached by a flood faster than it, whose excess nats.go then
-	// drops (and reports as a slow consumer).
-	if err := w.dumps.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
-		w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
+	// One subscription a problem served, each with its own pending list: a flood of
+	// one problem's dumps (large capture units, say) that outruns the callback makes
+	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
+	// of a problem no worker serves is not taken (a request for it gets NATS's "no
+	// responders" at once), nor is a copy of a port's dumps published under it.
+	for _, name := range o.Problems {
+		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), QueueGroup, w.takeDump)
+		if err != nil {
+			_ = svc.Stop()
+			w.unsubscribeDumps()
+			w.queue.close()
+			w.wg.Wait()
+			return nil, fmt.Errorf("workers: subscribe to the dumps of %s: %w", name, err)
+		}
+		// What the subscription holds before the callback takes it is memory too:
+		// nats.go's default lets half a million messages wait. The callback never
+		// waits, so a list this long is only reached by a flood faster than it, whose
+		// excess nats.go then drops (and reports as a slow consumer).
+		if err := sub.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
+			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
+		}
+		w.dumps = append(w.dumps, sub)
 	}
 	statsConn := o.StatsConn
 	if statsConn == nil {
@@ -170,7 +181,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
 		_ = svc.Stop()
-		_ = w.dumps.Unsubscribe()
+		w.unsubscribeDumps()
 		w.queue.close()
 		w.wg.Wait()
 		return nil, fmt.Errorf("workers: dumps' service instance: %w", err)
@@ -196,22 +207,32 @@ func (w *Workers) DumpsID() string { return w.dumpSvc.id }
 // bound (WorkerOptions.Drain), gives each one still queued then an error result, and
 // returns once the dumps being solved are done. No dump taken goes without a result.
 // It is safe to call more than once.
-func (w *Workers) Stop() error {
+func (w *Workers) Stop() error { return w.StopWithin(w.drain) }
+
+// StopWithin is Stop with the drain bound given: what is left of a stop's own bound
+// once the ports it drained first are done. A bound of 0 or less gives the dumps
+// queued their error results at once.
+func (w *Workers) StopWithin(bound time.Duration) error {
 	w.stopped.Do(func() {
 		var errs []error
-		deadline := time.Now().Add(w.drain)
+		deadline := time.Now().Add(max(bound, 0))
 		if err := w.svc.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop service: %w", err))
 		}
-		if err := w.drainDumps(time.Until(deadline)); err != nil {
+		// The dumps the subscriptions hold are taken in, if only for their error
+		// results, however little is left of the bound.
+		if err := w.drainDumps(max(time.Until(deadline), 100*time.Millisecond)); err != nil {
 			errs = append(errs, err)
 		}
 		// Whatever the callback takes from now on is answered at once with an error.
 		if !w.queue.waitEmpty(deadline) {
-			w.log.Warn().Dur("bound_ms", w.drain).Msg("stopping: dumps not solved within the drain bound get an error result")
+			w.log.Warn().Dur("bound_ms", bound).Msg("stopping: dumps not solved within the drain bound get an error result")
 		}
 		var buf []byte
 		for _, msg := range w.queue.close() {
+			if w.handBack(msg) {
+				continue
+			}
 			buf = w.reject(msg, buf[:0], &w.counts.stopping, "worker stopping: not solved within the drain bound")
 		}
 		w.wg.Wait()
@@ -224,6 +245,7 @@ func (w *Workers) Stop() error {
 		c := &w.counts
 		w.log.Info().Int64("dumps", c.taken.Load()).Int64("solved", c.solved.Load()).Int64("bad", c.bad.Load()).
 			Int64("oversize", c.oversize.Load()).Int64("shed", c.shed.Load()).Int64("stopping", c.stopping.Load()).
+			Int64("handed_back", c.handedBack.Load()).
 			Msg("workers stopped")
 	})
 	return w.stopErr
@@ -231,7 +253,9 @@ func (w *Workers) Stop() error {
 
 // DumpCounts are what became of the dumps the workers took: every one is solved,
 // bad (the worker's error result), oversize, shed (its port's queue was full) or
-// stopping (not solved within the drain bound); each has had its result.
+// stopping (not solved within the drain bound), each with its result, or handed
+// back: not solved, and not answered, for its publisher to publish again to another
+// worker (HeaderAttempt).
 type DumpCounts struct {
 	Taken    int64 `json:"taken"`
 	Solved   int64 `json:"solved"`
@@ -239,13 +263,16 @@ type DumpCounts struct {
 	Oversize int64 `json:"oversize"`
 	Shed     int64 `json:"shed"`
 	Stopping int64 `json:"stopping"`
+	// HandedBack counts the dumps a stopping or overloaded worker took and left
+	// unanswered for another worker (or a later turn) to answer.
+	HandedBack int64 `json:"handed_back"`
 }
 
 // Counts returns the workers' dump counts so far.
 func (w *Workers) Counts() DumpCounts { return w.counts.load() }
 
 type dumpCounts struct {
-	taken, solved, bad, oversize, shed, stopping atomic.Int64
+	taken, solved, bad, oversize, shed, stopping, handedBack atomic.Int64
 	// solveNanos is the solvers' time on the dumps solved, bad ones included.
 	solveNanos atomic.Int64
 	lastError  atomic.Pointer[string]
@@ -254,7 +281,7 @@ type dumpCounts struct {
 func (c *dumpCounts) load() DumpCounts {
 	return DumpCounts{
 		Taken: c.taken.Load(), Solved: c.solved.Load(), Bad: c.bad.Load(),
-		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(),
+		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(), HandedBack: c.handedBack.Load(),
 	}
 }
 
@@ -269,9 +296,9 @@ func (c *dumpCounts) failed(n *atomic.Int64, why string) {
 // it blocked.
 func (w *Workers) takeDump(msg *nats.Msg) {
 	w.counts.taken.Add(1)
-	problem, port, err := w.subj.ParseDump(msg.Subject)
+	problem, _, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
-		problem, port = "unknown", "unknown"
+		problem = "unknown"
 	}
 	if p, ok := engine.Lookup(problem); ok && len(msg.Data) > p.Limits().MaxUnit {
 		// Checked before anything copies it: such a dump is no unit of the problem.
@@ -279,22 +306,35 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 			problem, len(msg.Data), p.Limits().MaxUnit))
 		return
 	}
-	shed, ok := w.queue.push(port, msg)
+	// Queued by subject and origin: a flood on a port's own subject from another
+	// publisher (anyone with the tool role may publish dumps) waits, and is shed,
+	// apart from the port's own dumps.
+	key := msg.Subject
+	if o := msg.Header.Get(HeaderOrigin); o != "" {
+		key += " " + o[:min(len(o), maxOrigin)]
+	}
+	shed, ok := w.queue.push(key, msg)
 	for _, m := range shed {
 		w.shed(m)
 	}
 	if !ok {
-		w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+		if !w.handBack(msg) {
+			w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+		}
 	}
 }
 
-// shed drops a dump its port's queue has no room for, counted and logged (sampled).
+// shed drops a dump its port's queue has no room for, counted and logged (sampled);
+// one whose publisher publishes it again is handed back.
 // Only a dump sent as a request gets its error result, as the reply: publishing one
 // for each would double a flood's load on the bus just when it is too much, and the
 // only other publisher waiting for a result, a daemon's port, never queues that many
 // and publishes a dump again when its result does not come.
 func (w *Workers) shed(msg *nats.Msg) {
 	const why = "workers overloaded: this port's dumps come faster than they are solved; dump dropped"
+	if w.handBack(msg) {
+		return
+	}
 	if msg.Reply != "" {
 		w.reject(msg, nil, &w.counts.shed, why)
 		return
@@ -304,6 +344,17 @@ func (w *Workers) shed(msg *nats.Msg) {
 		problem, port, _ := w.subj.ParseDump(msg.Subject)
 		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
 	}
+}
+
+// handBack leaves a dump whose publisher publishes it again (HeaderAttempt)
+// unanswered, counted, for another worker to answer its next attempt; it reports
+// false for any other dump, which gets its error result.
+func (w *Workers) handBack(msg *nats.Msg) bool {
+	if msg.Reply == "" || msg.Header.Get(HeaderAttempt) == "" {
+		return false
+	}
+	w.counts.handedBack.Add(1)
+	return true
 }
 
 // reject publishes (and replies with) the error result of a dump that is not solved,
@@ -317,28 +368,44 @@ func (w *Workers) reject(msg *nats.Msg, buf []byte, n *atomic.Int64, why string)
 	return w.publish(msg, res, buf)
 }
 
-// drainDumps lets the dump subscription hand on the dumps it already holds, within a
-// bound, and then unsubscribes.
+// unsubscribeDumps ends the dump subscriptions at once.
+func (w *Workers) unsubscribeDumps() error {
+	var errs []error
+	for _, sub := range w.dumps {
+		if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			errs = append(errs, fmt.Errorf("unsubscribe dumps: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// drainDumps lets the dump subscriptions hand on the dumps they already hold, within
+// a bound, and then unsubscribes.
 func (w *Workers) drainDumps(bound time.Duration) error {
 	if !w.nc.IsConnected() {
 		// A drain needs the server; the dumps held are lost either way.
-		if err := w.dumps.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
-			return fmt.Errorf("unsubscribe dumps: %w", err)
-		}
-		return nil
+		return w.unsubscribeDumps()
 	}
-	done := w.dumps.StatusChanged(nats.SubscriptionClosed)
-	if err := w.dumps.Drain(); err != nil {
-		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
-			return nil
+	var closed []<-chan nats.SubStatus
+	for _, sub := range w.dumps {
+		done := sub.StatusChanged(nats.SubscriptionClosed)
+		if err := sub.Drain(); err != nil {
+			if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
+				continue
+			}
+			_ = w.unsubscribeDumps()
+			return fmt.Errorf("drain dumps: %w", err)
 		}
-		return fmt.Errorf("drain dumps: %w", err)
+		closed = append(closed, done)
 	}
-	select {
-	case <-done:
-	case <-time.After(bound):
-		_ = w.dumps.Unsubscribe()
-		return fmt.Errorf("drain dumps: not done after %v", bound)
+	timeout := time.After(bound)
+	for _, done := range closed {
+		select {
+		case <-done:
+		case <-timeout:
+			_ = w.unsubscribeDumps()
+			return fmt.Errorf("drain dumps: not done after %v", bound)
+		}
 	}
 	return nil
 }

@@ -204,10 +204,11 @@ var settings = []*Setting{
 			"three attempts it gets an error result and the port moves on.",
 		check: positive},
 	{key: "daemon.drain", group: GroupDaemon, def: 5 * time.Second, alias: "drain",
-		help:   "on SIGINT or SIGTERM, how long the units (dumps) in flight may still be answered; the rest get an error result",
+		help:   "on SIGINT or SIGTERM, how long the units (dumps) read may still be answered; the rest get the outcome stopped (a worker's: handed back to the port's next attempt)",
 		global: func(c *Config) any { return &c.Daemon.Drain },
-		doc: "On SIGINT or SIGTERM, how long the units read may still be answered (each one left\n" +
-			"then gets its error); the workers then get as long for the dumps they hold.",
+		doc: "On SIGINT or SIGTERM, how long the units read may still be answered, in order (each\n" +
+			"one left then gets the outcome \"stopped\"); the workers stop within the same bound,\n" +
+			"handing a port's dumps back for its next attempt.",
 		check: positive},
 	{key: "daemon.state_dir", group: GroupHistory, def: "", example: "/var/lib/scoreboard", alias: "state-dir",
 		help:   "the embedded server's store `directory` (the history); empty: $STATE_DIRECTORY, else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard",

@@ -26,10 +26,11 @@ type flight struct {
 
 // outcome is what a unit came to: its answer, or why it has none.
 type outcome struct {
-	answer []byte
-	err    string
-	line   int
-	read   time.Time
+	answer  []byte
+	err     string
+	stopped bool // err is stopGiveUp: the drain bound ended before any answer
+	line    int
+	read    time.Time
 }
 
 // display is a port's display writer actor. It publishes each unit as a dump whose
@@ -45,7 +46,11 @@ type outcome struct {
 // with rights on the bus may write, is never read here. An answer must also carry
 // the dump's origin, its seq and its unit's digest (a dump forged with a copied
 // reply subject gets an answer to another unit), and be no longer than the
-// problem's longest answer. Anything else is counted and ignored.
+// problem's longest answer. It must echo the problem and port of the dump subject
+// (the workers take them from the subject the dump came on): a copy of the dump
+// published on another problem's or port's subject, which any tool may do, gets an
+// answer (an error, most often) that is refused like a forgery. Anything else is
+// counted and ignored.
 type display struct {
 	cfg       *Config
 	pc        PortConfig
@@ -70,7 +75,8 @@ type display struct {
 	drained  bool            // stopping, and the drain bound has passed
 	dropping bool            // and a write timeout more: outcomes the queue has no room for are dropped
 	answered uint64          // outcomes handed to the device writer: answers
-	failed   uint64          // and errors
+	failed   uint64          // errors
+	stopped  uint64          // and units unanswered when the drain bound ended
 	room     chan struct{}   // the device writer took answers from its queue
 	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
@@ -88,13 +94,17 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		origin:    bus.NewOrigin(),
 		maxAnswer: p.Limits().MaxAnswer,
 		items:     items,
-		replies:   make(chan *nats.Msg, 2*cfg.MaxInFlight*cfg.Attempts),
-		out:       out,
-		room:      room,
-		next:      1,
-		inFlight:  map[uint64]*flight{},
-		done:      map[uint64]outcome{},
-		warn:      newWarnSampler(),
+		// Room for every attempt of every unit in flight eight times over: the
+		// answers to copies of the dumps that tools may publish on the other
+		// problems' subjects come here too, to be refused. Past it nats.go would drop
+		// replies (a slow consumer), real answers among them.
+		replies:  make(chan *nats.Msg, 8*cfg.MaxInFlight*cfg.Attempts),
+		out:      out,
+		room:     room,
+		next:     1,
+		inFlight: map[uint64]*flight{},
+		done:     map[uint64]outcome{},
+		warn:     newWarnSampler(),
 	}
 }
 
@@ -105,8 +115,9 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
 	// The connection's reader hands answers straight to this actor: no goroutine in
-	// between. Should the channel ever be full, the answer is dropped (nats.go reports
-	// a slow consumer) and the unit's next attempt makes up for it.
+	// between. The channel holds more than the units in flight can get (newDisplay);
+	// should it ever be full, the answer is dropped (nats.go reports a slow consumer)
+	// and the unit's next attempt makes up for it.
 	sub, err := d.nc.ChanSubscribe(d.inbox+".*", d.replies)
 	if err != nil {
 		return fmt.Errorf("port %s: subscribe to its inbox: %w", d.pc.Name, err)
@@ -198,7 +209,7 @@ func (d *display) run(ctx context.Context) error {
 		d.flush()
 	}
 	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
-		Msg("display writer stopped")
+		Uint64("stopped", d.stopped).Msg("display writer stopped")
 	return nil
 }
 
@@ -222,7 +233,7 @@ func (d *display) take(it item) {
 	}
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
-		d.publishError(it.seq, it.line, it.err.Error(), "reader")
+		d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
 		d.done[it.seq] = outcome{err: it.err.Error(), line: it.line, read: it.read}
 		return
 	}
@@ -260,9 +271,12 @@ func (d *display) publish(f *flight) {
 		m.Subject = d.dump
 		m.Header = nats.Header{
 			bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}, bus.HeaderOrigin: {d.origin},
-			bus.HeaderMsgID: {""},
+			bus.HeaderMsgID: {""}, bus.HeaderAttempt: {""},
 		}
 	}
+	// The port publishes a dump again when its answer does not come: a worker that
+	// cannot solve it hands it back rather than answer it with an error.
+	m.Header[bus.HeaderAttempt][0] = strconv.Itoa(f.attempts)
 	// The same id on every attempt: the history keeps the unit once.
 	m.Header[bus.HeaderMsgID][0] = bus.DumpID(d.origin, f.it.seq)
 	m.Data = f.it.unit
@@ -303,8 +317,11 @@ func (d *display) answer(m *nats.Msg) {
 	if ok {
 		digest = f.it.digest
 	}
-	err = bus.Dumped{Seq: seq, Origin: d.origin, Digest: digest, MaxAnswer: d.maxAnswer}.
-		Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
+	dumped := bus.Dumped{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Origin: d.origin, Digest: digest, MaxAnswer: d.maxAnswer}
+	err = dumped.CheckSubject(res.Problem, res.Port)
+	if err == nil {
+		err = dumped.Check(res.Seq, res.Origin, res.UnitDigest, len(res.Answer))
+	}
 	if err != nil {
 		d.refuse(m, seq, err)
 		return
@@ -360,16 +377,21 @@ func (d *display) expire(now time.Time) {
 func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
 	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
-	d.publishError(f.it.seq, f.it.line, why, "daemon")
-	d.done[f.it.seq] = outcome{err: why, line: f.it.line, read: f.it.read}
+	stopped := why == stopGiveUp
+	d.publishError(f.it.seq, f.it.line, why, "daemon", stopped)
+	d.done[f.it.seq] = outcome{err: why, stopped: stopped, line: f.it.line, read: f.it.read}
 }
 
-// publishError publishes the error result of a unit no worker answered. It comes back
-// to answer, which ignores it: the unit already has its outcome.
-func (d *display) publishError(seq uint64, line int, msg, who string) {
-	data, err := json.Marshal(bus.Result{
-		Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who,
-	})
+// publishError publishes the error result of a unit no worker answered, with the
+// outcome "stopped" for one the drain bound ended: the history keeps it as it keeps
+// any result. It comes back to answer, which ignores it: the unit already has its
+// outcome.
+func (d *display) publishError(seq uint64, line int, msg, who string, stopped bool) {
+	res := bus.Result{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who}
+	if stopped {
+		res.Outcome = bus.OutcomeStopped
+	}
+	data, err := json.Marshal(res)
 	if err == nil {
 		// The workers' id for the unit's result: whichever comes first is the one the
 		// history keeps, as on the port.
@@ -412,12 +434,15 @@ func (d *display) flush() {
 			}
 		}
 		d.cfg.Monitor.outcome(o.err != "")
-		if d.met != nil {
-			d.met.Outcome(o.err != "", time.Since(o.read).Seconds())
-		}
-		if o.err != "" {
+		switch {
+		case o.stopped:
+			d.met.Stopped(time.Since(o.read).Seconds())
+			d.stopped++
+		case o.err != "":
+			d.met.Outcome(true, time.Since(o.read).Seconds())
 			d.failed++
-		} else {
+		default:
+			d.met.Outcome(false, time.Since(o.read).Seconds())
 			d.answered++
 		}
 		delete(d.done, d.next)

@@ -180,8 +180,9 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			it.digest = bus.UnitDigest(it.unit)
 		}
 		// Once stopping, the display writer still takes every unit read, to answer it
-		// within the drain bound or give it its error; it leaves only after the bound,
-		// when a reader blocked in a read that cannot be interrupted never closes items.
+		// within the drain bound or give it its outcome; it leaves only after the
+		// bound, when a reader blocked in a read that cannot be interrupted never
+		// closes items.
 		select {
 		case r.items <- it:
 			*seq = it.seq
@@ -189,6 +190,15 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			*seq = it.seq
 			unanswered(r.log, r.mon, it)
 			return errDisplayGone
+		}
+		// Stopping: the unit completed is handed over. A port whose reads are
+		// interrupted goes on only with the units its scanner already holds (read
+		// from the device: they are units read), until the read that fails. One whose
+		// reads cannot be interrupted (stdin) stops here: it would go on reading a
+		// fast stream until the display writer left, and every unit read meanwhile
+		// would be more to answer within the drain bound.
+		if err := ctx.Err(); err != nil && !r.link.stopReading() {
+			return err
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 // result is what the display writer needs of a worker's result.
 type result struct {
+	Problem    string `json:"problem"`
+	Port       string `json:"port"`
 	Seq        uint64 `json:"seq"`
 	Origin     string `json:"origin"`
 	Answer     string `json:"answer"`
@@ -56,6 +58,10 @@ func fastResult(d []byte) (r result, ok bool) {
 			if !ok {
 				return r, false
 			}
+		case "problem":
+			r.Problem, end, err = readString(d, i)
+		case "port":
+			r.Port, end, err = readString(d, i)
 		case "origin":
 			r.Origin, end, err = readString(d, i)
 		case "answer":
@@ -106,7 +112,7 @@ func readKey(d []byte, i int) (key []byte, end int, ok bool) {
 }
 
 func foldsToField(key []byte) bool {
-	for _, f := range [...]string{"seq", "origin", "answer", "error", "unit_digest"} {
+	for _, f := range [...]string{"problem", "port", "seq", "origin", "answer", "error", "unit_digest"} {
 		if len(key) == len(f) && strings.EqualFold(string(key), f) {
 			return true
 		}

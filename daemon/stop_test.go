@@ -1,20 +1,28 @@
 package daemon_test
 
 import (
+	"context"
 	"io"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/promtest"
+	"github.com/goclub/scoreboard/metrics"
 )
 
 // Stopped while units wait between the reader and the display writer (the in-flight
 // bound is reached, the workers are slow), the daemon still takes every unit read:
-// each one is answered within the drain bound or gets its error line and error
-// result, and the display writer's count of units read is what the port got.
+// each one is answered within the drain bound or gets its error line and its error
+// result with the outcome "stopped", and the display writer's count of units read
+// is what the port got.
 func TestStopTakesEveryUnitRead(t *testing.T) {
 	nc := startBus(t, false)
 	res := results(t, nc)
@@ -33,8 +41,12 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 		return 0
 	})
 	pt := newPTY(t)
+	met := metrics.New()
+	scrape := httptest.NewServer(met.Handler())
+	defer scrape.Close()
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:          []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},
+		Metrics:        met,
 		MaxInFlight:    4,
 		RequestTimeout: time.Hour,
 		Drain:          3 * time.Second, // units 3 to 10 are answered within it, even on a loaded machine
@@ -66,7 +78,8 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 	d.logs.mu.Lock()
 	for _, l := range d.logs.lines {
 		if l["message"] == "display writer stopped" {
-			read, answered, errs = l["units"].(float64), l["answered"].(float64), l["errors"].(float64)
+			// Units the drain bound ended are counted apart from the errors.
+			read, answered, errs = l["units"].(float64), l["answered"].(float64), l["stopped"].(float64)
 		}
 	}
 	d.logs.mu.Unlock()
@@ -86,18 +99,28 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 			t.Fatalf("unit %d: the port got %q", k+1, rest)
 		}
 	}
-	t.Logf("counts: scenario=stop-with-units-waiting read=%d answered=%d errors=%d vanished=%d", int(read), a, e, int(read)-a-e)
+	t.Logf("counts: scenario=stop-with-units-waiting read=%d answered=%d stopped=%d vanished=%d", int(read), a, e, int(read)-a-e)
 	if read < 21 || a+e != int(read) || float64(a) != answered || float64(e) != errs || rest != "" || a != 10 {
 		t.Fatalf("%v units read, %v answered, %v errors logged; the port got %d answers, %d error lines, then %q", read, answered, errs, a, e, rest)
 	}
-	// Each error line has its error result on the bus.
+	// /metrics counts them apart from the errors.
+	fams, _ := promtest.Scrape(t, scrape.URL)
+	labels := map[string]string{"port": daemon.DefaultName(pt.Path), "problem": "goscore", "outcome": "stopped"}
+	if n, _ := promtest.Value(fams, "scoreboard_units_total", labels); n != float64(e) {
+		t.Errorf("scoreboard_units_total%v %v, want %d", labels, n, e)
+	}
+	labels["outcome"] = "error"
+	if n, _ := promtest.Value(fams, "scoreboard_units_total", labels); n != 0 {
+		t.Errorf("scoreboard_units_total%v %v, want 0", labels, n)
+	}
+	// Each error line has its error result on the bus, which the history keeps.
 	for range e {
 		select {
 		case r := <-res:
 			for r.Error == "" {
 				r = <-res
 			}
-			if !strings.Contains(r.Error, "drain") {
+			if !strings.Contains(r.Error, "drain") || r.Outcome != bus.OutcomeStopped {
 				t.Fatalf("error result %+v", r)
 			}
 		case <-time.After(long):
@@ -125,4 +148,117 @@ func TestStopStdinBlocked(t *testing.T) {
 	}
 	d.stop(t)
 	d.logs.wait(t, 1, map[string]any{"message": "display writer stopped", "units": float64(1), "answered": float64(1)})
+}
+
+// A reload that restarts a changed port drains it as a stop does: its reader stops,
+// the units it read (90 of them held by a slow worker as the reload comes) are all
+// answered and written, in order, before the port's new actors open the device
+// again; the new ones then answer what comes next. No unit is stopped, none gets an
+// error line, none vanishes.
+func TestFaultReloadDrainsRestartedPort(t *testing.T) {
+	nc := startBus(t, false)
+	srv, _ := servers.Load(nc)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+		if seq > 10 {
+			<-release
+		}
+		return 0
+	})
+	pt := newPTY(t)
+	cfg := daemon.Config{
+		Ports:          []daemon.PortConfig{{Name: "hall", Device: pt.Path, Problem: "goscore"}},
+		RequestTimeout: time.Hour,
+	}
+	reloads := make(chan daemon.Config, 1)
+	logs := newLogs(zerolog.DebugLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemon.RunReloading(ctx, nc, cfg, reloads, logs.logger()) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(long):
+			t.Error("the daemon did not stop")
+		}
+	}()
+	waitOpened(t, pt)
+	// The master reads on across the restart: while no slave is open its reads fail
+	// (EIO), and they read again once the new actors open it.
+	var c collector
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := pt.Master.Read(b)
+			c.mu.Lock()
+			c.buf.Write(b[:n])
+			c.mu.Unlock()
+			if err != nil {
+				select {
+				case <-quit:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}
+	}()
+	var want strings.Builder
+	write := func(from, to int) {
+		for k := from; k < to; k++ {
+			u, a := faulttest.GoscoreBoard(k)
+			want.WriteString(a)
+			if _, err := pt.Master.Write([]byte(u)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 100)
+	logs.wait(t, 100, map[string]any{"message": "unit read"})
+	// The port changed: it writes error lines now. Restarted, its units in flight
+	// are answered once the worker lets them go.
+	next := cfg
+	next.Ports = []daemon.PortConfig{cfg.Ports[0]}
+	next.Ports[0].ErrorLine = true
+	reloads <- next
+	logs.wait(t, 1, map[string]any{"message": "stopping: answering the units read"})
+	free()
+	logs.wait(t, 1, map[string]any{"message": "display writer stopped"})
+	logs.wait(t, 2, map[string]any{"message": "port opened"})
+	write(100, 110)
+	faultWaitFor(t, 20*time.Second, "110 answers", func() bool { return strings.Count(c.String(), "\n") >= 110 }, logs)
+	logs.mu.Lock()
+	var first map[string]any
+	for _, l := range logs.lines {
+		if l["message"] == "display writer stopped" {
+			first = l
+			break
+		}
+	}
+	logs.mu.Unlock()
+	t.Logf("counts: scenario=reload-restarts-port read=%v answered=%v stopped=%v errors=%v then=%d",
+		first["units"], first["answered"], first["stopped"], first["errors"], strings.Count(c.String(), "\n")-100)
+	if first["units"] != float64(100) || first["answered"] != float64(100) || first["stopped"] != float64(0) {
+		t.Errorf("the restarted port's first actors: %v; want 100 units read, 100 answered", first)
+	}
+	if got := c.String(); got != want.String() {
+		t.Errorf("the port got %q, want %q", got, want.String())
+	}
+}
+
+// faultWaitFor is faultWait with its own patience.
+func faultWaitFor(t *testing.T, patience time.Duration, what string, cond func() bool, logs *logs) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v; logs:\n%s", what, patience, logs.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

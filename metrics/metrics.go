@@ -21,6 +21,8 @@ const Path = "/metrics"
 const (
 	Answered = "answered"
 	Error    = "error"
+	// Stopped is a unit still unanswered when the daemon's drain bound ended.
+	Stopped = "stopped"
 )
 
 // Metrics is one process's registry and its metric families.
@@ -40,7 +42,7 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		units: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scoreboard_units_total",
-			Help: "Units read from a port that got their outcome: answered, or error (a bad unit, or no worker answered).",
+			Help: "Units read from a port that got their outcome: answered, error (a bad unit, or no worker answered), or stopped (unanswered when a stop's drain bound ended).",
 		}, []string{"port", "problem", "outcome"}),
 		unitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "scoreboard_unit_seconds",
@@ -100,10 +102,10 @@ func (m *Metrics) Info(name, help string, labels map[string]string) {
 
 // Port is a port's counters, resolved once.
 type Port struct {
-	answered, failed prometheus.Counter
-	seconds          prometheus.Observer
-	retries          prometheus.Counter
-	up               prometheus.Gauge
+	answered, failed, stopped prometheus.Counter
+	seconds                   prometheus.Observer
+	retries                   prometheus.Counter
+	up                        prometheus.Gauge
 }
 
 // Port resolves the port's children. Both outcomes and the retries appear at 0 at
@@ -115,6 +117,7 @@ func (m *Metrics) Port(port, problem string) *Port {
 	p := &Port{
 		answered: m.units.WithLabelValues(port, problem, Answered),
 		failed:   m.units.WithLabelValues(port, problem, Error),
+		stopped:  m.units.WithLabelValues(port, problem, Stopped),
 		seconds:  m.unitSeconds.WithLabelValues(port),
 		retries:  m.retries.WithLabelValues(port),
 		up:       m.portUp.WithLabelValues(port),
@@ -146,6 +149,16 @@ func (p *Port) Outcome(failed bool, seconds float64) {
 	} else {
 		p.answered.Inc()
 	}
+	p.seconds.Observe(seconds)
+}
+
+// Stopped counts a unit the daemon stopped before it was answered, and the seconds
+// since it was read.
+func (p *Port) Stopped(seconds float64) {
+	if p == nil {
+		return
+	}
+	p.stopped.Inc()
 	p.seconds.Observe(seconds)
 }
 

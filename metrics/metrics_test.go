@@ -22,6 +22,7 @@ func TestCountsServedBesidePage(t *testing.T) {
 		lobby.Outcome(false, 0.002)
 	}
 	lobby.Outcome(true, 0.5)
+	lobby.Stopped(5)
 	lobby.Retry()
 	lobby.Up(true)
 	m.Port("hall", "othello") // resolved, no unit yet: everything at 0
@@ -39,8 +40,10 @@ func TestCountsServedBesidePage(t *testing.T) {
 	}{
 		{"scoreboard_units_total", map[string]string{"port": "lobby", "problem": "goscore", "outcome": "answered"}, 3},
 		{"scoreboard_units_total", map[string]string{"port": "lobby", "problem": "goscore", "outcome": "error"}, 1},
+		{"scoreboard_units_total", map[string]string{"port": "lobby", "problem": "goscore", "outcome": "stopped"}, 1},
 		{"scoreboard_units_total", map[string]string{"port": "hall", "problem": "othello", "outcome": "error"}, 0},
-		{"scoreboard_unit_seconds", map[string]string{"port": "lobby"}, 4},
+		{"scoreboard_units_total", map[string]string{"port": "hall", "problem": "othello", "outcome": "stopped"}, 0},
+		{"scoreboard_unit_seconds", map[string]string{"port": "lobby"}, 5},
 		{"scoreboard_retries_total", map[string]string{"port": "lobby"}, 1},
 		{"scoreboard_retries_total", map[string]string{"port": "hall"}, 0},
 		{"scoreboard_port_up", map[string]string{"port": "lobby"}, 1},

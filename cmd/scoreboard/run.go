@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -197,6 +199,8 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		defer pnc.Close()
 	}
 
+	// When the stop began: the ports drain first, the workers then get what is left.
+	var stopping stopClock
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
 	met := newMetrics(updater, wnc, pnc)
@@ -221,18 +225,27 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 		ping += "." + workers.ID()
 	}
+	// The ports have drained when the workers stop: they get what is left of the
+	// same bound for the dumps they took from others, so that a stop takes --drain,
+	// not twice. Once, before the history settles (it stores their last results), or
+	// on the way out of an early return.
+	var stopWorkers sync.Once
+	stopTheWorkers := func() {
+		stopWorkers.Do(func() {
+			if workers == nil {
+				return
+			}
+			if err := workers.StopWithin(c.Daemon.Drain - stopping.since()); err != nil {
+				log.Warn().Err(err).Msg("stop workers")
+			}
+			// Results already published must leave before the connection closes.
+			if err := wnc.FlushTimeout(2 * time.Second); err != nil {
+				log.Warn().Err(err).Msg("flush nats connection")
+			}
+		})
+	}
 	defer func() {
-		if workers == nil {
-			log.Info().Msg("stopped")
-			return
-		}
-		if err := workers.Stop(); err != nil {
-			log.Warn().Err(err).Msg("stop workers")
-		}
-		// Results already published must leave before the connection closes.
-		if err := wnc.FlushTimeout(2 * time.Second); err != nil {
-			log.Warn().Err(err).Msg("flush nats connection")
-		}
+		stopTheWorkers()
 		log.Info().Msg("stopped")
 	}()
 	log.Info().Str("nats_url", bus.RedactURL(url)).Str("version", versionString()).Int("ports", len(cfg.Ports)).Bool("workers", workers != nil).Msg("scoreboard running")
@@ -242,11 +255,16 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var g errgroup.Group
+	// The history's bucket takes the results of the units the ports drain: it stops
+	// after them, not with them.
+	histCtx, stopHistory := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHistory()
 
 	// The ports: a reader, a display writer and a device writer each. When they all
 	// end (only stdin ends), so does the daemon.
 	g.Go(func() error {
 		defer stop()
+		defer stopHistory()
 		if len(cfg.Ports) == 0 && !reloading {
 			<-runCtx.Done()
 			return nil
@@ -262,7 +280,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 
 	// The history's bucket: each port's latest board. It stops after the ports.
 	if updater != nil {
-		g.Go(func() error { return updater.Run(runCtx) })
+		g.Go(func() error { return updater.Run(histCtx) })
 	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
@@ -324,13 +342,18 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	// Stopping: STOPPING=1 as soon as the shutdown begins.
 	g.Go(func() error {
 		<-runCtx.Done()
+		stopping.mark()
 		log.Info().Msg("stopping")
 		return notify.Stopping()
 	})
 
 	err = g.Wait()
+	stopTheWorkers()
 	if stored != nil {
-		settle(stored, conns, max(c.Daemon.Drain, time.Second), log)
+		// What is left of --daemon-drain, and a second: a stop takes --daemon-drain,
+		// and what the history has not stored by then is logged as lost rather than
+		// waited for.
+		settle(stored, conns, max(c.Daemon.Drain-stopping.since(), 0)+time.Second, log)
 	}
 	return err
 }
@@ -375,4 +398,20 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 		},
 		func(context.Context) error { return mon.Health() },
 	)
+}
+
+// stopClock is when a stop began, marked once.
+type stopClock struct {
+	once sync.Once
+	at   atomic.Int64 // unix nanoseconds; 0 before the stop
+}
+
+func (c *stopClock) mark() { c.once.Do(func() { c.at.Store(time.Now().UnixNano()) }) }
+
+// since is the time since the stop began, 0 when it has not.
+func (c *stopClock) since() time.Duration {
+	if at := c.at.Load(); at != 0 {
+		return time.Since(time.Unix(0, at))
+	}
+	return 0
 }

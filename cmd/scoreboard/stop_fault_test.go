@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -15,9 +17,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // envInt is the integer in the environment variable name, or def.
@@ -146,6 +150,34 @@ func startHeavyLoad(t *testing.T, nc *nats.Conn, unit []byte, backlog int64) *he
 	return h
 }
 
+// startPacedHeavy publishes a heavy capture dump on port "heavy" every `every`,
+// without a reply subject, until stop is closed: a flood from outside the ports that
+// keeps the workers busy at a rate of its own, whatever becomes of its dumps (solved,
+// shed when their queue is full, or dropped by nats.go when they outrun the
+// subscription).
+func startPacedHeavy(t *testing.T, nc *nats.Conn, unit []byte, every time.Duration) *heavyLoad {
+	t.Helper()
+	h := &heavyLoad{stop: make(chan struct{}), done: make(chan struct{})}
+	subject := bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("capture", "heavy")
+	go func() {
+		defer close(h.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			if nc.Publish(subject, unit) != nil {
+				return
+			}
+			h.sent.Add(1)
+			select {
+			case <-h.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return h
+}
+
 func (h *heavyLoad) finish() {
 	close(h.stop)
 	<-h.done
@@ -175,34 +207,98 @@ func stopCounts(units int, got string) (answered, errors int, astray string) {
 	return answered, errors, astray
 }
 
-// SIGTERM under load, again and again, against a real `run` process: a pseudo-
-// terminal port dumps goscore boards as fast as it can, while another client keeps
-// the workers busy with heavy capture dumps (more than they solve within the drain
-// bound). Every run exits 0 without a panic; every unit the port read has its answer
-// or its error line on the port, in order (none vanishes); every dump the workers
-// took has its result.
+// slowConsumers counts nats.go's slow-consumer errors in a log, but those of the
+// subscription flood, which a flood from outside may overrun: the dumps it drops are
+// the flood's own.
+func slowConsumers(output, flood string) int {
+	n := 0
+	for _, l := range logLines(output, "nats error") {
+		if e, _ := l["error"].(string); strings.Contains(e, "slow consumer") && l["subject"] != flood {
+			n++
+		}
+	}
+	return n
+}
+
+// portCounts are the "display writer stopped" counts of each port in a log.
+func portCounts(output string) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, l := range logLines(output, "display writer stopped") {
+		port, _ := l["port"].(string)
+		c := map[string]int{}
+		for _, k := range []string{"units", "answered", "errors", "stopped"} {
+			n, _ := l[k].(float64)
+			c[k] = int(n)
+		}
+		out[port] = c
+	}
+	return out
+}
+
+// SIGTERM under load, again and again, against a real `run` process with three
+// pseudo-terminal ports, each dumping goscore boards as fast as it can, while another
+// client keeps the workers busy with heavy capture dumps (100 a second, some 10 ms
+// of a solver each, many more under load: a backlog builds, which the workers' stop
+// gives its error results). Every run exits 0, without a panic, within --drain and
+// 2 s; every unit each port read has its answer on the port, in order: none is
+// stopped, none gets an error line, none vanishes, and no subscription but the
+// flood's own drops a message (slow consumer).
 func TestFaultStopUnderLoad(t *testing.T) {
 	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
+	// Under the flood the machine answers some 1,200 boards a second for the three
+	// ports (less under CI's busy loops): 2 s is room for their 768 in flight.
+	const drain = 2 * time.Second
 	bin := proctest.Scoreboard(t)
 	heavy := heavyCapture(300, 25000, 1)
-	var panics, read, answered, errs, vanished int
+	ports := []string{"hall", "lobby", "den"}
+	var panics, read, answered, errs, stopped, vanished, slow int
 	for i := range runs {
-		pt := runPTY(t)
+		pts := map[string]*serialio.PTY{}
 		addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-		p := proctest.Start(t, bin, "run", "--nats-listen", addr, "--port", pt.Path, "--problem", "goscore",
-			"--baud", "115200", "--error-line", "--drain", "500ms")
-		runWaitOpened(t, pt, p)
+		conf := fmt.Sprintf("[nats]\nlisten = %q\n\n[http]\nlisten = \"off\"\n", addr)
+		for _, name := range ports {
+			pts[name] = runPTY(t)
+			conf += reloadPort(name, pts[name], "goscore", true)
+		}
+		file := filepath.Join(t.TempDir(), "scoreboard.toml")
+		if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := proctest.Start(t, bin, "run", "--config", file, "--drain", drain.String())
+		for _, name := range ports {
+			runWaitOpened(t, pts[name], p)
+		}
 		p.WaitOutput("scoreboard running", 30*time.Second)
 		nc := busConnect(t, "nats://"+addr, nats.MaxReconnects(0))
-		load := startHeavyLoad(t, nc, heavy, 400)
-		flow := startFaultFlow(t, pt, 0) // as fast as the line takes them
-		// Under load: answers come, and the workers hold more heavy dumps than they
-		// solve within the drain bound (two solvers, about 10 ms a dump).
-		busWait(t, "answers and a backlog of heavy dumps", func() bool {
-			return strings.Count(flow.text(), "\n") >= 50 && load.replies.Load() >= 10 && load.sent.Load()-load.replies.Load() >= 300
+		load := startPacedHeavy(t, nc, heavy, 10*time.Millisecond)
+		flows := map[string]*faultFlow{}
+		for _, name := range ports {
+			flows[name] = startFaultFlow(t, pts[name], 0) // as fast as the line takes them
+		}
+		// Under load: answers come on every port, and the heavy dumps have come
+		// for a second.
+		busWait(t, "answers and heavy dumps", func() bool {
+			for _, f := range flows {
+				if f.answered() < 50 {
+					return false
+				}
+			}
+			return load.sent.Load() >= 100
 		})
-		err := p.Stop()
-		close(flow.stop)
+		signalled := time.Now()
+		if err := p.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.Done():
+		case <-time.After(time.Minute):
+			t.Fatalf("run %d: no exit a minute after SIGTERM; output:\n%s", i+1, p.Output())
+		}
+		took := time.Since(signalled)
+		err := p.Err()
+		for _, f := range flows {
+			close(f.stop)
+		}
 		load.finish()
 		nc.Close()
 		out := p.Output()
@@ -210,46 +306,114 @@ func TestFaultStopUnderLoad(t *testing.T) {
 			panics++
 			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
 		}
-		// The daemon has closed the port: what it wrote can all be read now.
-		select {
-		case <-flow.read:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("run %d: the port's answers do not end", i+1)
+		if took > drain+2*time.Second {
+			t.Errorf("run %d: exited %v after SIGTERM, want within --drain %v + 2s", i+1, took, drain)
 		}
-		units := logCount(out, "display writer stopped", "units")
-		left := len(logLines(out, "stopping: unit read after the drain bound, when the display writer had stopped; no answer"))
-		a, e, astray := stopCounts(max(units, 0), flow.text())
-		gone := max(units, 0) - a - e - left
+		counts := portCounts(out)
 		w := logLines(out, "workers stopped")
-		t.Logf("counts: scenario=sigterm-under-load run=%d sent=%d read=%d answered=%d errors=%d unanswered-logged=%d vanished=%d heavy-sent=%d heavy-results=%d workers=%v",
-			i+1, flow.sent.Load(), units, a, e, left, gone, load.sent.Load(), load.replies.Load(), w)
-		if units < 50 || gone != 0 || astray != "" || len(w) != 1 {
-			t.Errorf("run %d: %d units read, %d vanished; astray: %s; output:\n%s", i+1, units, gone, astray, out)
+		sc := slowConsumers(out, "scoreboard.dump.capture.*")
+		slow += sc
+		for _, name := range ports {
+			f := flows[name]
+			// The daemon has closed the port: what it wrote can all be read now.
+			select {
+			case <-f.read:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("run %d: port %s: the answers do not end", i+1, name)
+			}
+			c, ok := counts[name]
+			a, e, astray := stopCounts(c["units"], f.text())
+			gone := c["units"] - a - e
+			t.Logf("counts: scenario=sigterm-under-load run=%d port=%s sent=%d read=%d answered=%d stopped=%d errors=%d error-lines=%d vanished=%d slow-consumers=%d exit-after=%v heavy-sent=%d",
+				i+1, name, f.sent.Load(), c["units"], a, c["stopped"], c["errors"], e, gone, sc, took.Round(time.Millisecond), load.sent.Load())
+			if !ok || c["units"] < 50 || gone != 0 || astray != "" || e != 0 || c["stopped"] != 0 || c["errors"] != 0 || a != c["answered"] {
+				t.Errorf("run %d: port %s: %v; the port got %d answers, %d error lines, %d vanished; astray: %s",
+					i+1, name, c, a, e, gone, astray)
+			}
+			read, answered, errs, stopped, vanished = read+c["units"], answered+a, errs+e, stopped+c["stopped"], vanished+gone
+			pts[name].Close()
 		}
-		if a != logCount(out, "display writer stopped", "answered") || e != logCount(out, "display writer stopped", "errors") {
-			t.Errorf("run %d: the port got %d answers and %d error lines; the daemon logged %v", i+1, a, e, logLines(out, "display writer stopped"))
+		t.Logf("run %d: %v", i+1, w)
+		if len(w) != 1 || sc != 0 {
+			t.Errorf("run %d: workers stopped %v; %d slow consumers", i+1, w, sc)
 		}
-		read, answered, errs, vanished = read+units, answered+a, errs+e, vanished+gone
-		pt.Close()
 	}
-	t.Logf("counts: scenario=sigterm-under-load-total runs=%d panics=%d read=%d answered=%d errors=%d vanished=%d", runs, panics, read, answered, errs, vanished)
+	t.Logf("counts: scenario=sigterm-under-load-total runs=%d ports=%d panics=%d read=%d answered=%d stopped=%d error-lines=%d vanished=%d slow-consumers=%d",
+		runs, len(ports), panics, read, answered, stopped, errs, vanished, slow)
 }
 
-// SIGTERM under load against `scoreboard work`, the only worker on an external
-// nats-server, busy with heavy capture dumps: it exits 0 without a panic, and every
-// dump it took gets exactly one result (solved, or an error result for those not
-// solved within its drain bound).
+// SIGTERM under load against a `scoreboard work` process beside another, serving
+// a `run --no-workers` with three goscore ports dumping as fast as they can while a
+// tool keeps the workers busy with heavy capture requests. The stopped worker has a
+// drain bound (1 ms) too short for what it holds: each dump it took is answered
+// (solved, or an error result for the tool's requests) or handed back, unanswered,
+// for the port's next attempt to reach the other worker. Each run exits 0, without a
+// panic; no dump it took vanishes; and in the end every unit of every port has its
+// right answer, in order, with no error line.
 func TestFaultWorkStopUnderLoad(t *testing.T) {
 	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	heavy := heavyCapture(300, 25000, 2)
-	var panics, taken, results, vanished int
+	nc := busConnect(t, s.URL())
+	// Every result on the bus, by the worker that published it.
+	var mu sync.Mutex
+	byWorker := map[string]int{}
+	sub, err := nc.Subscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllResults(), func(m *nats.Msg) {
+		var r struct{ Worker string }
+		_ = json.Unmarshal(m.Data, &r)
+		mu.Lock()
+		byWorker[r.Worker]++
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.SetPendingLimits(-1, -1)
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	results := func(worker string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return byWorker[worker]
+	}
+	other := busStartWork(t, nc, "--nats-url", s.URL())
+	ports := []string{"hall", "lobby", "den"}
+	pts := map[string]*serialio.PTY{}
+	conf := "[http]\nlisten = \"off\"\n\n[history]\nenabled = false\n"
+	for _, name := range ports {
+		pts[name] = runPTY(t)
+		conf += reloadPort(name, pts[name], "goscore", true)
+	}
+	file := filepath.Join(t.TempDir(), "scoreboard.toml")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--config", file, "--nats-url", s.URL(), "--no-workers", "--request-timeout", "1s")
+	for _, name := range ports {
+		runWaitOpened(t, pts[name], run)
+	}
+	run.WaitOutput("scoreboard running", 30*time.Second)
+	flows := map[string]*faultFlow{}
+	for _, name := range ports {
+		flows[name] = startFaultFlow(t, pts[name], 0)
+	}
+	var panics, taken, answered, handedBack, vanished int
 	for i := range runs {
-		nc := busConnect(t, s.URL())
-		w := busStartWork(t, nc, "--nats-url", s.URL(), "--drain", "500ms")
+		w := busStartWork(t, nc, "--nats-url", s.URL(), "--drain", "1ms")
+		id, _ := logLines(w.Output(), "scoreboard worker running")[0]["worker"].(string)
 		load := startHeavyLoad(t, nc, heavy, 300)
-		busWait(t, "a backlog of heavy dumps", func() bool {
-			return load.replies.Load() >= 10 && load.sent.Load()-load.replies.Load() >= 150
+		before := map[string]int{}
+		for name, f := range flows {
+			before[name] = f.answered()
+		}
+		busWait(t, "answers from the new worker on every port, and a backlog of heavy dumps", func() bool {
+			for name, f := range flows {
+				if f.answered() < before[name]+50 {
+					return false
+				}
+			}
+			return results(id) >= 50 && load.sent.Load()-load.replies.Load() >= 150
 		})
 		err := w.Stop()
 		load.finish()
@@ -258,24 +422,47 @@ func TestFaultWorkStopUnderLoad(t *testing.T) {
 			panics++
 			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
 		}
-		n := logCount(out, "workers stopped", "dumps")
-		// Results published before the worker exited are on their way to us.
+		l := logLines(out, "workers stopped")
+		if len(l) != 1 {
+			t.Fatalf("run %d: no count of the dumps taken; output:\n%s", i+1, out)
+		}
+		n := func(k string) int { v, _ := l[0][k].(float64); return int(v) }
+		// The results the worker published before it exited are on their way.
 		deadline := time.Now().Add(30 * time.Second)
-		for int(load.replies.Load()) < n && time.Now().Before(deadline) {
+		for results(id) < n("dumps")-n("handed_back") && time.Now().Before(deadline) {
 			if err := nc.FlushTimeout(time.Second); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := int(load.replies.Load())
-		t.Logf("counts: scenario=work-sigterm-under-load run=%d sent=%d taken=%d results=%d vanished=%d workers=%v",
-			i+1, load.sent.Load(), n, got, n-got, logLines(out, "workers stopped"))
-		if n <= 0 || got != n {
-			t.Errorf("run %d: the worker took %d dumps, %d results came; output:\n%s", i+1, n, got, out)
+		got := results(id)
+		gone := n("dumps") - n("handed_back") - got
+		t.Logf("counts: scenario=work-sigterm-under-load run=%d taken=%d solved=%d stopping=%d shed=%d handed-back=%d results=%d vanished=%d",
+			i+1, n("dumps"), n("solved"), n("stopping"), n("shed"), n("handed_back"), got, gone)
+		if n("dumps") <= 0 || gone != 0 {
+			t.Errorf("run %d: the worker took %d dumps, handed %d back, %d results came; output:\n%s", i+1, n("dumps"), n("handed_back"), got, out)
 		}
-		taken, results, vanished = taken+n, results+got, vanished+n-got
-		nc.Close()
+		taken, answered, handedBack, vanished = taken+n("dumps"), answered+got, handedBack+n("handed_back"), vanished+gone
 	}
-	t.Logf("counts: scenario=work-sigterm-under-load-total runs=%d panics=%d taken=%d results=%d vanished=%d", runs, panics, taken, results, vanished)
+	// The units handed back are answered by the other worker on their next attempt.
+	var read, right, errorLines, lost int
+	for _, name := range ports {
+		f := flows[name]
+		f.drain(t, "work-sigterm-under-load", run)
+		c := f.counts("work-sigterm-under-load")
+		t.Logf("port %s: %s", name, c)
+		if c.Right != c.Sent || c.Errors != 0 || c.Lost != 0 || c.Twice != 0 || c.Wrong != 0 {
+			t.Errorf("port %s: want every unit answered right, no error line: %s; first astray: %s", name, c, c.First)
+		}
+		read, right, errorLines, lost = read+c.Sent, right+c.Right, errorLines+c.Errors, lost+c.Lost
+	}
+	if err := run.Stop(); err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if err := other.Stop(); err != nil {
+		t.Errorf("the other worker: %v", err)
+	}
+	t.Logf("counts: scenario=work-sigterm-under-load-total runs=%d panics=%d taken=%d results=%d handed-back=%d vanished=%d port-units=%d answered-right=%d error-lines=%d lost=%d",
+		runs, panics, taken, answered, handedBack, vanished, read, right, errorLines, lost)
 }
 
 // SIGHUP neither kills run nor work: each logs why it reloads nothing, keeps
@@ -317,5 +504,31 @@ func TestRunWorkSIGHUP(t *testing.T) {
 		if n := len(logLines(p.Output(), warnings[p])); n != 1 {
 			t.Errorf("%d SIGHUP warnings, want 1", n)
 		}
+	}
+}
+
+// systemd kills a daemon that has not stopped within the unit's TimeoutStopSec (on
+// `systemctl stop`, and on the watchdog's restart): it must outlast the longest
+// clean stop with the default --drain, the ports' drain and the workers' sharing
+// it, then the history's settling, bounded by --drain again, and 2 s to close.
+func TestUnitTimeoutStopCoversDrain(t *testing.T) {
+	unit, err := os.ReadFile("../../configs/scoreboard.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop time.Duration
+	for line := range strings.SplitSeq(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(line, "TimeoutStopSec="); ok {
+			if _, err := strconv.Atoi(v); err == nil {
+				v += "s" // systemd reads a bare number as seconds
+			}
+			if stop, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("TimeoutStopSec=%s: %v", v, err)
+			}
+		}
+	}
+	defaultDrain := config.ByKey("daemon.drain").Default().(time.Duration)
+	if longest := 2*defaultDrain + 2*time.Second; stop <= longest {
+		t.Fatalf("TimeoutStopSec=%v: want more than a clean stop's longest, %v (--drain %v)", stop, longest, defaultDrain)
 	}
 }

@@ -31,8 +31,9 @@ func workCommand(io stdio) *cobra.Command {
 			"'scoreboard' micro service and the dumps there, beside every other worker: each\n" +
 			"request or dump goes to one worker of the queue group. It waits for a server\n" +
 			"not up yet, and reconnects forever when it goes away. SIGINT or SIGTERM stop it\n" +
-			"cleanly: the dumps taken are solved within --daemon-drain, or get an error\n" +
-			"result. SIGHUP is logged and ignored.\n\n" +
+			"cleanly: the dumps taken are solved within --daemon-drain; a port's dump left\n" +
+			"then is handed back for its next attempt, another's gets an error result.\n" +
+			"SIGHUP is logged and ignored.\n\n" +
 			"problems: " + strings.Join(engine.Names(), ", "),
 		Example: "  SCOREBOARD_NATS_TOKEN=... scoreboard work --nats-url nats://club-server:4222",
 		Args:    noArgs("takes only flags (the problems: --problems)"),
