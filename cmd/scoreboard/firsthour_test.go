@@ -346,7 +346,6 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 	}
 }
 
-
 // TestDemo: 'scoreboard demo' (the built binary) starts the daemon with two simulated
 // scoreboards that play the samples in a loop: the page it prints the address of
 // shows both boards past their sample's last unit. It says what to try next, keeps

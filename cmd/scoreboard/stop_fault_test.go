@@ -17,8 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
