@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
@@ -210,22 +216,111 @@ func TestIdleWritesNothing(t *testing.T) {
 //	go test -run '^$' -bench Idle -benchtime 1x ./cmd/scoreboard
 func BenchmarkIdle(b *testing.B) {
 	window := idleWindow(60 * time.Second)
-	nats := proctest.StartNATS(b, proctest.NATSOptions{JetStream: true})
-	nproc := nats.PID()
+	bare := proctest.StartNATS(b, proctest.NATSOptions{JetStream: true})
+	nproc := bare.PID()
+	// A third: nats-server -js holding the history's stream and bucket, as the
+	// embedded server does. Any stream starts nats-server's 100 ms access-time ticker
+	// (server/ats), which a bare server does not run.
+	withStreams := proctest.StartNATS(b, proctest.NATSOptions{JetStream: true})
+	nc, err := nats.Connect(withStreams.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if _, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: 90 * 24 * time.Hour, MaxBytes: 1 << 30}); err != nil {
+		b.Fatal(err)
+	}
+	cancel()
+	nc.Close()
+	sproc := withStreams.PID()
 	p, _ := startIdleRun(b)
 	for b.Loop() {
-		r0, n0 := readProcStats(b, p.PID()), readProcStats(b, nproc)
+		r0, n0, s0 := readProcStats(b, p.PID()), readProcStats(b, nproc), readProcStats(b, sproc)
 		time.Sleep(window)
-		r, n := readProcStats(b, p.PID()).sub(r0), readProcStats(b, nproc).sub(n0)
+		r, n, st := readProcStats(b, p.PID()).sub(r0), readProcStats(b, nproc).sub(n0), readProcStats(b, sproc).sub(s0)
 		sec := window.Seconds()
 		b.ReportMetric(float64(r.cpu.Milliseconds()), "run-cpu-ms")
 		b.ReportMetric(float64(n.cpu.Milliseconds()), "nats-cpu-ms")
+		b.ReportMetric(float64(st.cpu.Milliseconds()), "nats+streams-cpu-ms")
 		b.ReportMetric(float64(r.cpu)/float64(max(n.cpu, 10*time.Millisecond)), "ratio")
+		b.ReportMetric(float64(r.cpu)/float64(max(st.cpu, 10*time.Millisecond)), "ratio-streams")
+		b.ReportMetric(float64(st.switches)/sec, "nats+streams-wakeups/s")
 		b.ReportMetric(float64(r.switches)/sec, "run-wakeups/s")
 		b.ReportMetric(float64(n.switches)/sec, "nats-wakeups/s")
 		b.ReportMetric(float64(r.syscw)/sec, "run-writes/s")
 		b.ReportMetric(float64(n.syscw)/sec, "nats-writes/s")
 		b.ReportMetric(float64(r.writeBytes), "run-disk-B")
 		b.ReportMetric(100*r.cpu.Seconds()/sec, "run-%core")
+		b.ReportMetric(float64(vmRSS(b, p.PID()))/(1<<20), "run-rss-MiB")
 	}
+}
+
+// BenchmarkStartRSS measures what the embedded NATS server and the history cost a
+// small machine: the time from exec to the daemon's "ready" line, and its resident
+// memory once settled, idle on one pseudo-terminal, with each of them on or off (an
+// external nats-server -js in their stead):
+//
+//	go test -run '^$' -bench StartRSS -benchtime 5x ./cmd/scoreboard
+func BenchmarkStartRSS(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		embedded bool
+		history  bool
+	}{{"embedded,history", true, true}, {"embedded,no-history", true, false}, {"external,history", false, true}, {"external,no-history", false, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			var ext *proctest.NATSServer
+			if !c.embedded {
+				ext = proctest.StartNATS(b, proctest.NATSOptions{JetStream: true})
+			}
+			var ready time.Duration
+			var rss int64
+			for b.Loop() {
+				pt, err := serialio.OpenPTY()
+				if err != nil {
+					b.Fatal(err)
+				}
+				state := b.TempDir()
+				args := []string{"run", "--state-dir", state, "--port", pt.Path, "--problem", "goscore",
+					"--http", fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(b)), fmt.Sprintf("--history=%v", c.history)}
+				if c.embedded {
+					args = append(args, "--nats-listen", fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(b)))
+				} else {
+					args = append(args, "--nats-url", ext.URL())
+				}
+				start := time.Now()
+				p := proctest.Start(b, proctest.Scoreboard(b), args...)
+				p.WaitOutput(`"message":"ready"`, 60*time.Second)
+				ready += time.Since(start)
+				settleDir(b, state)
+				rss += vmRSS(b, p.PID())
+				if err := p.Stop(); err != nil {
+					b.Fatalf("stop: %v\n%s", err, p.Output())
+				}
+				pt.Close()
+			}
+			b.ReportMetric(float64(ready.Milliseconds())/float64(b.N), "ms-to-ready")
+			b.ReportMetric(float64(rss)/float64(b.N)/(1<<20), "rss-MiB")
+		})
+	}
+}
+
+// vmRSS is a process's resident set size in bytes.
+func vmRSS(t testing.TB, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
 }
