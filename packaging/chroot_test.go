@@ -185,7 +185,9 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	}
 	copyFile(t, filepath.Join(dir, nextDeb), filepath.Join(root, "tmp", nextDeb))
 	os.Remove(filepath.Join(root, "tmp/systemctl.log"))
-	chroot(t, root, "cd /tmp && sudo apt install --yes ./"+nextDeb)
+	// Non-interactive, as unattended-upgrades runs it: were the package's own default
+	// changed too, dpkg would ask, and --force-confold answers "keep mine".
+	chroot(t, root, "cd /tmp && sudo apt install --yes -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ./"+nextDeb)
 	assertLog(t, root, []string{"restart scoreboard.service"}, []string{"stop"})
 	if got := chroot(t, root, "scoreboard version"); got != "scoreboard "+next+"\n" {
 		t.Errorf("after the upgrade, scoreboard version: %q, want %q", got, "scoreboard "+next+"\n")
