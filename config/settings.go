@@ -140,7 +140,7 @@ var settings = []*Setting{
 		doc: "Credentials for `url`, at most one way: a user and password, a token, an nkey seed\n" +
 			"file, or a creds file (a user JWT and its nkey seed). Rather than writing a password\n" +
 			"or a token here, put it in the environment (with systemd, in\n" +
-			"/etc/scoreboard/scoreboard.env, mode 0600). The daemon logs in as the `daemon` user\n" +
+			"/etc/scoreboard/scoreboard.env, mode 0640). The daemon logs in as the `daemon` user\n" +
 			"of configs/nats-server.conf; `scoreboard work --config` with this file presents the\n" +
 			"worker credentials: user \"worker\" there, or the token set as listen_token on the\n" +
 			"daemon whose embedded server it joins."},

@@ -134,8 +134,10 @@ func (d *display) run(ctx context.Context) error {
 	back := d.nc.StatusChanged(nats.CONNECTED)
 	defer d.nc.RemoveStatusListener(back)
 
-	tick := time.NewTicker(max(d.cfg.RequestTimeout/8, time.Millisecond))
+	busyTick := max(d.cfg.RequestTimeout/8, time.Millisecond)
+	tick := time.NewTicker(busyTick)
 	defer tick.Stop()
+	ticking := busyTick
 	var drain, grace, dropBy <-chan time.Time
 	items := d.items
 	stopping := ctx.Done()
@@ -207,10 +209,30 @@ func (d *display) run(ctx context.Context) error {
 			d.dropping = true
 		}
 		d.flush()
+		// With no unit in flight there is nothing to expire: the tick only beats for
+		// the health check, and an idle daemon wakes a few times a minute, not eight
+		// times a request timeout.
+		if want := idleTick(d.cfg.Monitor, busyTick, len(d.inFlight) == 0); want != ticking {
+			ticking = want
+			tick.Reset(want)
+		}
 	}
 	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
 		Uint64("stopped", d.stopped).Msg("display writer stopped")
 	return nil
+}
+
+// idleTick is the display writer's tick: busy while units are in flight, else a
+// quarter of the health check's staleness bound (10 s by default), never faster.
+func idleTick(m *Monitor, busy time.Duration, idle bool) time.Duration {
+	if !idle {
+		return busy
+	}
+	stale := 10 * time.Second
+	if m != nil && m.Stale > 0 {
+		stale = m.Stale
+	}
+	return max(stale/4, busy)
 }
 
 const stopGiveUp = "daemon stopping: no answer within the drain bound"

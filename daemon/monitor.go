@@ -15,8 +15,8 @@ import (
 // concurrent use.
 type Monitor struct {
 	// Stale is how long a display writer may go without a turn of its loop before
-	// the health check fails; its loop ticks several times a second when idle, so
-	// only a stuck writer misses it. Default 10s.
+	// the health check fails; its loop ticks four times in Stale when idle, so only
+	// a stuck writer misses it. Default 10s.
 	Stale time.Duration
 
 	mu       sync.Mutex
@@ -24,6 +24,9 @@ type Monitor struct {
 	answered uint64
 	failed   uint64
 	refusals uint64 // replies on a port's inbox that were no answer to its dump
+	// changed holds a token when a port's state (tried, open, ended, added, removed)
+	// changed since PublishPortStates last looked: it waits on it, not on a poll.
+	changed chan struct{}
 }
 
 type portState struct {
@@ -34,7 +37,27 @@ type portState struct {
 }
 
 // NewMonitor returns an empty monitor.
-func NewMonitor() *Monitor { return &Monitor{ports: map[string]*portState{}} }
+func NewMonitor() *Monitor {
+	return &Monitor{ports: map[string]*portState{}, changed: make(chan struct{}, 1)}
+}
+
+// Changed is ready when a port's state may have changed since it last was.
+func (m *Monitor) Changed() <-chan struct{} {
+	if m == nil {
+		return nil
+	}
+	return m.changed
+}
+
+func (m *Monitor) signal() {
+	if m == nil {
+		return
+	}
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
 
 func (m *Monitor) port(name string) *portState {
 	p := m.ports[name]
@@ -57,6 +80,7 @@ func (m *Monitor) update(name string, f func(*portState)) {
 // add counts a port in, or back in: a port restarted by a reload is not ended.
 func (m *Monitor) add(name string) {
 	m.update(name, func(p *portState) { p.ended, p.beat = false, time.Now() })
+	m.signal()
 }
 
 // remove forgets a port a reload removed.
@@ -67,16 +91,25 @@ func (m *Monitor) remove(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.ports, name)
+	m.signal()
 }
 
-func (m *Monitor) tried(name string) { m.update(name, func(p *portState) { p.tried = true }) }
+func (m *Monitor) tried(name string) {
+	m.update(name, func(p *portState) { p.tried = true })
+	m.signal()
+}
 func (m *Monitor) opened(name string) {
 	m.update(name, func(p *portState) { p.tried, p.open = true, true })
+	m.signal()
 }
-func (m *Monitor) lost(name string) { m.update(name, func(p *portState) { p.open = false }) }
+func (m *Monitor) lost(name string) {
+	m.update(name, func(p *portState) { p.open = false })
+	m.signal()
+}
 func (m *Monitor) beat(name string) { m.update(name, func(p *portState) { p.beat = time.Now() }) }
 func (m *Monitor) end(name string) {
 	m.update(name, func(p *portState) { p.ended, p.open = true, false })
+	m.signal()
 }
 func (m *Monitor) refused() {
 	if m == nil {

@@ -30,10 +30,10 @@ func (m *Monitor) states() map[string]string {
 }
 
 // PublishPortStates publishes each port's bus.PortState on <prefix>.port.<port>: at
-// once when it changes (the monitor is looked at every poll), and every port's again
-// every `every`, for the subscribers that came later. It returns when ctx ends.
-// Polling keeps the monitor free of callbacks: a state is a few bytes under a lock.
-func PublishPortStates(ctx context.Context, nc *nats.Conn, prefix string, m *Monitor, poll, every time.Duration, log zerolog.Logger) {
+// once when it changes (the monitor signals a change; it is not polled, so an idle
+// daemon does not wake for it), and every port's again every `every`, for the
+// subscribers that came later. It returns when ctx ends.
+func PublishPortStates(ctx context.Context, nc *nats.Conn, prefix string, m *Monitor, every time.Duration, log zerolog.Logger) {
 	subj := bus.Subjects{Prefix: prefix}
 	known := map[string]bus.PortState{}
 	publish := func(st bus.PortState) {
@@ -42,8 +42,7 @@ func PublishPortStates(ctx context.Context, nc *nats.Conn, prefix string, m *Mon
 			log.Debug().Err(err).Str("port", st.Port).Msg("publish port state")
 		}
 	}
-	pollTick, everyTick := time.NewTicker(poll), time.NewTicker(every)
-	defer pollTick.Stop()
+	everyTick := time.NewTicker(every)
 	defer everyTick.Stop()
 	for {
 		now := time.Now().UTC().Truncate(time.Second)
@@ -57,7 +56,7 @@ func PublishPortStates(ctx context.Context, nc *nats.Conn, prefix string, m *Mon
 		select {
 		case <-ctx.Done():
 			return
-		case <-pollTick.C:
+		case <-m.Changed():
 		case <-everyTick.C:
 			for _, st := range known {
 				publish(st)

@@ -33,13 +33,19 @@ func TestPublishPortStates(t *testing.T) {
 	startDaemon(t, nc, daemon.Config{Monitor: mon, Ports: []daemon.PortConfig{
 		{Name: "hall", Device: link, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}},
 	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		daemon.PublishPortStates(ctx, nc, bus.DefaultPrefix, mon, 10*time.Millisecond, 200*time.Millisecond, zerolog.Nop())
-	}()
-	defer func() { cancel(); <-done }()
+	// First with a repeat too rare to matter: each change is published because the
+	// monitor signals it, not because a timer came.
+	publish := func(every time.Duration) (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			daemon.PublishPortStates(ctx, nc, bus.DefaultPrefix, mon, every, zerolog.Nop())
+		}()
+		return func() { cancel(); <-done }
+	}
+	stop := publish(time.Hour)
+	defer func() { stop() }()
 
 	// next returns the next state published that differs from the last one seen.
 	var last bus.PortState
@@ -78,6 +84,8 @@ func TestPublishPortStates(t *testing.T) {
 	next(bus.PortOpen)
 
 	// A subscriber that comes now hears the state within the repeat period.
+	stop()
+	stop = publish(200 * time.Millisecond)
 	late, err := nc.SubscribeSync(subj.AllPortStates())
 	if err != nil {
 		t.Fatal(err)

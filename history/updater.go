@@ -163,8 +163,11 @@ func (u *Updater) Run(ctx context.Context) error {
 		defer func() { <-done }()
 	}
 	msgs := u.msgs
-	tick := time.NewTicker(20 * time.Millisecond)
+	// The tick paces the puts and collects their acks; with nothing to put and no
+	// ack awaited it is stopped, so an idle daemon does not wake 50 times a second.
+	tick := time.NewTicker(pumpTick)
 	defer tick.Stop()
+	ticking := true
 	for {
 		select {
 		case m := <-msgs:
@@ -183,9 +186,19 @@ func (u *Updater) Run(ctx context.Context) error {
 			u.finish()
 			return nil
 		}
-		u.pump(time.Now().Add(-putInterval))
+		if pending := u.pump(time.Now().Add(-putInterval)); pending != ticking {
+			ticking = pending
+			if pending {
+				tick.Reset(pumpTick)
+			} else {
+				tick.Stop()
+			}
+		}
 	}
 }
+
+// pumpTick is how often Run looks at the puts while any is pending.
+const pumpTick = 20 * time.Millisecond
 
 // take records a dump's unit, or makes a result into its port's next value.
 func (u *Updater) take(m *nats.Msg) {
@@ -325,7 +338,8 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 
 // pump collects the acks that came and puts the values waiting, one a port, of the
 // ports whose last put was sent before since.
-func (u *Updater) pump(since time.Time) {
+// It reports whether anything is left: a value to put, or a put awaiting its ack.
+func (u *Updater) pump(since time.Time) (pending bool) {
 	for port, pv := range u.ports {
 		if pv.put != nil {
 			select {
@@ -362,6 +376,12 @@ func (u *Updater) pump(since time.Time) {
 		u.inFlight.Add(1)
 		pv.put, pv.putting, pv.putAt, pv.result, pv.sent = f, pv.result, pv.at, nil, time.Now()
 	}
+	for _, pv := range u.ports {
+		if pv.put != nil || pv.result != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (u *Updater) refuse(port string, err error) {

@@ -125,14 +125,14 @@ func sleep(ctx context.Context, d time.Duration) {
 func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Told, not polled: an idle page wakes for nothing.
+	back := s.nc.StatusChanged(nats.CONNECTED)
+	defer s.nc.RemoveStatusListener(back)
 	w, err := kv.WatchAll(wctx)
 	if err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	reconnects := s.nc.Stats().Reconnects
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,10 +155,8 @@ func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error 
 			}
 			b.Revision = e.Revision()
 			s.hub.put(ctx, b)
-		case <-tick.C:
-			if s.nc.Stats().Reconnects != reconnects {
-				return errors.New("the connection reconnected")
-			}
+		case <-back:
+			return errors.New("the connection reconnected")
 		}
 	}
 }

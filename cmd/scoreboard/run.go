@@ -23,12 +23,9 @@ import (
 	"github.com/goclub/scoreboard/web"
 )
 
-// How often the daemon looks at its ports' states, and how often it repeats them all
-// for subscribers that came later.
-const (
-	portStatePoll  = 250 * time.Millisecond
-	portStateEvery = 5 * time.Second
-)
+// How often the daemon repeats its ports' states for subscribers that came later
+// (a change is published at once).
+const portStateEvery = 5 * time.Second
 
 func init() { register(runCommand) }
 
@@ -315,7 +312,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	// The ports' device states, for the page and any tool.
 	if len(cfg.Ports) > 0 || reloading {
 		g.Go(func() error {
-			daemon.PublishPortStates(runCtx, pnc, c.NATS.Prefix, mon, portStatePoll, portStateEvery, log)
+			daemon.PublishPortStates(runCtx, pnc, c.NATS.Prefix, mon, portStateEvery, log)
 			return nil
 		})
 	}

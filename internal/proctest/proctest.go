@@ -357,6 +357,9 @@ func (s *NATSServer) start() {
 	}
 }
 
+// PID is the server process's id (since its last start).
+func (s *NATSServer) PID() int { return s.proc.PID() }
+
 // Output is what the server logged so far (since its last start).
 func (s *NATSServer) Output() string { return s.proc.Output() }
 
