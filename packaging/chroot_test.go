@@ -149,8 +149,8 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	if got := chroot(t, root, "systemctl is-enabled scoreboard"); got != "enabled\n" {
 		t.Errorf("systemctl is-enabled scoreboard: %q", got)
 	}
-	if got := chroot(t, root, "scoreboard version"); got != "scoreboard "+d.version+"\n" {
-		t.Errorf("scoreboard version: %q, want %q", got, "scoreboard "+d.version+"\n")
+	if got := chroot(t, root, "scoreboard version"); !oneVersionLine(got, d.version) {
+		t.Errorf("scoreboard version: %q, want one line: scoreboard %s (commit ..., go...)", got, d.version)
 	}
 	if got := chroot(t, root, "scoreboard solve goscore </tmp/goscore.in"); got != string(want) {
 		t.Errorf("scoreboard solve goscore:\n got %q\nwant %q", got, want)
@@ -189,8 +189,8 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	// changed too, dpkg would ask, and --force-confold answers "keep mine".
 	chroot(t, root, "cd /tmp && sudo apt install --yes -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ./"+nextDeb)
 	assertLog(t, root, []string{"restart scoreboard.service"}, []string{"stop"})
-	if got := chroot(t, root, "scoreboard version"); got != "scoreboard "+next+"\n" {
-		t.Errorf("after the upgrade, scoreboard version: %q, want %q", got, "scoreboard "+next+"\n")
+	if got := chroot(t, root, "scoreboard version"); !oneVersionLine(got, next) {
+		t.Errorf("after the upgrade, scoreboard version: %q, want one line: scoreboard %s (commit ..., go...)", got, next)
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "etc/scoreboard/scoreboard.toml")); !bytes.Equal(got, edited) {
 		t.Errorf("the upgrade did not keep the edited conffile:\n%s", got)
@@ -330,4 +330,10 @@ func writeFile(t *testing.T, path string, b []byte, mode fs.FileMode) {
 	if err := os.WriteFile(path, b, mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// oneVersionLine tells whether out is what `scoreboard version` prints of a build of
+// version v: one line, "scoreboard <v> (commit <hash>, <go version>)".
+func oneVersionLine(out, v string) bool {
+	return strings.HasPrefix(out, "scoreboard "+v+" (commit ") && strings.Count(out, "\n") == 1 && strings.HasSuffix(out, ")\n")
 }
