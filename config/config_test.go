@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -375,25 +376,30 @@ func TestConfigBadFiles(t *testing.T) {
 }
 
 // keyLine is the line of key in a test's file, as a reader finds it: in its table
-// (the first [[port]]: a file with several has no line for their keys), or 0 when
-// the file does not have it.
+// (for "[[port]] N ... key", the N-th [[port]] table), or 0 when the file does not
+// have it.
 func keyLine(text, key string) int {
 	table, name, _ := strings.Cut(key, ".")
-	header := "[" + table + "]"
+	header, nth := "["+table+"]", 1
 	if rest, ok := strings.CutPrefix(key, "[[port]] "); ok {
-		if strings.Count(text, "[[port]]") > 1 {
-			return 0
-		}
+		n, _, _ := strings.Cut(rest, " ")
+		nth, _ = strconv.Atoi(n)
 		header, name = "[[port]]", rest[strings.LastIndex(rest, " ")+1:]
 	} else if name == "" {
 		header, name = "", table
 	}
-	in := header == ""
+	in, seen := header == "", 0
 	for i, l := range strings.Split(text, "\n") {
 		switch {
 		case l == header:
-			in = true
-		case in && (strings.HasPrefix(l, name+" =") || l == "["+name+"]" || strings.HasPrefix(l, "["+name+"]")):
+			seen++
+			in = seen == nth
+		case strings.HasPrefix(l, "["):
+			in = in && header == "" && (l == "["+name+"]" || strings.HasPrefix(l, "["+name+"]"))
+			if in {
+				return i + 1
+			}
+		case in && strings.HasPrefix(l, name+" ="):
 			return i + 1
 		}
 	}

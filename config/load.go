@@ -170,7 +170,7 @@ func (l *loader) readFile(data []byte) {
 				continue
 			}
 			if l.has("port.device") {
-				l.readPorts(md, ports)
+				l.readPorts(md, ports, string(data))
 			}
 		case tables[key]:
 			if _, ok := v.(map[string]any); !ok {
@@ -201,9 +201,9 @@ func (l *loader) readFile(data []byte) {
 }
 
 // readPorts makes a port of each [[port]] table, over the port settings' defaults.
-// TOML keeps one position per key path, so a key's line is known only in a file
-// with one [[port]] table; with several, the error names the table's number.
-func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive) {
+// TOML keeps one position per key path, so with several [[port]] tables a key's
+// line is found in the text (portKeyLine); the error names the table's number too.
+func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive, text string) {
 	l.c.Ports = make([]daemon.PortConfig, len(tables))
 	l.portFS = make([]*pflag.FlagSet, len(tables))
 	for i, t := range tables {
@@ -217,9 +217,10 @@ func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive)
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			full := portKey(i, k)
 			v, line := probe(md, t[k])
-			if len(tables) == 1 {
-				l.lines[full] = line
+			if len(tables) > 1 {
+				line = portKeyLine(text, i, k)
 			}
+			l.lines[full] = line
 			j := slices.IndexFunc(settings, func(s *Setting) bool { return s.key == "port."+k })
 			if j < 0 {
 				l.fail(full, "unknown key (known in [[port]]: %s)", knownKeys("port"))
@@ -228,6 +229,34 @@ func (l *loader) readPorts(md toml.MetaData, tables []map[string]toml.Primitive)
 			l.setFile(l.portFS[i], settings[j], full, v)
 		}
 	}
+}
+
+// portKeyLine is the line (from 1) of key in the i-th (from 0) [[port]] table of a
+// file TOML has parsed, or 0: the table's header is the i-th line that is one, and
+// the key is the first line of that table that sets it.
+func portKeyLine(text string, i int, key string) int {
+	table := -1
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "[["):
+			if strings.HasPrefix(strings.ReplaceAll(line, " ", ""), "[[port]]") {
+				table++
+			} else if table == i {
+				return 0
+			}
+		case strings.HasPrefix(line, "["):
+			if table == i {
+				return 0
+			}
+		case table == i:
+			k, _, ok := strings.Cut(line, "=")
+			if ok && strings.Trim(strings.TrimSpace(k), `"'`) == key {
+				return n + 1
+			}
+		}
+	}
+	return 0
 }
 
 // portFlags binds the port settings to p, with their defaults.
