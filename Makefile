@@ -13,9 +13,17 @@ SHELL := /bin/bash
 
 DIST ?= dist
 GO ?= go
-VERSION ?= $(patsubst v%,%,$(or $(shell git describe --tags 2>/dev/null),0.0.0-$(shell git rev-list --count HEAD)-g$(shell git rev-parse --short HEAD)))
-COMMIT ?= $(shell git rev-parse HEAD)
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
+# Each is read from git once (:=): a commit made while make runs changes none of them
+# half-way through.
+ifndef VERSION
+VERSION := $(patsubst v%,%,$(or $(shell git describe --tags 2>/dev/null),0.0.0-$(shell git rev-list --count HEAD)-g$(shell git rev-parse --short HEAD)))
+endif
+ifndef COMMIT
+COMMIT := $(shell git rev-parse HEAD)
+endif
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct)
+endif
 export SOURCE_DATE_EPOCH
 # The .deb's version: what follows the tag becomes +<commits>.g<hash>, which sorts
 # after the tag and before the next one; a pre-release tag's - becomes ~ (0.3.0~rc1
