@@ -1,0 +1,300 @@
+package league
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// Options configure the hub's server.
+type Options struct {
+	Listen     string // the hub's tools: HOST:PORT (loopback), port 0 for any
+	LeafListen string // the clubs: HOST:PORT, port 0 for any
+	StoreDir   string // the LEAGUE stream's store
+	Clubs      []Club
+}
+
+// Hub is the league's hub: an embedded nats-server with JetStream in the domain
+// "league", a leaf-node listener for the clubs, and the LEAGUE stream.
+type Hub struct {
+	ns    *server.Server
+	opts  *server.Options
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	auth  *auth
+	log   zerolog.Logger
+	mu    sync.Mutex // serialises SetClubs
+	clubs []Club
+}
+
+// Start starts the hub's server and sets up LEAGUE with a source per club.
+func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
+	if err := CheckClubs(o.Clubs); err != nil {
+		return nil, err
+	}
+	if o.StoreDir == "" {
+		return nil, errors.New("hub: a state dir is needed for the LEAGUE stream")
+	}
+	host, port, err := bus.ParseListen(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if !bus.Loopback(host) {
+		return nil, fmt.Errorf("hub: client listener %q: the hub's tools have read rights without credentials, so it listens on loopback only (127.0.0.1:PORT)", o.Listen)
+	}
+	lhost, lport, err := bus.ParseListen(o.LeafListen)
+	if err != nil {
+		return nil, fmt.Errorf("hub: leaf listener: %w", err)
+	}
+	a := &auth{}
+	a.set(o.Clubs)
+	opts := &server.Options{
+		ServerName:      "scoreboard-hub",
+		Host:            host,
+		Port:            orRandom(port),
+		NoSigs:          true,
+		MaxPayload:      bus.MaxPayload,
+		JetStream:       true,
+		JetStreamDomain: Domain,
+		StoreDir:        o.StoreDir,
+		// Replies to the sourcing's API requests then name the club's domain, so
+		// a club may answer its own requests only ($JSC.R.<club>.>).
+		FeatureFlags:               map[string]bool{server.FeatureFlagJsAPIReplyFormatV2: true},
+		CustomClientAuthentication: a,
+	}
+	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("hub: nats-server: %w", err)
+	}
+	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
+	ns.SetLoggerV2(sl, sl.l.GetLevel() <= zerolog.DebugLevel, false, false)
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("hub: nats-server not ready after 10s (is %s or %s taken?)", o.Listen, o.LeafListen)
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard hub"), nats.MaxReconnects(-1))
+	if err != nil {
+		ns.Shutdown()
+		return nil, fmt.Errorf("hub: connect: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		ns.Shutdown()
+		return nil, err
+	}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger()}
+	if err := h.SetClubs(ctx, o.Clubs); err != nil {
+		h.Shutdown()
+		return nil, err
+	}
+	return h, nil
+}
+
+func orRandom(port int) int {
+	if port == 0 {
+		return server.RANDOM_PORT
+	}
+	return port
+}
+
+// SetClubs makes clubs the league: their credentials are what the leaf listener
+// takes from now on (a club removed is let in no more, and its link is closed), and
+// LEAGUE sources exactly them. A club kept keeps its source, so its sourcing goes
+// on from where it was.
+func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
+	if err := CheckClubs(clubs); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.auth.set(clubs)
+	sc := jetstream.StreamConfig{
+		Name:        Stream,
+		Description: "scoreboard league: every club's history, the club's name in the subject",
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    1,
+	}
+	for _, c := range clubs {
+		sc.Sources = append(sc.Sources, source(c))
+	}
+	if _, err := h.js.CreateOrUpdateStream(ctx, sc); err != nil {
+		return fmt.Errorf("hub: stream %s: %w", Stream, err)
+	}
+	for _, old := range h.clubs {
+		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token }) {
+			h.closeLeaf(old.Name)
+		}
+	}
+	h.clubs = slices.Clone(clubs)
+	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
+	return nil
+}
+
+// source is LEAGUE's source of a club's history stream, across the club's domain.
+func source(c Club) *jetstream.StreamSource {
+	p := c.prefix()
+	return &jetstream.StreamSource{
+		Name: bus.Subjects{Prefix: p}.Stream(),
+		External: &jetstream.ExternalStream{
+			APIPrefix:     apiPrefix(c.Name),
+			DeliverPrefix: deliverPrefix(c.Name),
+		},
+		SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: p + ".>", Destination: Subject(c.Name, ">")}},
+	}
+}
+
+// closeLeaf closes the leaf connection of a club no longer let in.
+func (h *Hub) closeLeaf(club string) {
+	if id, ok := h.auth.conns.Load(club); ok {
+		_ = h.ns.DisconnectClientByID(id.(uint64))
+	}
+}
+
+// Links says which clubs' links are up: the leaf connection that authenticated
+// with the club's credentials last is open.
+func (h *Hub) Links() map[string]bool {
+	up := map[string]bool{}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.clubs {
+		id, ok := h.auth.conns.Load(c.Name)
+		up[c.Name] = ok && h.ns.GetLeafNode(id.(uint64)) != nil
+	}
+	return up
+}
+
+// Conn is the hub's own in-process connection (every right).
+func (h *Hub) Conn() *nats.Conn { return h.nc }
+
+// ClientURL is where the hub's tools connect.
+func (h *Hub) ClientURL() string { return h.ns.ClientURL() }
+
+// LeafURL is where the clubs connect, as nats-leaf://HOST:PORT.
+func (h *Hub) LeafURL() string {
+	// The server writes the port it took into its options.
+	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(leafHost(h.opts.LeafNode.Host), strconv.Itoa(h.opts.LeafNode.Port)))
+}
+
+func leafHost(h string) string {
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		return "127.0.0.1"
+	}
+	return h
+}
+
+// Shutdown stops the hub's server.
+func (h *Hub) Shutdown() {
+	h.nc.Close()
+	h.ns.Shutdown()
+	h.ns.WaitForShutdown()
+}
+
+// auth gives each connection its rights. A club's leaf connection, with the club's
+// name and token, may only answer the hub's sourcing of its own domain: take the
+// requests on $JS.<club>.API, reply on $JSC.R.<club>, deliver on $LEAGUE.<club>;
+// nothing else it publishes reaches the hub. The hub's own in-process connections
+// have every right; a client of the (loopback) listener without credentials is a
+// tool that may read the league and change nothing.
+type auth struct {
+	clubs atomic.Pointer[map[string]Club]
+	conns sync.Map // club -> the id of its last leaf connection let in
+}
+
+func (a *auth) set(clubs []Club) {
+	m := make(map[string]Club, len(clubs))
+	for _, c := range clubs {
+		m[c.Name] = c
+	}
+	a.clubs.Store(&m)
+}
+
+func (a *auth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	switch c.Kind() {
+	case server.LEAF:
+		if o == nil {
+			return false
+		}
+		club, ok := (*a.clubs.Load())[o.Username]
+		// Compared even for an unknown club, so the time taken tells nothing.
+		want := club.Token
+		if !ok {
+			want = "\x00not a club"
+		}
+		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(want)) != 1 || !ok {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
+		a.conns.Store(club.Name, c.GetID())
+		return true
+	case server.CLIENT:
+		if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+			c.RegisterUser(&server.User{Username: "hub"})
+			return true
+		}
+		if o == nil || o.Username != "" || o.Password != "" || o.Token != "" || o.Nkey != "" || o.JWT != "" {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: "tool", Permissions: ToolPermissions()})
+		return true
+	}
+	return false
+}
+
+// ClubPermissions are a club's rights on its leaf connection at the hub, as the
+// club sees them: what it may publish into the hub, and what the hub may send it.
+func ClubPermissions(club string) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			deliverPrefix(club) + ".>", // what the hub sources from it
+			"$JSC.R." + club + ".>",    // its answers to the hub's API requests
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			apiPrefix(club) + ".>", // the hub's requests to its domain
+			"$JS.FC.>",             // the hub's flow control of its sourcing consumers
+		}},
+	}
+}
+
+// ToolPermissions are the rights of the hub's tools (history, watch, render --club):
+// reading the league, changing nothing of it, and reaching no club.
+func ToolPermissions() *server.Permissions {
+	api := "$JS.API."
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Deny: []string{
+			"$LEAGUE.>", "$JSC.>", "$JS.*.API.>", "$KV.>", "$O.>", "$SYS.>",
+			api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>", api + "STREAM.PURGE.>",
+			api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
+			api + "ACCOUNT.>", api + "META.>", api + "SERVER.>",
+		}},
+	}
+}
+
+// serverLogger routes the hub's nats-server log into zerolog.
+type serverLogger struct{ l zerolog.Logger }
+
+func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
+func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Fatalf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
+func (s *serverLogger) Tracef(format string, v ...any)  {}
