@@ -77,6 +77,9 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		CustomClientAuthentication: a,
 	}
 	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
+	// The clubs join by the URL they are given (a name, a proxy, a NAT): the hub
+	// does not tell them its own addresses to try instead.
+	opts.LeafNode.NoAdvertise = true
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("hub: nats-server: %w", err)
