@@ -32,7 +32,14 @@ type config struct {
 	Daemon  configDaemon
 	History configHistory
 	HTTP    configHTTP
+	Hub     configHub
 	Ports   []configPort
+}
+
+// configHub is the club's link to a league hub (bus.HubLink): the hub's leaf URL,
+// the club's name, and its credentials (a token, or a creds file).
+type configHub struct {
+	URL, Club, Token, Creds string
 }
 
 // configHTTP is the page's listener (web.go): HOST:PORT, or "off".
@@ -122,6 +129,7 @@ var configEnv = []struct{ name, key string }{
 	{"SCOREBOARD_NATS_TOKEN", "nats.token"},
 	{"SCOREBOARD_NATS_LISTEN_TOKEN", "nats.listen_token"},
 	{"SCOREBOARD_NATS_LISTEN_PASSWORD", "nats.listen_password"},
+	{"SCOREBOARD_HUB_TOKEN", "hub.token"},
 }
 
 var globalSettings = []setting[config]{
@@ -150,6 +158,11 @@ var globalSettings = []setting[config]{
 	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
 	{key: "history.replicas", flag: "history-replicas", num: func(c *config) *int { return &c.History.Replicas }},
 	{key: "http.listen", flag: "http", str: func(c *config) *string { return &c.HTTP.Listen }},
+	{key: "hub.url", flag: "hub", str: func(c *config) *string { return &c.Hub.URL }},
+	{key: "hub.club", flag: "club", str: func(c *config) *string { return &c.Hub.Club }},
+	// No flag: a secret, from $SCOREBOARD_HUB_TOKEN or the file only.
+	{key: "hub.token", flag: "hub-token", str: func(c *config) *string { return &c.Hub.Token }},
+	{key: "hub.creds", flag: "hub-creds", str: func(c *config) *string { return &c.Hub.Creds }},
 }
 
 var portSettings = []setting[configPort]{
@@ -396,6 +409,21 @@ func (l *configLoader) flags(fs *flag.FlagSet) {
 
 // validate checks what can be checked before anything starts.
 func (l *configLoader) validate() {
+	if h := l.c.Hub; h.URL != "" || h.Club != "" {
+		switch {
+		case l.c.NATS.URL != "":
+			l.fail("hub.url", "a club's link to the hub is its embedded server's: it cannot go with nats.url (an existing server)")
+		case !l.c.History.Enabled:
+			l.fail("hub.url", "the hub reads the club's history: it cannot go with the history off")
+		default:
+			link := bus.HubLink{URL: h.URL, Club: h.Club, Token: h.Token, CredsFile: h.Creds}
+			if h.URL == "" {
+				l.fail("hub.club", "a club name without the hub's URL (--hub, hub.url)")
+			} else if err := link.Check(); err != nil {
+				l.fail("hub.url", "%v", err)
+			}
+		}
+	}
 	n := &l.c.NATS
 	if n.URL == "" {
 		if n.Listen != bus.ListenOff {

@@ -55,6 +55,8 @@ type runFlags struct {
 	loaded config
 	// noWorkers leaves the solving to `scoreboard work` processes elsewhere.
 	noWorkers bool
+	// hub is the club's link to a league hub, when hub.url is set.
+	hub *bus.HubLink
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -78,6 +80,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.BoolVar(&f.noWorkers, "no-workers", false, "solve nothing here: serve the ports and leave the units to `scoreboard work` processes on the bus")
 	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGINT or SIGTERM, how long units in flight may still be answered")
 	f.history = addHistoryFlags(fs)
+	addHubFlags(fs)
 	fs.StringVar(&f.httpListen, "http", defaultHTTP, "the live page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"")
 	return f
 }
@@ -99,6 +102,7 @@ func (f *runFlags) load(fs *flag.FlagSet) (daemon.Config, error) {
 	f.history.set(c)
 	f.httpListen = c.HTTP.Listen
 	f.noWorkers = !c.Daemon.Workers
+	f.hub = hubLink(c.Hub)
 	f.loaded = c
 	cfg := daemonConfig(c)
 	return cfg, cfg.Validate()
@@ -178,6 +182,8 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		// they published is stored before the server stops (settle).
 		stored *bus.Server
 		conns  []*nats.Conn
+		// hubLinked says whether the link to a league hub is up (nil: no hub).
+		hubLinked func() bool
 	)
 	if f.nats.url == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -193,12 +199,17 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 			opts.StoreDir = store.Path
 			held = store.HasStream(bus.Subjects{Prefix: f.nats.prefix}.Stream())
 		}
+		opts.Hub = f.hub
 		srv, err := bus.StartServerWith(opts, log)
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
+		if f.hub != nil {
+			hubLinked = srv.HubLinked
+			go watchHubLink(ctx, srv, f.hub, log)
+		}
 		if store != nil && f.history.on {
 			stored = srv
 		}
@@ -249,6 +260,10 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
 	met := newMetrics(updater, wnc, pnc)
+	if hubLinked != nil {
+		met.Gauge("scoreboard_hub_link_up", "1 while the embedded server's leaf link to the league hub is up, 0 while it is down (the club goes on without it).",
+			func() float64 { return b2f(hubLinked()) })
+	}
 	cfg.Metrics = met
 	// Without them the health check pings any worker of the service.
 	var workers *bus.Workers
