@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -414,4 +415,54 @@ func TestLeagueFault(t *testing.T) {
 	play(20)
 	check("south's state dir wiped")
 	_ = hub
+}
+
+// TestLeagueHubReloadClubs: a club not in the hub's file is refused; added to the
+// file, a SIGHUP lets it in without a restart of the hub, and its units come into
+// LEAGUE; a bad file on a later SIGHUP is logged and the clubs kept.
+func TestLeagueHubReloadClubs(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	root := t.TempDir()
+	hubPort, leafPort := proctest.FreePort(t), proctest.FreePort(t)
+	conf := filepath.Join(root, "hub.toml")
+	head := fmt.Sprintf("[hub]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nstate_dir = %q\n", hubPort, leafPort, filepath.Join(root, "hub"))
+	write := func(s string) {
+		if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(head + "[[club]]\nname = \"north\"\ntoken = \"token-north\"\n")
+	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
+	hub.WaitOutput("league hub running", 30*time.Second)
+	leaf := fmt.Sprintf("nats-leaf://127.0.0.1:%d", leafPort)
+	west := startLeagueClub(t, bin, "west", leaf, filepath.Join(root, "west"), 0)
+	west.feed(10)
+	west.answered(60 * time.Second) // the club plays, refused or not
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", hubPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	time.Sleep(3 * bus.HubLinkReconnect) // several attempts of west's
+	if _, results := leagueUnits(t, nc); len(results["west"]) != 0 {
+		t.Fatalf("west is in no [[club]] table, yet LEAGUE has %d of its results", len(results["west"]))
+	}
+	write(head + "[[club]]\nname = \"north\"\ntoken = \"token-north\"\n[[club]]\nname = \"west\"\ntoken = \"token-west\"\n")
+	if err := hub.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	busWait(t, "west's 10 results in LEAGUE", func() bool {
+		_, results := leagueUnits(t, nc)
+		return len(results["west"]) == 10
+	})
+	write(head + "[[club]]\nname = \"West\"\n")
+	hub.Signal(syscall.SIGHUP)
+	hub.WaitOutput("the running clubs are kept", 30*time.Second)
+	west.feed(5)
+	west.answered(60 * time.Second)
+	busWait(t, "west's 15 results in LEAGUE after the bad file", func() bool {
+		_, results := leagueUnits(t, nc)
+		return len(results["west"]) == 15
+	})
 }
