@@ -185,6 +185,41 @@ func (h *Hub) Links() map[string]bool {
 	return up
 }
 
+// LinkedClubs is how many clubs have their link up.
+func (h *Hub) LinkedClubs() int {
+	n := 0
+	for _, up := range h.Links() {
+		if up {
+			n++
+		}
+	}
+	return n
+}
+
+// WatchLinks logs each change of a club's link, every period, until ctx ends.
+func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	was := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for club, up := range h.Links() {
+			if up != was[club] {
+				ev := h.log.Info()
+				if !up {
+					ev = h.log.Warn()
+				}
+				ev.Str("club", club).Bool("link_up", up).Msg("club link changed")
+			}
+			was[club] = up
+		}
+	}
+}
+
 // Conn is the hub's own in-process connection (every right).
 func (h *Hub) Conn() *nats.Conn { return h.nc }
 

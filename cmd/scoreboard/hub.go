@@ -8,11 +8,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
+	"golang.org/x/sync/errgroup"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/metrics"
+	webpkg "github.com/goclub/scoreboard/web"
 )
 
 // Defaults of the hub's listeners: its tools on loopback, beside a club daemon's
@@ -20,6 +24,7 @@ import (
 const (
 	defaultHubListen     = "127.0.0.1:4322"
 	defaultHubLeafListen = "0.0.0.0:7422"
+	defaultHubHTTP       = "127.0.0.1:8090"
 )
 
 func init() {
@@ -42,6 +47,7 @@ func runHub(ctx context.Context, args []string, io stdio) error {
 	config := fs.String("config", "", "the hub's configuration `file` (TOML): [hub] and one [[club]] table per club")
 	listen := fs.String("listen", defaultHubListen, "the hub's listener for its tools, loopback `HOST:PORT`")
 	leafListen := fs.String("leaf-listen", defaultHubLeafListen, "the listener the clubs join, `HOST:PORT`")
+	httpListen := fs.String("http", defaultHubHTTP, "the league page's listener, `HOST:PORT`, or \"off\"")
 	stateDir := fs.String("state-dir", "", "the LEAGUE stream's store `directory`; empty: $STATE_DIRECTORY/hub, else $XDG_STATE_HOME/scoreboard/hub")
 	logf := addLogFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -94,16 +100,34 @@ func runHub(ctx context.Context, args []string, io stdio) error {
 	defer hub.Shutdown()
 	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return hub.RunBoards(gctx) })
+	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
+	if web := pick("http", *httpListen, cfg.Hub.HTTP); web != httpOff {
+		met := metrics.New()
+		met.Gauge("scoreboard_league_clubs_linked", "How many of the league's clubs have their link to the hub up.",
+			func() float64 { return float64(hub.LinkedClubs()) })
+		g.Go(func() error {
+			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
+			if err := servePage(gctx, "league page", web, func() (*webpkg.Server, error) {
+				return webpkg.New(hub.Conn(), league.SubjectPrefix, log)
+			}, met, log); err != nil {
+				log.Error().Err(err).Str("component", "web").Msg("the league page is not served; the hub goes on without it")
+			}
+			return nil
+		})
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	for {
 		select {
-		case <-ctx.Done():
+		case <-gctx.Done():
+			err := g.Wait()
 			log.Info().Msg("hub stopped")
-			return nil
+			return err
 		case <-hup:
-			reloadHub(ctx, hub, *config, log)
+			reloadHub(gctx, hub, *config, log)
 		}
 	}
 }
