@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/league"
