@@ -114,11 +114,12 @@ type leagueClub struct {
 	done    chan struct{}
 }
 
-func startLeagueClub(t *testing.T, bin, name, hubURL, dir string, firstK int) *leagueClub {
+func startLeagueClub(t *testing.T, bin, name, hubURL, dir string, firstK int, more ...string) *leagueClub {
 	t.Helper()
 	c := &leagueClub{t: t, name: name, dir: dir, next: firstK, done: make(chan struct{})}
-	c.cmd = exec.Command(bin, "run", "--hub", hubURL, "--club", name, "--port", "-", "--problem", "goscore",
-		"--nats-listen", "127.0.0.1:0", "--http", "off", "--state-dir", dir, "--log-format", "json")
+	args := []string{"run", "--hub", hubURL, "--club", name, "--port", "-", "--problem", "goscore",
+		"--nats-listen", "127.0.0.1:0", "--http", "off", "--state-dir", dir, "--log-format", "json"}
+	c.cmd = exec.Command(bin, append(args, more...)...)
 	c.cmd.Env = append(os.Environ(), "SCOREBOARD_HUB_TOKEN=token-"+name)
 	var err error
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
