@@ -10,8 +10,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/promtest"
 )
 
 // TestLeagueClubStartsWithoutHubFault: a club whose hub is not there at start-up
