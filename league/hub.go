@@ -201,13 +201,24 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	was := map[string]bool{}
+	upSince := map[string]time.Time{}
+	kicked := map[string]time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		for club, up := range h.Links() {
+		links := h.Links()
+		for club, up := range links {
+			if up && !was[club] {
+				upSince[club] = time.Now()
+			}
+			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > sourceKickAfter {
+				if h.kickIdleSource(ctx, club) {
+					kicked[club] = time.Now()
+				}
+			}
 			if up != was[club] {
 				ev := h.log.Info()
 				if !up {
@@ -218,6 +229,63 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			was[club] = up
 		}
 	}
+}
+
+// sourceKickAfter is how long a club's link may be up while LEAGUE's source of it
+// stays idle before the hub sets the source up again.
+const sourceKickAfter = 3 * time.Second
+
+// kickIdleSource sets up again LEAGUE's source of a club whose link is up but whose
+// source has had nothing, not even its heartbeat, for sourceKickAfter: the server
+// retries a source whose consumer could not be created (the link was down, or just
+// up and the club's API not yet known across it) only after a back-off that grows to
+// two minutes, so a club back after a cut would wait that long. The source is
+// removed and added again, and goes on from the last sequence LEAGUE holds of it.
+func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.js.Stream(ctx, Stream)
+	if err != nil {
+		return false
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false
+	}
+	idle := false
+	for _, si := range info.Sources {
+		if si.External != nil && si.External.APIPrefix == apiPrefix(club) {
+			idle = si.Active < 0 || si.Active > sourceKickAfter
+		}
+	}
+	if !idle {
+		return false
+	}
+	cfg := info.Config
+	var kept []*jetstream.StreamSource
+	var it *jetstream.StreamSource
+	for _, src := range cfg.Sources {
+		if src.External != nil && src.External.APIPrefix == apiPrefix(club) {
+			it = src
+			continue
+		}
+		kept = append(kept, src)
+	}
+	if it == nil {
+		return false
+	}
+	cfg.Sources = kept
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
+		return false
+	}
+	cfg.Sources = append(kept, it)
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; SIGHUP adds it")
+		return false
+	}
+	h.log.Info().Str("club", club).Msg("league: the club's link is up and its source was idle: set up again")
+	return true
 }
 
 // Conn is the hub's own in-process connection (every right).

@@ -358,7 +358,8 @@ func TestLeagueFault(t *testing.T) {
 	}
 	check := func(scenario string) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
+		start := time.Now()
+		deadline := start.Add(90 * time.Second)
 		for {
 			dumps, results := leagueUnits(t, nc)
 			ok := true
@@ -376,7 +377,7 @@ func TestLeagueFault(t *testing.T) {
 				ok = ok && lost == 0
 			}
 			if ok {
-				t.Logf("%s: %s", scenario, strings.Join(report, "; "))
+				t.Logf("%s (complete %v after the clubs answered): %s", scenario, time.Since(start).Round(time.Millisecond), strings.Join(report, "; "))
 				return
 			}
 			if time.Now().After(deadline) {
