@@ -1,6 +1,7 @@
 package league_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -53,4 +54,16 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("parsed without error, yet the clubs are bad: %v", err)
 		}
 	})
+}
+
+// TestShippedHubConfig: configs/league-hub.toml parses, with its two clubs.
+func TestShippedHubConfig(t *testing.T) {
+	data, err := os.ReadFile("../configs/league-hub.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := league.ParseConfig("configs/league-hub.toml", data)
+	if err != nil || len(c.Clubs) != 2 || c.Hub.LeafListen != "0.0.0.0:7422" {
+		t.Fatalf("%+v, %v", c, err)
+	}
 }

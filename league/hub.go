@@ -110,6 +110,23 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	return h, nil
 }
 
+// Attach runs the league on an existing NATS server or cluster that nc is
+// connected to, with rights to manage its streams: a league that runs its own
+// nats-server as the hub (configs/league-hub.conf), whose leaf listener and clubs'
+// users are in that server's configuration. It sets up LEAGUE with a source per club.
+// The links' states are not known to it (Links is empty).
+func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, log zerolog.Logger) (*Hub, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{nc: nc, js: js, log: log.With().Str("component", "league").Logger()}
+	if err := h.SetClubs(ctx, clubs); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
 func orRandom(port int) int {
 	if port == 0 {
 		return server.RANDOM_PORT
@@ -127,7 +144,9 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.auth.set(clubs)
+	if h.auth != nil {
+		h.auth.set(clubs)
+	}
 	sc := jetstream.StreamConfig{
 		Name:        Stream,
 		Description: "scoreboard league: every club's history, the club's name in the subject",
@@ -167,6 +186,9 @@ func source(c Club) *jetstream.StreamSource {
 
 // closeLeaf closes the leaf connection of a club no longer let in.
 func (h *Hub) closeLeaf(club string) {
+	if h.ns == nil {
+		return // the server's own configuration says who is let in
+	}
 	if id, ok := h.auth.conns.Load(club); ok {
 		_ = h.ns.DisconnectClientByID(id.(uint64))
 	}
@@ -176,6 +198,9 @@ func (h *Hub) closeLeaf(club string) {
 // with the club's credentials last is open.
 func (h *Hub) Links() map[string]bool {
 	up := map[string]bool{}
+	if h.ns == nil {
+		return up
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.clubs {
@@ -203,6 +228,10 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	was := map[string]bool{}
 	upSince := map[string]time.Time{}
 	kicked := map[string]time.Time{}
+	kickEvery := sourceKickAfter
+	if h.ns == nil {
+		kickEvery = externalKickEvery
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -210,11 +239,20 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 		case <-tick.C:
 		}
 		links := h.Links()
+		if h.ns == nil {
+			// An external server: the links are not known here, so every club's
+			// source counts as on a link that is up.
+			h.mu.Lock()
+			for _, c := range h.clubs {
+				links[c.Name] = true
+			}
+			h.mu.Unlock()
+		}
 		for club, up := range links {
 			if up && !was[club] {
 				upSince[club] = time.Now()
 			}
-			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > sourceKickAfter {
+			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > kickEvery {
 				if h.kickIdleSource(ctx, club) {
 					kicked[club] = time.Now()
 				}
@@ -234,6 +272,10 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 // sourceKickAfter is how long a club's link may be up while LEAGUE's source of it
 // stays idle before the hub sets the source up again.
 const sourceKickAfter = 3 * time.Second
+
+// externalKickEvery is how often the hub sets up an idle source again on an
+// external server, where it cannot tell a club whose link is down.
+const externalKickEvery = 10 * time.Second
 
 // kickIdleSource sets up again LEAGUE's source of a club whose link is up but whose
 // source has had nothing, not even its heartbeat, for sourceKickAfter: the server
@@ -292,10 +334,18 @@ func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 func (h *Hub) Conn() *nats.Conn { return h.nc }
 
 // ClientURL is where the hub's tools connect.
-func (h *Hub) ClientURL() string { return h.ns.ClientURL() }
+func (h *Hub) ClientURL() string {
+	if h.ns == nil {
+		return h.nc.ConnectedUrlRedacted()
+	}
+	return h.ns.ClientURL()
+}
 
 // LeafURL is where the clubs connect, as nats-leaf://HOST:PORT.
 func (h *Hub) LeafURL() string {
+	if h.ns == nil {
+		return ""
+	}
 	// The server writes the port it took into its options.
 	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(leafHost(h.opts.LeafNode.Host), strconv.Itoa(h.opts.LeafNode.Port)))
 }
@@ -310,8 +360,10 @@ func leafHost(h string) string {
 // Shutdown stops the hub's server.
 func (h *Hub) Shutdown() {
 	h.nc.Close()
-	h.ns.Shutdown()
-	h.ns.WaitForShutdown()
+	if h.ns != nil {
+		h.ns.Shutdown()
+		h.ns.WaitForShutdown()
+	}
 }
 
 // auth gives each connection its rights. A club's leaf connection, with the club's

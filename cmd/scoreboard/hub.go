@@ -49,6 +49,7 @@ func runHub(ctx context.Context, args []string, io stdio) error {
 	leafListen := fs.String("leaf-listen", defaultHubLeafListen, "the listener the clubs join, `HOST:PORT`")
 	httpListen := fs.String("http", defaultHubHTTP, "the league page's listener, `HOST:PORT`, or \"off\"")
 	stateDir := fs.String("state-dir", "", "the LEAGUE stream's store `directory`; empty: $STATE_DIRECTORY/hub, else $XDG_STATE_HOME/scoreboard/hub")
+	natsf := addNATSFlags(fs, "empty: embed the hub's server; else an existing nats-server (configs/league-hub.conf) with rights to manage its streams")
 	logf := addLogFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -77,25 +78,36 @@ func runHub(ctx context.Context, args []string, io stdio) error {
 		StoreDir:   pick("state-dir", *stateDir, cfg.Hub.StateDir),
 		Clubs:      cfg.Clubs,
 	}
-	if opts.StoreDir == "" {
-		d, err := history.DefaultStateDir(os.Getenv)
-		if err != nil {
-			return err
-		}
-		opts.StoreDir = filepath.Join(d, "hub")
-	}
-	store, err := history.OpenStateDir(opts.StoreDir)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	log, err := logf.logger(io.err)
 	if err != nil {
 		return err
 	}
-	hub, err := league.Start(ctx, opts, log)
-	if err != nil {
-		return err
+	var hub *league.Hub
+	if natsf.url != "" {
+		nc, err := natsf.connect("scoreboard hub", log)
+		if err != nil {
+			return err
+		}
+		if hub, err = league.Attach(ctx, nc, cfg.Clubs, log); err != nil {
+			nc.Close()
+			return err
+		}
+	} else {
+		if opts.StoreDir == "" {
+			d, err := history.DefaultStateDir(os.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.StoreDir = filepath.Join(d, "hub")
+		}
+		store, err := history.OpenStateDir(opts.StoreDir)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		if hub, err = league.Start(ctx, opts, log); err != nil {
+			return err
+		}
 	}
 	defer hub.Shutdown()
 	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")

@@ -116,11 +116,17 @@ type leagueClub struct {
 
 func startLeagueClub(t *testing.T, bin, name, hubURL, dir string, firstK int, more ...string) *leagueClub {
 	t.Helper()
+	return startLeagueClubAs(t, bin, name, "token-"+name, hubURL, dir, firstK, more...)
+}
+
+// startLeagueClubAs is startLeagueClub with the hub token given.
+func startLeagueClubAs(t *testing.T, bin, name, token, hubURL, dir string, firstK int, more ...string) *leagueClub {
+	t.Helper()
 	c := &leagueClub{t: t, name: name, dir: dir, next: firstK, done: make(chan struct{})}
 	args := []string{"run", "--hub", hubURL, "--club", name, "--port", "-", "--problem", "goscore",
 		"--nats-listen", "127.0.0.1:0", "--http", "off", "--state-dir", dir, "--log-format", "json"}
 	c.cmd = exec.Command(bin, append(args, more...)...)
-	c.cmd.Env = append(os.Environ(), "SCOREBOARD_HUB_TOKEN=token-"+name)
+	c.cmd.Env = append(os.Environ(), "SCOREBOARD_HUB_TOKEN="+token)
 	var err error
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
