@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ type linkProxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
+	bytes  atomic.Int64 // carried, both ways
 }
 
 func newLinkProxy(t *testing.T, target string) *linkProxy {
@@ -80,10 +82,26 @@ func (p *linkProxy) pipe(c net.Conn) {
 	p.mu.Lock()
 	p.conns[c], p.conns[u] = true, true
 	p.mu.Unlock()
-	go func() { io.Copy(u, c); u.Close(); c.Close() }()
-	io.Copy(c, u)
+	go func() {
+		io.Copy(countWriter{u, &p.bytes}, c)
+		u.Close()
+		c.Close()
+	}()
+	io.Copy(countWriter{c, &p.bytes}, u)
 	c.Close()
 	u.Close()
+}
+
+// countWriter counts what it writes into n.
+type countWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func (p *linkProxy) down() {
