@@ -478,10 +478,12 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	t0 := time.Now()
 	busWait(t, "west's 10 results in LEAGUE", func() bool {
 		_, results := leagueUnits(t, nc)
 		return len(results["west"]) == 10
 	})
+	t.Logf("west's units in LEAGUE %v after the SIGHUP was taken", time.Since(t0).Round(time.Millisecond))
 	write(head + "[[club]]\nname = \"West\"\n")
 	hub.Signal(syscall.SIGHUP)
 	hub.WaitOutput("the running clubs are kept", 30*time.Second)
