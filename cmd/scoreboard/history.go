@@ -40,6 +40,7 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 	raw := fs.Bool("json", false, "print one JSON record a line")
 	sgf := fs.Bool("sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
 	q := addQueryFlags(fs, true)
+	club := addClubFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,6 +52,9 @@ func runHistory(ctx context.Context, args []string, stdio stdio) error {
 	}
 	query, err := q.query(time.Now())
 	if err != nil {
+		return err
+	}
+	if err := clubScope(*club, nf, &query); err != nil {
 		return err
 	}
 	nc, err := nf.connect("scoreboard history", quietLogger(stdio.err))

@@ -493,4 +493,35 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 		_, results := leagueUnits(t, nc)
 		return len(results["west"]) == 15
 	})
+
+	// The hub's tools take --club: history lists west's units, watch follows them.
+	hubURL := fmt.Sprintf("nats://127.0.0.1:%d", hubPort)
+	out, err := exec.Command(bin, "history", "--club", "west", "--nats-url", hubURL, "--json").Output()
+	if err != nil {
+		t.Fatalf("history --club west: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 15 || !strings.Contains(lines[14], `"seq":15`) || !strings.Contains(lines[0], `"unit":`) {
+		t.Fatalf("history --club west: %d lines, want 15 with their units; first %.200q, last %.200q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	watch := exec.Command(bin, "watch", "--club", "west", "--nats-url", hubURL, "--count", "2")
+	var wout strings.Builder
+	watch.Stdout = &wout
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // watch follows from when it starts
+	west.feed(2)
+	west.answered(60 * time.Second)
+	wdone := make(chan error, 1)
+	go func() { wdone <- watch.Wait() }()
+	select {
+	case err := <-wdone:
+		if err != nil || strings.Count(wout.String(), "\n") != 2 {
+			t.Fatalf("watch --club west: %v, output %q", err, wout.String())
+		}
+	case <-time.After(60 * time.Second):
+		watch.Process.Kill()
+		t.Fatalf("watch --club west printed %q and did not end after 2 results", wout.String())
+	}
 }

@@ -32,6 +32,7 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	raw := fs.Bool("json", false, "print the raw JSON messages, one a line")
 	q := addQueryFlags(fs, false)
 	count := fs.Int("count", 0, "exit after `N` results; 0: run until interrupted")
+	club := addClubFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,6 +45,14 @@ func runWatch(ctx context.Context, args []string, stdio stdio) error {
 	query, err := q.query(time.Now())
 	if err != nil {
 		return err
+	}
+	if err := clubScope(*club, nf, &query); err != nil {
+		return err
+	}
+	if *club != "" && query.Since.IsZero() && query.Last == 0 {
+		// A hub's units are sourced into LEAGUE, never published there: follow
+		// the stream from now.
+		query.Since = time.Now()
 	}
 	nc, err := nf.connect("scoreboard watch", quietLogger(stdio.err))
 	if err != nil {
