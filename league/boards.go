@@ -115,6 +115,7 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 			if md, err := m.Metadata(); err == nil {
 				at = md.Timestamp
 			}
+			h.sawPort(club, r.Port)
 			if _, err := kv.Put(ctx, club+"."+r.Port, history.AppendRecord(nil, m.Data(), unit, at, board, false)); err != nil && ctx.Err() == nil {
 				h.log.Warn().Err(err).Str("club", club).Str("port", r.Port).Msg("league boards: put refused")
 			}

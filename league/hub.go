@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -39,6 +40,9 @@ type Hub struct {
 	log   zerolog.Logger
 	mu    sync.Mutex // serialises SetClubs
 	clubs []Club
+
+	portsMu sync.Mutex
+	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
 }
 
 // Start starts the hub's server and sets up LEAGUE with a source per club.
@@ -221,7 +225,54 @@ func (h *Hub) LinkedClubs() int {
 	return n
 }
 
-// WatchLinks logs each change of a club's link, every period, until ctx ends.
+// Link states on the page: each of a club's ports shows its club's link.
+const (
+	LinkUp   = "linked"
+	LinkDown = "link down"
+)
+
+// linkStatesEvery is how often the link states are published again, for pages
+// started later.
+const linkStatesEvery = 5 * time.Second
+
+// sawPort records a club's port, whose tile then shows the club's link.
+func (h *Hub) sawPort(club, port string) {
+	h.portsMu.Lock()
+	defer h.portsMu.Unlock()
+	if h.ports == nil {
+		h.ports = map[string]map[string]bool{}
+	}
+	if h.ports[club] == nil {
+		h.ports[club] = map[string]bool{}
+	}
+	h.ports[club][port] = true
+}
+
+// publishLink tells the page a club's link state, on each of its ports' tiles
+// (league.port.<club>.<port>, as a daemon tells its ports' device states).
+func (h *Hub) publishLink(club string, up bool, since time.Time) {
+	if h.ns == nil {
+		return // an external server's links are not known here
+	}
+	h.portsMu.Lock()
+	var ports []string
+	for p := range h.ports[club] {
+		ports = append(ports, p)
+	}
+	h.portsMu.Unlock()
+	st := LinkDown
+	if up {
+		st = LinkUp
+	}
+	for _, p := range ports {
+		key := club + "." + p
+		data, _ := json.Marshal(bus.PortState{Port: key, State: st, Since: since})
+		_ = h.nc.Publish(SubjectPrefix+".port."+key, data)
+	}
+}
+
+// WatchLinks logs each change of a club's link, every period, and tells the page,
+// until ctx ends.
 func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
@@ -232,6 +283,8 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	if h.ns == nil {
 		kickEvery = externalKickEvery
 	}
+	since := map[string]time.Time{}
+	var published time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -257,7 +310,11 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 					kicked[club] = time.Now()
 				}
 			}
+			if _, ok := since[club]; !ok || up != was[club] {
+				since[club] = time.Now()
+			}
 			if up != was[club] {
+				h.publishLink(club, up, since[club])
 				ev := h.log.Info()
 				if !up {
 					ev = h.log.Warn()
@@ -265,6 +322,12 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 				ev.Str("club", club).Bool("link_up", up).Msg("club link changed")
 			}
 			was[club] = up
+		}
+		if h.ns != nil && time.Since(published) > linkStatesEvery {
+			for club, up := range links {
+				h.publishLink(club, up, since[club])
+			}
+			published = time.Now()
 		}
 	}
 }

@@ -54,4 +54,17 @@ func TestLeaguePageBrowser(t *testing.T) {
 	if strings.Join(order, " ") != "north.stdio south.stdio" {
 		t.Fatalf("tiles %v, want north's then south's", order)
 	}
+	// Each tile shows its club's link: north's goes down when north stops.
+	for _, club := range []string{"north", "south"} {
+		b.WaitTile(t, club+".stdio", 30*time.Second, club+"'s link up", func(v browsertest.Tile) bool {
+			return strings.HasPrefix(v.State, "linked since")
+		})
+	}
+	north.stop()
+	b.WaitTile(t, "north.stdio", 30*time.Second, "north's link down", func(v browsertest.Tile) bool {
+		return strings.HasPrefix(v.State, "link down since")
+	})
+	if v := b.ReadTile(t, "south.stdio"); !strings.HasPrefix(v.State, "linked since") {
+		t.Fatalf("south's tile shows %q, want its link up", v.State)
+	}
 }
