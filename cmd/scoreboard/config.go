@@ -293,7 +293,7 @@ func (l *configLoader) readFile(data []byte) {
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[key]
 		switch key {
-		case "nats", "log", "daemon", "history", "http":
+		case "nats", "log", "daemon", "history", "http", "hub":
 			t, ok := v.(map[string]any)
 			if !ok {
 				l.fail(key, "want a table [%s], got %s", key, describeValue(v))
@@ -335,7 +335,7 @@ func (l *configLoader) readFile(data []byte) {
 				}
 			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http], [hub] and [[port]])")
 		}
 	}
 }
