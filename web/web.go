@@ -56,16 +56,18 @@ func New(nc *nats.Conn, prefix string, log zerolog.Logger) (*Server, error) {
 
 // Run follows the bus until ctx ends: the hub, the board bucket and the ports' states.
 func (s *Server) Run(ctx context.Context) error {
-	sub, err := s.nc.Subscribe(s.subj.AllPortStates(), func(m *nats.Msg) {
+	// A port is <port> on a club's bus, <club>.<port> on a league hub's.
+	states := s.subj.Prefix + ".port.>"
+	sub, err := s.nc.Subscribe(states, func(m *nats.Msg) {
 		var st bus.PortState
-		if err := json.Unmarshal(m.Data, &st); err != nil || !bus.ValidToken(st.Port) {
+		if err := json.Unmarshal(m.Data, &st); err != nil || !validPortKey(st.Port) {
 			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one")
 			return
 		}
 		s.hub.state(ctx, st)
 	})
 	if err != nil {
-		return fmt.Errorf("page: subscribe %s: %w", s.subj.AllPortStates(), err)
+		return fmt.Errorf("page: subscribe %s: %w", states, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	done := make(chan struct{})
@@ -76,6 +78,16 @@ func (s *Server) Run(ctx context.Context) error {
 	s.hub.run(ctx)
 	<-done
 	return nil
+}
+
+// validPortKey says whether key names a port: a subject token, or on a league
+// hub's page two (<club>.<port>).
+func validPortKey(key string) bool {
+	club, port, two := strings.Cut(key, ".")
+	if !two {
+		return bus.ValidToken(key)
+	}
+	return bus.ValidToken(club) && bus.ValidToken(port)
 }
 
 // boardRetry is how often the page looks for a board bucket that is not there yet
