@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -504,6 +505,52 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	if len(lines) != 15 || !strings.Contains(lines[14], `"seq":15`) || !strings.Contains(lines[0], `"unit":`) {
 		t.Fatalf("history --club west: %d lines, want 15 with their units; first %.200q, last %.200q", len(lines), lines[0], lines[len(lines)-1])
 	}
+	// render --club draws a unit of west's read from LEAGUE: the same picture as
+	// the unit's text drawn from a file.
+	var third struct {
+		Seq  uint64 `json:"seq"`
+		Unit string `json:"unit"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &third); err != nil || third.Seq != 3 || third.Unit == "" {
+		t.Fatalf("history --club west's third line: %v, %+v", err, third)
+	}
+	fromFile := exec.Command(bin, "render", "goscore")
+	fromFile.Stdin = strings.NewReader(third.Unit)
+	want, err := fromFile.Output()
+	if err != nil {
+		t.Fatalf("render goscore of west's unit 3: %v", err)
+	}
+	got, err := exec.Command(bin, "render", "--club", "west", "--port", "stdio", "--seq", "3", "--nats-url", hubURL).Output()
+	if err != nil || !bytes.Equal(got, want) || !bytes.HasPrefix(got, []byte("<svg")) {
+		t.Fatalf("render --club west --port stdio --seq 3: %v; %d bytes, want the %d of the unit drawn from a file", err, len(got), len(want))
+	}
+	var fifteenth struct {
+		Unit string `json:"unit"`
+	}
+	if err := json.Unmarshal([]byte(lines[14]), &fifteenth); err != nil {
+		t.Fatal(err)
+	}
+	fromFile = exec.Command(bin, "render", "--sgf", "goscore")
+	fromFile.Stdin = strings.NewReader(fifteenth.Unit)
+	want, _ = fromFile.Output()
+	got, err = exec.Command(bin, "render", "--sgf", "--club", "west", "--port", "stdio", "--nats-url", hubURL).Output()
+	if err != nil || !bytes.Equal(got, want) || !bytes.HasPrefix(got, []byte("(;FF[4]")) {
+		t.Fatalf("render --sgf --club west --port stdio (the last unit): %v; %q, want %q", err, got, want)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seq", "99"}, "no unit 99 kept in LEAGUE"},
+		{[]string{"othello"}, "no unit kept in LEAGUE"},
+	} {
+		cmd := exec.Command(bin, append([]string{"render", "--club", "west", "--port", "stdio", "--nats-url", hubURL}, bad.args...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), bad.want) {
+			t.Errorf("render --club west %v: %v, %q; want an error with %q", bad.args, err, out, bad.want)
+		}
+	}
+
 	watch := exec.Command(bin, "watch", "--club", "west", "--nats-url", hubURL, "--count", "2")
 	var wout strings.Builder
 	watch.Stdout = &wout
