@@ -100,12 +100,29 @@ func TestConfigLeague(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"[league]\nleaf_listen = \"7422\"\n", "key league.leaf_listen"},
 		{"[league]\nhttp = \"nowhere\"\n", "key league.http: \"nowhere\": want HOST:PORT"},
-		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, http, state_dir)"},
+		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, http, replicas, state_dir)"},
 		{"[hub]\nlisten = \"127.0.0.1:4322\"\n", "key hub.listen: unknown key"},
+		{"[league]\nreplicas = 3\n", "key league.replicas: 3 copies need a NATS cluster"},
+		{"[league]\nreplicas = 7\n", "key league.replicas: 7: want 1 to 5"},
 	} {
 		_, err := Parse(flags(), ss, "hub.toml", []byte(bad.file), noEnv)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: error %v, want one containing %q", bad.file, err, bad.want)
 		}
+	}
+}
+
+// TestConfigExampleHub: configs/league-hub.toml, as generated, is a hub's file
+// that loads at its defaults.
+func TestConfigExampleHub(t *testing.T) {
+	c, err := Parse(nil, Lookup(HubKeys()...), "league-hub.toml", ExampleHub(), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.League.Listen != DefaultLeagueListen || c.League.LeafListen != DefaultLeagueLeafListen || c.League.Replicas != 1 {
+		t.Fatalf("%+v", c.League)
+	}
+	if _, err := Parse(nil, Lookup(RunKeys()...), "league-hub.toml", ExampleHub(), noEnv); err == nil || !strings.Contains(err.Error(), "[[club]] tables are a league hub's") {
+		t.Fatalf("run with the hub's file: %v", err)
 	}
 }

@@ -79,7 +79,10 @@ type Config struct {
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
 	Hub struct{ URL, Club, Token, Creds string }
 	// League is a league hub's own listeners and store: scoreboard hub's [league].
-	League struct{ Listen, LeafListen, HTTP, StateDir string }
+	League struct {
+		Listen, LeafListen, HTTP, StateDir string
+		Replicas                           int
+	}
 	Ports  []daemon.PortConfig
 }
 
@@ -340,6 +343,16 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.League.HTTP },
 		doc:    "The league page (every club's boards, by club) and /metrics, or \"off\".",
 		check:  checkHTTP},
+	{key: "league.replicas", group: GroupLeague, def: 1, hub: true,
+		help:   "with nats.url, copies of LEAGUE and LEAGUE_BOARDS on the hub's NATS cluster (`N`, 1 to 5)",
+		global: func(c *Config) any { return &c.League.Replicas },
+		doc:    "With nats.url (a nats-server cluster as the hub, configs/league-hub.conf): the\ncopies of LEAGUE and LEAGUE_BOARDS, 3 on a cluster of three.",
+		check: func(v any) string {
+			if n := v.(int); n < 1 || n > 5 {
+				return fmt.Sprintf("%d: want 1 to 5 (JetStream's limit): 1 on one server, 3 on a 3-node cluster", n)
+			}
+			return ""
+		}},
 	{key: "league.state_dir", group: GroupLeague, def: "", example: "/var/lib/scoreboard/hub", hub: true,
 		help:   "the LEAGUE stream's store `directory`; empty: $STATE_DIRECTORY/hub, else $XDG_STATE_HOME/scoreboard/hub",
 		global: func(c *Config) any { return &c.League.StateDir },

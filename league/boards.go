@@ -25,12 +25,13 @@ const Bucket = "LEAGUE_BOARDS"
 const maxUnits = 4096
 
 // setupBoards creates the bucket.
-func setupBoards(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      Bucket,
 		Description: "scoreboard league: each club's ports' latest result, with its unit",
 		History:     1,
 		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hub: bucket %s: %w", Bucket, err)
@@ -43,7 +44,7 @@ func setupBoards(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValu
 // own stream and nowhere else. It reads LEAGUE from its last message of each subject
 // on, so a restart of the hub shows the boards at once.
 func (h *Hub) RunBoards(ctx context.Context) error {
-	kv, err := setupBoards(ctx, h.js)
+	kv, err := setupBoards(ctx, h.js, h.replicas)
 	if err != nil {
 		return err
 	}

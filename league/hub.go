@@ -40,6 +40,9 @@ type Hub struct {
 	log   zerolog.Logger
 	mu    sync.Mutex // serialises SetClubs
 	clubs []Club
+	// replicas are LEAGUE's and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
+	// hub cluster of three (Attach).
+	replicas int
 
 	portsMu sync.Mutex
 	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
@@ -119,12 +122,14 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 // nats-server as the hub (configs/league-hub.conf), whose leaf listener and clubs'
 // users are in that server's configuration. It sets up LEAGUE with a source per club.
 // The links' states are not known to it (Links is empty).
-func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, log zerolog.Logger) (*Hub, error) {
+// replicas is LEAGUE's and its bucket's: 3 on a cluster of three, so that the league
+// survives a node's loss.
+func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log zerolog.Logger) (*Hub, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{nc: nc, js: js, log: log.With().Str("component", "league").Logger()}
+	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger()}
 	if err := h.SetClubs(ctx, clubs); err != nil {
 		return nil, err
 	}
@@ -157,7 +162,7 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		Storage:     jetstream.FileStorage,
-		Replicas:    1,
+		Replicas:    max(h.replicas, 1),
 	}
 	for _, c := range clubs {
 		sc.Sources = append(sc.Sources, source(c))

@@ -76,7 +76,7 @@ func runHub(ctx context.Context, c config.Config, path string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		if hub, err = league.Attach(ctx, nc, cfg.Clubs, log); err != nil {
+		if hub, err = league.Attach(ctx, nc, cfg.Clubs, c.League.Replicas, log); err != nil {
 			nc.Close()
 			return err
 		}
