@@ -249,6 +249,13 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 		p.queue = append(p.queue, e)
 	}
 	e.Result, e.Time, e.ok = m.Data(), ts, true
+	if p.q.Stream != "" {
+		// Another stream than the prefix's own (a league hub's LEAGUE) got it later
+		// than its publisher sent it: show the club's time.
+		if at, ok := bus.ParseTime(h.Get(bus.HeaderTime)); ok {
+			e.Time = at
+		}
+	}
 	if k.seq > 0 {
 		if old := p.done[p.next]; old != (unitKey{}) {
 			delete(p.answered, old)

@@ -112,9 +112,12 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 			if r.Problem == "othello" && unit != nil {
 				board, _ = engine.OthelloBoardAfter(unit)
 			}
-			at := time.Now()
-			if md, err := m.Metadata(); err == nil {
+			// The club's time of the result, not the time LEAGUE got it (a catch-up's).
+			at, ok := bus.ParseTime(m.Headers().Get(bus.HeaderTime))
+			if md, err := m.Metadata(); !ok && err == nil {
 				at = md.Timestamp
+			} else if !ok {
+				at = time.Now()
 			}
 			h.sawPort(club, r.Port)
 			if _, err := kv.Put(ctx, club+"."+r.Port, history.AppendRecord(nil, m.Data(), unit, at, board, false)); err != nil && ctx.Err() == nil {

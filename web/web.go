@@ -239,20 +239,23 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// boardFile serves /boards/<port> (the large view), <port>.svg and <port>.sgf.
+// boardFile serves /boards/<port> (the large view), <port>.svg and <port>.sgf; a
+// port is <club>.<port> on a league hub's page.
 func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
 	port, ext := file, ""
-	if i := strings.LastIndexByte(file, '.'); i > 0 {
-		port, ext = file[:i], file[i:]
+	for _, e := range []string{".svg", ".sgf"} {
+		if p, ok := strings.CutSuffix(file, e); ok {
+			port, ext = p, e
+		}
 	}
-	switch ext {
-	case "":
-		s.page(w, r)
-		return
-	case ".svg", ".sgf":
-	default:
+	// A league hub's port has a dot of its own: <club>.<port>.
+	if !validPortKey(port) {
 		http.NotFound(w, r)
+		return
+	}
+	if ext == "" {
+		s.page(w, r)
 		return
 	}
 	b := s.hub.board(r.Context(), port)
@@ -336,10 +339,18 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	writeSVG(w, svg)
 }
 
-// keptUnit finds the unit of a history message: a dump's.
+// keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
+// a league hub's page of a club's (<prefix>.<club>.dump.<problem>.<port>).
 func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
 	if p, _, err := s.subj.ParseDump(subject); err == nil {
 		return p, data, nil
+	}
+	if rest, ok := strings.CutPrefix(subject, s.subj.Prefix+"."); ok {
+		if club, _, _ := strings.Cut(rest, "."); bus.ValidToken(club) {
+			if p, _, err := (bus.Subjects{Prefix: s.subj.Prefix + "." + club}).ParseDump(subject); err == nil {
+				return p, data, nil
+			}
+		}
 	}
 	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
 }
@@ -370,9 +381,15 @@ const (
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
-	if !bus.ValidToken(port) {
-		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_')", http.StatusBadRequest)
+	if !validPortKey(port) {
+		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
 		return
+	}
+	// A league hub's port is <club>.<port>: its units are under the prefix
+	// <prefix>.<club> of the prefix's stream (LEAGUE).
+	prefix, hq := s.subj.Prefix, history.Query{Port: port}
+	if club, name, ok := strings.Cut(port, "."); ok {
+		prefix, hq = s.subj.Prefix+"."+club, history.Query{Port: name, Stream: s.subj.Stream()}
 	}
 	limit, since := historyLimit, historySince
 	if v := q.Get("limit"); v != "" {
@@ -394,7 +411,8 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	items := []HistoryItem{}
-	err := history.Read(ctx, s.js, s.subj.Prefix, history.Query{Port: port, Since: time.Now().Add(-since), Last: limit},
+	hq.Since, hq.Last = time.Now().Add(-since), limit
+	err := history.Read(ctx, s.js, prefix, hq,
 		func(e *history.Entry) error {
 			items = append(items, historyItem(e))
 			return nil
