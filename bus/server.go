@@ -58,6 +58,9 @@ type ServerOptions struct {
 	// StoreDir, when set, turns JetStream on, with its file store in this directory
 	// (the history). The caller owns the directory: one server at a time.
 	StoreDir string
+	// Hub, when set, joins a league hub as a leaf node with the club's JetStream
+	// domain (hublink.go). It needs StoreDir.
+	Hub *HubLink
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -118,6 +121,11 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	if o.StoreDir != "" {
 		opts.JetStream = true
 		opts.StoreDir = o.StoreDir
+	}
+	if o.Hub != nil {
+		if err := o.Hub.apply(opts, o.Prefix); err != nil {
+			return nil, err
+		}
 	}
 	opts.CustomClientAuthentication = la
 	ns, err := server.NewServer(opts)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -42,6 +43,23 @@ const (
 // published again after a timeout, and a second result for one unit (a late worker,
 // or the daemon's error result), are kept once: the first wins, as on the port.
 const HeaderMsgID = "Nats-Msg-Id"
+
+// HeaderTime is when a result was published, by its publisher's clock (RFC 3339, UTC):
+// the club's time of a result that reaches a league hub later, since the hub's
+// LEAGUE stream stamps a sourced message with the time it came in (a catch-up's).
+const HeaderTime = "Scoreboard-Time"
+
+// FormatTime is t as HeaderTime carries it.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ParseTime reads HeaderTime's value; false when it is absent or not a time.
+func ParseTime(v string) (time.Time, bool) {
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
 
 // DumpID is the Nats-Msg-Id of the dump numbered seq by origin; "" (no id, so kept
 // every time) for a dump without both, such as one published by hand.

@@ -500,9 +500,10 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 	}
 	// The history keeps one result per unit: the stream drops a second one with the
 	// same id (a dump published again and answered twice).
-	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data}
+	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data,
+		Header: nats.Header{HeaderTime: {FormatTime(time.Now())}}}
 	if id := ResultID(res.Origin, res.Seq); id != "" {
-		out.Header = nats.Header{HeaderMsgID: {id}}
+		out.Header[HeaderMsgID] = []string{id}
 	}
 	if err := w.nc.PublishMsg(out); err != nil {
 		unit(w.log.Error()).Err(err).Msg("publish result")

@@ -20,7 +20,7 @@ import (
 func configFlags(t testing.TB, args ...string) *pflag.FlagSet {
 	t.Helper()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	Bind(fs, settings, &Config{}, &daemon.PortConfig{})
+	Bind(fs, Lookup(RunKeys()...), &Config{}, &daemon.PortConfig{})
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +29,12 @@ func configFlags(t testing.TB, args ...string) *pflag.FlagSet {
 
 // parseRunConfig is parseConfig with run's settings.
 func parseRunConfig(path string, data []byte, fs *pflag.FlagSet, getenv func(string) (string, bool)) (Config, error) {
-	return Parse(fs, settings, path, data, getenv)
+	return Parse(fs, Lookup(RunKeys()...), path, data, getenv)
 }
 
 // loadRunConfig is loadConfig with run's settings.
 func loadRunConfig(path string, fs *pflag.FlagSet) (Config, error) {
-	return Load(fs, settings, path)
+	return Load(fs, Lookup(RunKeys()...), path)
 }
 
 // defaultConfig is run's configuration with every setting at its default.

@@ -8,11 +8,52 @@ import (
 	"time"
 )
 
-// Example is configs/scoreboard.toml: every key, with its doc, its default (or
-// an example, commented out), its flag and its environment variable.
+// Example is configs/scoreboard.toml: every key of run, with its doc, its default
+// (or an example, commented out), its flag and its environment variable.
 func Example() []byte {
 	var b bytes.Buffer
-	b.WriteString(`# scoreboard configuration: scoreboard run --config /etc/scoreboard/scoreboard.toml
+	b.WriteString(exampleHead)
+	writeKeys(&b, func(s *Setting) bool { return !s.hub })
+	b.WriteString("\n# A second scoreboard: uncomment, with its own name and device, at the defaults.\n" +
+		"#  [[port]]\n#  name = \"hall\"\n#  device = \"/dev/serial/by-id/usb-Arduino_Uno_95530343834351A0C1E1-if00\"\n#  problem = \"othello\"\n")
+	return b.Bytes()
+}
+
+// ExampleHub is configs/league-hub.toml: a league hub's [league] keys, and its
+// [[club]] tables (read by the league package, reloaded on SIGHUP).
+func ExampleHub() []byte {
+	var b bytes.Buffer
+	b.WriteString(`# scoreboard hub --config /etc/scoreboard/league-hub.toml
+# Generated from config/settings.go (go generate ./cmd/scoreboard): edit there.
+#
+# The league's hub: the clubs' daemons join it as leaf nodes (scoreboard run
+# --hub-url nats-leaf://hub.example.org:7422 --hub-club north, with the club's token in
+# $SCOREBOARD_HUB_TOKEN), and its LEAGUE stream keeps every club's history. Each
+# [league] key is also a flag and an environment variable, by the same rule as
+# scoreboard.toml's; [nats] (nats.url: an existing nats-server as the hub,
+# configs/league-hub.conf) and [log] are taken too. SIGHUP reads the [[club]] tables
+# again: clubs added are let in, clubs removed are refused and their links closed; a
+# bad file is logged and the running clubs kept. docs/league.md says what each side
+# trusts.
+`)
+	writeKeys(&b, func(s *Setting) bool { return s.hub })
+	b.WriteString(`
+# One table per club. name: the club's --hub-club (lowercase letters, digits, '-',
+# '_'), its JetStream domain and its user here. token: its secret; give each club its
+# own. prefix: the club daemon's --nats-prefix, if not the default.
+[[club]]
+name = "north"
+token = "change-me-north"
+
+[[club]]
+name = "south"
+token = "change-me-south"
+# prefix = "scoreboard"
+`)
+	return b.Bytes()
+}
+
+const exampleHead = `# scoreboard configuration: scoreboard run --config /etc/scoreboard/scoreboard.toml
 # Generated from config/settings.go (go generate ./cmd/scoreboard): edit there.
 #
 # Every key is optional but a port's device and problem. Each key is also a flag and
@@ -23,16 +64,22 @@ func Example() []byte {
 # systemd, in /etc/scoreboard/scoreboard.env, mode 0600. A mistake (an unknown key, a
 # wrong type, a port without a device, an unknown problem) stops the daemon before it
 # starts, naming this file, the line, the key and what is wrong.
-`)
+`
+
+// writeKeys writes the keys of the settings that take, table by table.
+func writeKeys(b *bytes.Buffer, take func(*Setting) bool) {
 	table := ""
 	for _, s := range settings {
+		if !take(s) {
+			continue
+		}
 		if s.table() != table {
 			table = s.table()
 			if s.port != nil {
 				b.WriteString("\n# One [[port]] table per scoreboard. With a single port, the port flags override\n" +
 					"# its keys; with several, set them here.\n[[port]]\n")
 			} else {
-				fmt.Fprintf(&b, "\n[%s]\n", table)
+				fmt.Fprintf(b, "\n[%s]\n", table)
 			}
 		}
 		if s.doc != "" {
@@ -54,14 +101,11 @@ func Example() []byte {
 		if commented {
 			line = "# " + line
 		}
-		fmt.Fprintf(&b, "%-47s # --%s, $%s\n", line, s.Flag(), s.Env())
+		fmt.Fprintf(b, "%-47s # --%s, $%s\n", line, s.Flag(), s.Env())
 		if s.also != nil {
-			fmt.Fprintf(&b, "%-47s # --%s %v: %s\n", "# "+s.name()+" = "+tomlValue(s.also), s.Flag(), s.also, s.alsoNote)
+			fmt.Fprintf(b, "%-47s # --%s %v: %s\n", "# "+s.name()+" = "+tomlValue(s.also), s.Flag(), s.also, s.alsoNote)
 		}
 	}
-	b.WriteString("\n# A second scoreboard: uncomment, with its own name and device, at the defaults.\n" +
-		"#  [[port]]\n#  name = \"hall\"\n#  device = \"/dev/serial/by-id/usb-Arduino_Uno_95530343834351A0C1E1-if00\"\n#  problem = \"othello\"\n")
-	return b.Bytes()
 }
 
 func tomlValue(v any) string {

@@ -194,8 +194,14 @@ func (l *loader) readFile(data []byte) {
 					l.setFile(l.fs, settings[i], full, v)
 				}
 			}
+		case key == "club":
+			// A league hub's clubs: the league package reads them (and again on
+			// SIGHUP). In a club's file they are a mistake.
+			if !l.has("league.listen") {
+				l.fail(key, "[[club]] tables are a league hub's (scoreboard hub --config); a club joins one with [hub] url and club")
+			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http] and [[port]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http], [hub], [league] and [[port]], and a hub's [[club]])")
 		}
 	}
 }
@@ -396,6 +402,10 @@ func (l *loader) validate() {
 		}
 	}
 
+	l.validateHub()
+	if l.has("league.replicas") && l.c.League.Replicas > 1 && l.c.NATS.URL == "" && !l.failed["league.replicas"] {
+		l.fail("league.replicas", "%d copies need a NATS cluster as the hub (nats.url, configs/league-hub-cluster.conf); the hub's embedded server is one", l.c.League.Replicas)
+	}
 	n := &l.c.NATS
 	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {
@@ -474,6 +484,44 @@ func (l *loader) validate() {
 		}
 		if p.Problem == "" {
 			l.fail(portKey(i, "problem"), "missing: one of %s", strings.Join(engine.Names(), ", "))
+		}
+	}
+}
+
+// validateHub checks a club's link to a league hub ([hub]) across settings: each
+// key's own check has been done.
+func (l *loader) validateHub() {
+	h := l.c.Hub
+	if !l.has("hub.url") || (h.URL == "" && h.Club == "" && h.Token == "" && h.Creds == "") {
+		return
+	}
+	switch {
+	case l.failed["hub.url"] || l.failed["hub.club"]:
+	case h.URL == "":
+		key := "hub.club"
+		if h.Club == "" {
+			key = "hub.token"
+			if h.Creds != "" {
+				key = "hub.creds"
+			}
+		}
+		l.fail(key, "the club's link needs the hub's URL (--hub-url, $SCOREBOARD_HUB_URL, hub.url)")
+	case h.Club == "":
+		l.fail("hub.url", "the hub needs the club's name (--hub-club, $SCOREBOARD_HUB_CLUB, hub.club)")
+	case h.Token != "" && h.Creds != "":
+		l.fail("hub.creds", "give the hub the club's token or a creds file, not both")
+	case h.Token == "" && h.Creds == "":
+		l.fail("hub.url", "the hub needs the club's credentials: a token ($SCOREBOARD_HUB_TOKEN, hub.token) or a creds file (--hub-creds, hub.creds)")
+	case l.c.NATS.URL != "":
+		l.fail("hub.url", "a club's link to the hub is its embedded server's: it cannot go with nats.url (an existing server)")
+	case l.has("history.enabled") && !l.c.History.Enabled:
+		l.fail("hub.url", "the hub reads the club's history: it cannot go with the history off")
+	}
+	if h.Creds != "" {
+		if fi, err := os.Stat(h.Creds); err != nil {
+			l.fail("hub.creds", "%v", err)
+		} else if fi.IsDir() {
+			l.fail("hub.creds", "%s is a directory, want a file", h.Creds)
 		}
 	}
 }

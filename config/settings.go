@@ -46,6 +46,9 @@ type Setting struct {
 	// alias is the flag's former name, still accepted and not shown; "no-NAME" for
 	// a bool is its negation (--no-workers is --daemon-workers=false).
 	alias string
+	// hub marks a setting of `scoreboard hub` alone (a league hub's [league]): run
+	// does not take it, and configs/league-hub.toml shows it, not scoreboard.toml.
+	hub bool
 	// check says what is wrong with a value on its own, or "". Checks across
 	// settings are in config.go.
 	check func(v any) string
@@ -72,7 +75,14 @@ type Config struct {
 		MaxAge, MaxBytes string
 		Replicas         int
 	}
-	HTTP  struct{ Listen string }
+	HTTP struct{ Listen string }
+	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
+	Hub struct{ URL, Club, Token, Creds string }
+	// League is a league hub's own listeners and store: scoreboard hub's [league].
+	League struct {
+		Listen, LeafListen, HTTP, StateDir string
+		Replicas                           int
+	}
 	Ports []daemon.PortConfig
 }
 
@@ -84,10 +94,19 @@ const (
 	GroupNATS    = "NATS"
 	GroupHistory = "history"
 	GroupWeb     = "web"
+	GroupLeague  = "league"
 	GroupLog     = "logging"
 )
 
-var Groups = []string{GroupOptions, GroupPort, GroupDaemon, GroupNATS, GroupHistory, GroupWeb, GroupLog}
+var Groups = []string{GroupOptions, GroupPort, GroupDaemon, GroupNATS, GroupHistory, GroupWeb, GroupLeague, GroupLog}
+
+// Defaults of a league hub's listeners: its tools on loopback, beside a club
+// daemon's 4222; the clubs on NATS's leaf-node port, on every interface.
+const (
+	DefaultLeagueListen     = "127.0.0.1:4322"
+	DefaultLeagueLeafListen = "0.0.0.0:7422"
+	DefaultLeagueHTTP       = "127.0.0.1:8090"
+)
 
 // HTTPOff turns the page's listener off.
 const HTTPOff = "off"
@@ -275,14 +294,70 @@ var settings = []*Setting{
 			"(http://<this machine>:8080/) on the TV. The page only reads, so it needs no\n" +
 			"password; /metrics shows the same counts.",
 		also: "0.0.0.0:8080", alsoNote: "the TV can reach it",
+		check: checkHTTP},
+
+	// [hub]: a club's link to a league hub (docs/league.md).
+	{key: "hub.url", group: GroupLeague, def: "", example: "nats-leaf://hub.example.org:7422", alias: "hub",
+		help:   "join a league: the hub's leaf-node `URL` (nats-leaf://HOST:PORT), with --hub-club and the club's token in $SCOREBOARD_HUB_TOKEN",
+		global: func(c *Config) any { return &c.Hub.URL },
+		doc: "A league (docs/league.md): the embedded server joins the hub as a leaf node, with\n" +
+			"the club's name as its JetStream domain; the hub's LEAGUE stream sources the club's\n" +
+			"history. The club goes on whether the link is up: ports, workers, history, page.\n" +
+			"nats-leaf://HOST:PORT (tls:// for TLS), comma-separated for a hub cluster.",
 		check: func(v any) string {
-			if h := v.(string); h != HTTPOff {
-				if _, _, err := net.SplitHostPort(h); err != nil {
-					return fmt.Sprintf("%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
-				}
+			if v == "" {
+				return ""
+			}
+			// The URL alone; the club and the credentials are checked with it (load.go).
+			return errMsg(bus.CheckHubURL(v.(string)))
+		}},
+	{key: "hub.club", group: GroupLeague, def: "", example: "north", alias: "club",
+		help:   "the club's `name` in the league: its JetStream domain and its user at the hub",
+		global: func(c *Config) any { return &c.Hub.Club },
+		check: func(v any) string {
+			if v != "" && !bus.ValidToken(v.(string)) {
+				return fmt.Sprintf("club name %q: want lowercase letters, digits, '-' and '_' (the club's JetStream domain and its user at the hub)", v)
 			}
 			return ""
 		}},
+	{key: "hub.token", group: GroupLeague, def: "", example: "",
+		help:   "the club's `token` at the hub; put it in the environment, not on the command line",
+		global: func(c *Config) any { return &c.Hub.Token },
+		doc:    "The club's credentials at the hub: its token (in the environment, please), or a\ncreds file (a user JWT and its nkey seed) for a hub in operator mode; not both."},
+	{key: "hub.creds", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.creds",
+		help:   "the club's credentials `file` at the hub (user JWT and nkey seed), instead of a token",
+		global: func(c *Config) any { return &c.Hub.Creds }},
+
+	// [league]: scoreboard hub's own (its [[club]] tables are the league package's).
+	{key: "league.listen", group: GroupLeague, def: DefaultLeagueListen, hub: true,
+		help:   "the hub's listener for its tools (history, watch, render --club), `HOST:PORT`",
+		global: func(c *Config) any { return &c.League.Listen },
+		doc:    "The hub's tools (history, watch, render --club): loopback only.",
+		check:  checkListen},
+	{key: "league.leaf_listen", group: GroupLeague, def: DefaultLeagueLeafListen, hub: true,
+		help:   "the leaf-node listener the clubs join, `HOST:PORT`",
+		global: func(c *Config) any { return &c.League.LeafListen },
+		doc:    "The clubs' leaf connections (scoreboard run --hub-url nats-leaf://HOST:PORT).",
+		check:  checkListen},
+	{key: "league.http", group: GroupLeague, def: DefaultLeagueHTTP, hub: true,
+		help:   "the league page's and /metrics' listener, `HOST:PORT`, or \"off\"",
+		global: func(c *Config) any { return &c.League.HTTP },
+		doc:    "The league page (every club's boards, by club) and /metrics, or \"off\".",
+		check:  checkHTTP},
+	{key: "league.replicas", group: GroupLeague, def: 1, hub: true,
+		help:   "with nats.url, copies of LEAGUE and LEAGUE_BOARDS on the hub's NATS cluster (`N`, 1 to 5)",
+		global: func(c *Config) any { return &c.League.Replicas },
+		doc:    "With nats.url (a nats-server cluster as the hub, configs/league-hub.conf): the\ncopies of LEAGUE and LEAGUE_BOARDS, 3 on a cluster of three.",
+		check: func(v any) string {
+			if n := v.(int); n < 1 || n > 5 {
+				return fmt.Sprintf("%d: want 1 to 5 (JetStream's limit): 1 on one server, 3 on a 3-node cluster", n)
+			}
+			return ""
+		}},
+	{key: "league.state_dir", group: GroupLeague, def: "", example: "/var/lib/scoreboard/hub", hub: true,
+		help:   "the LEAGUE stream's store `directory`; empty: $STATE_DIRECTORY/hub, else $XDG_STATE_HOME/scoreboard/hub",
+		global: func(c *Config) any { return &c.League.StateDir },
+		doc:    "LEAGUE and LEAGUE_BOARDS. Left out: $STATE_DIRECTORY/hub, else\n$XDG_STATE_HOME/scoreboard/hub, else ~/.local/state/scoreboard/hub."},
 
 	// [[port]]: one table per scoreboard; the flags make or override the one port.
 	{key: "port.name", group: GroupPort, def: "", example: "lobby",
@@ -376,6 +451,31 @@ var (
 	LogKeys = []string{"log.level", "log.format"}
 )
 
+// Hub says whether the setting is scoreboard hub's alone (a league hub's [league]).
+func (s *Setting) Hub() bool { return s.hub }
+
+// RunKeys are the keys of run's settings: every one but the league hub's own.
+func RunKeys() []string {
+	var keys []string
+	for _, s := range settings {
+		if !s.hub {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
+}
+
+// HubKeys are scoreboard hub's: its [league], its NATS client's, its log's.
+func HubKeys() []string {
+	var keys []string
+	for _, s := range settings {
+		if s.hub {
+			keys = append(keys, s.key)
+		}
+	}
+	return append(append(keys, NATSClientKeys...), LogKeys...)
+}
+
 // Lookup returns the settings of keys; none is every setting.
 func Lookup(keys ...string) []*Setting {
 	if len(keys) == 0 {
@@ -467,6 +567,24 @@ func (b *negatedBool) String() string {
 	return fmt.Sprint(!*b.p)
 }
 func (b *negatedBool) Type() string { return "bool" }
+
+// checkHTTP checks a page's listener.
+func checkHTTP(v any) string {
+	if h := v.(string); h != HTTPOff {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return fmt.Sprintf("%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
+		}
+	}
+	return ""
+}
+
+// checkListen checks a NATS listener, HOST:PORT.
+func checkListen(v any) string {
+	if _, _, err := bus.ParseListen(v.(string)); err != nil {
+		return err.Error()
+	}
+	return ""
+}
 
 // positive checks a duration.
 func positive(v any) string {

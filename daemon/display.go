@@ -417,7 +417,8 @@ func (d *display) publishError(seq uint64, line int, msg, who string, stopped bo
 	if err == nil {
 		// The workers' id for the unit's result: whichever comes first is the one the
 		// history keeps, as on the port.
-		err = d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: data, Header: nats.Header{bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}}})
+		err = d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: data, Header: nats.Header{
+			bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}})
 	}
 	if err != nil {
 		d.log.Error().Err(err).Uint64("seq", seq).Msg("publish error result")

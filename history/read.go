@@ -40,6 +40,9 @@ type Query struct {
 	// Follow goes on with the units that come after the history, until ctx ends
 	// (watch). It reads results only: a unit is shown when its result comes.
 	Follow bool
+	// Stream is the stream to read, when not the prefix's own: a league hub's
+	// LEAGUE, whose subjects for a club are under the prefix league.<club>.
+	Stream string
 }
 
 // Entry is one unit and its outcome.
@@ -93,6 +96,10 @@ var ErrNoHistory = errors.New("no history kept on this server")
 // duplicate where the two meet, until ctx ends.
 func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, emit func(*Entry) error) error {
 	subj := bus.Subjects{Prefix: prefix}
+	stream := subj.Stream()
+	if q.Stream != "" {
+		stream = q.Stream
+	}
 	star := func(s string) string {
 		if s == "" {
 			return "*"
@@ -111,17 +118,17 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	if !q.Since.IsZero() {
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &q.Since
 	}
-	cons, err := js.OrderedConsumer(ctx, subj.Stream(), cfg)
+	cons, err := js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
 			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, subj.Stream(), err)
+			return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, stream, err)
 		}
-		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+		return fmt.Errorf("history: read stream %s: %w", stream, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+		return fmt.Errorf("history: read stream %s: %w", stream, err)
 	}
 	defer func() {
 		it.Stop()
@@ -129,13 +136,13 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 		// better, where the reader's rights allow it.
 		if ci := cons.CachedInfo(); ci != nil {
 			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = js.DeleteConsumer(dctx, subj.Stream(), ci.Name)
+			_ = js.DeleteConsumer(dctx, stream, ci.Name)
 			cancel()
 		}
 	}()
 	info, err := cons.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+		return fmt.Errorf("history: read stream %s: %w", stream, err)
 	}
 	p := newPairer(q, subj, emit)
 	replaying := info.NumPending > 0
@@ -150,11 +157,11 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+			return fmt.Errorf("history: read stream %s: %w", stream, err)
 		}
 		meta, err := m.Metadata()
 		if err != nil {
-			return fmt.Errorf("history: read stream %s: %w", subj.Stream(), err)
+			return fmt.Errorf("history: read stream %s: %w", stream, err)
 		}
 		more, err := p.add(m, meta.Timestamp, meta.Sequence.Stream)
 		if err != nil {
@@ -242,6 +249,13 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 		p.queue = append(p.queue, e)
 	}
 	e.Result, e.Time, e.ok = m.Data(), ts, true
+	if p.q.Stream != "" {
+		// Another stream than the prefix's own (a league hub's LEAGUE) got it later
+		// than its publisher sent it: show the club's time.
+		if at, ok := bus.ParseTime(h.Get(bus.HeaderTime)); ok {
+			e.Time = at
+		}
+	}
 	if k.seq > 0 {
 		if old := p.done[p.next]; old != (unitKey{}) {
 			delete(p.answered, old)

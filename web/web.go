@@ -56,16 +56,18 @@ func New(nc *nats.Conn, prefix string, log zerolog.Logger) (*Server, error) {
 
 // Run follows the bus until ctx ends: the hub, the board bucket and the ports' states.
 func (s *Server) Run(ctx context.Context) error {
-	sub, err := s.nc.Subscribe(s.subj.AllPortStates(), func(m *nats.Msg) {
+	// A port is <port> on a club's bus, <club>.<port> on a league hub's.
+	states := s.subj.Prefix + ".port.>"
+	sub, err := s.nc.Subscribe(states, func(m *nats.Msg) {
 		var st bus.PortState
-		if err := json.Unmarshal(m.Data, &st); err != nil || !bus.ValidToken(st.Port) {
+		if err := json.Unmarshal(m.Data, &st); err != nil || !validPortKey(st.Port) {
 			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one")
 			return
 		}
 		s.hub.state(ctx, st)
 	})
 	if err != nil {
-		return fmt.Errorf("page: subscribe %s: %w", s.subj.AllPortStates(), err)
+		return fmt.Errorf("page: subscribe %s: %w", states, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	done := make(chan struct{})
@@ -76,6 +78,16 @@ func (s *Server) Run(ctx context.Context) error {
 	s.hub.run(ctx)
 	<-done
 	return nil
+}
+
+// validPortKey says whether key names a port: a subject token, or on a league
+// hub's page two (<club>.<port>).
+func validPortKey(key string) bool {
+	club, port, two := strings.Cut(key, ".")
+	if !two {
+		return bus.ValidToken(key)
+	}
+	return bus.ValidToken(club) && bus.ValidToken(port)
 }
 
 // boardRetry is how often the page looks for a board bucket that is not there yet
@@ -225,20 +237,23 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// boardFile serves /boards/<port> (the large view), <port>.svg and <port>.sgf.
+// boardFile serves /boards/<port> (the large view), <port>.svg and <port>.sgf; a
+// port is <club>.<port> on a league hub's page.
 func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
 	port, ext := file, ""
-	if i := strings.LastIndexByte(file, '.'); i > 0 {
-		port, ext = file[:i], file[i:]
+	for _, e := range []string{".svg", ".sgf"} {
+		if p, ok := strings.CutSuffix(file, e); ok {
+			port, ext = p, e
+		}
 	}
-	switch ext {
-	case "":
-		s.page(w, r)
-		return
-	case ".svg", ".sgf":
-	default:
+	// A league hub's port has a dot of its own: <club>.<port>.
+	if !validPortKey(port) {
 		http.NotFound(w, r)
+		return
+	}
+	if ext == "" {
+		s.page(w, r)
 		return
 	}
 	b := s.hub.board(r.Context(), port)
@@ -322,10 +337,18 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	writeSVG(w, svg)
 }
 
-// keptUnit finds the unit of a history message: a dump's.
+// keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
+// a league hub's page of a club's (<prefix>.<club>.dump.<problem>.<port>).
 func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
 	if p, _, err := s.subj.ParseDump(subject); err == nil {
 		return p, data, nil
+	}
+	if rest, ok := strings.CutPrefix(subject, s.subj.Prefix+"."); ok {
+		if club, _, _ := strings.Cut(rest, "."); bus.ValidToken(club) {
+			if p, _, err := (bus.Subjects{Prefix: s.subj.Prefix + "." + club}).ParseDump(subject); err == nil {
+				return p, data, nil
+			}
+		}
 	}
 	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
 }
@@ -356,9 +379,15 @@ const (
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
-	if !bus.ValidToken(port) {
-		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_')", http.StatusBadRequest)
+	if !validPortKey(port) {
+		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
 		return
+	}
+	// A league hub's port is <club>.<port>: its units are under the prefix
+	// <prefix>.<club> of the prefix's stream (LEAGUE).
+	prefix, hq := s.subj.Prefix, history.Query{Port: port}
+	if club, name, ok := strings.Cut(port, "."); ok {
+		prefix, hq = s.subj.Prefix+"."+club, history.Query{Port: name, Stream: s.subj.Stream()}
 	}
 	limit, since := historyLimit, historySince
 	if v := q.Get("limit"); v != "" {
@@ -380,7 +409,8 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	items := []HistoryItem{}
-	err := history.Read(ctx, s.js, s.subj.Prefix, history.Query{Port: port, Since: time.Now().Add(-since), Last: limit},
+	hq.Since, hq.Last = time.Now().Add(-since), limit
+	err := history.Read(ctx, s.js, prefix, hq,
 		func(e *history.Entry) error {
 			items = append(items, historyItem(e))
 			return nil

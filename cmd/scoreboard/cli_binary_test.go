@@ -157,14 +157,26 @@ func TestBinaryExitCodes(t *testing.T) {
 // the binary takes each flag and lists it with its variable, and the example config
 // has each key in its table.
 func TestSettingNames(t *testing.T) {
-	_, help, _ := sb(t, nil, "run", "--help")
-	help = strings.Join(strings.Fields(help), " ")
-	example, err := os.ReadFile("../../configs/scoreboard.toml")
+	// run's settings are in its help and scoreboard.toml; a league hub's own
+	// ([league]) in hub's help and league-hub.toml.
+	_, runHelp, _ := sb(t, nil, "run", "--help")
+	runHelp = strings.Join(strings.Fields(runHelp), " ")
+	_, hubHelp, _ := sb(t, nil, "hub", "--help")
+	hubHelp = strings.Join(strings.Fields(hubHelp), " ")
+	runExample, err := os.ReadFile("../../configs/scoreboard.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubExample, err := os.ReadFile("../../configs/league-hub.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	for _, s := range config.All() {
+		cmd, help, example := "run", runHelp, runExample
+		if s.Hub() {
+			cmd, help, example = "hub", hubHelp, hubExample
+		}
 		table, name, ok := strings.Cut(s.Key(), ".")
 		if !ok || strings.ContainsAny(name, ".-") || strings.ToLower(s.Key()) != s.Key() {
 			t.Errorf("key %q: want table.name, lowercase, with _ between words", s.Key())
@@ -179,7 +191,7 @@ func TestSettingNames(t *testing.T) {
 		}
 		seen[flag] = true
 		if !strings.Contains(help, "--"+flag+" ") || !strings.Contains(help, "[$"+env+"]") {
-			t.Errorf("run --help does not list --%s with $%s", flag, env)
+			t.Errorf("%s --help does not list --%s with $%s", cmd, flag, env)
 		}
 		header := "\n[" + table + "]\n"
 		if table == "port" {
@@ -188,16 +200,20 @@ func TestSettingNames(t *testing.T) {
 		_, rest, _ := strings.Cut(string(example), header)
 		body, _, _ := strings.Cut(rest, "\n[")
 		if !regexp.MustCompile(`(?m)^(# )?` + name + ` = .*# --` + flag + `, \$` + env + `$`).MatchString(body) {
-			t.Errorf("configs/scoreboard.toml has no %s key in %s with --%s and $%s", name, strings.TrimSpace(header), flag, env)
+			t.Errorf("configs/%s has no %s key in %s with --%s and $%s", map[string]string{"run": "scoreboard.toml", "hub": "league-hub.toml"}[cmd], name, strings.TrimSpace(header), flag, env)
 		}
 	}
-	// Every flag is taken by run (--help: then nothing starts).
-	args := []string{"run", "--help"}
-	for _, s := range config.All() {
-		args = append(args, "--"+s.Flag()+"="+fmt.Sprint(s.Default()))
-	}
-	if code, _, errs := sb(t, nil, args...); code != 0 {
-		t.Errorf("run with every setting's flag: exit %d, %s", code, errs)
+	// Every flag is taken by run, or by hub (--help: then nothing starts).
+	for _, cmd := range []string{"run", "hub"} {
+		args := []string{cmd, "--help"}
+		for _, s := range config.All() {
+			if s.Hub() == (cmd == "hub") {
+				args = append(args, "--"+s.Flag()+"="+fmt.Sprint(s.Default()))
+			}
+		}
+		if code, _, errs := sb(t, nil, args...); code != 0 {
+			t.Errorf("%s with every setting's flag: exit %d, %s", cmd, code, errs)
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 
 // The references made from the command tree and the settings' declarations:
 // docs/cli.md, the man pages (docs/man, and `scoreboard manpage`), and the example
-// configs/scoreboard.toml. TestGenerated keeps the committed ones true; this
+// configs/scoreboard.toml and configs/league-hub.toml. TestGenerated keeps the committed ones true; this
 // regenerates them:
 //
 //go:generate go test -run ^TestGenerated$ -update .

@@ -14,7 +14,7 @@ import (
 var update = flag.Bool("update", false, "write the generated references instead of checking them")
 
 // TestGenerated keeps the references made from the command tree and the settings
-// true: docs/cli.md, docs/man/*.1 and configs/scoreboard.toml are what the binary's
+// true: docs/cli.md, docs/man/*.1, configs/scoreboard.toml and configs/league-hub.toml are what the binary's
 // generators make now. After a change: go generate ./cmd/scoreboard (this test with
 // -update), and commit the files.
 func TestGenerated(t *testing.T) {
@@ -31,6 +31,7 @@ func TestGenerated(t *testing.T) {
 	want := map[string][]byte{
 		"../../docs/cli.md":             md,
 		"../../configs/scoreboard.toml": config.Example(),
+		"../../configs/league-hub.toml": config.ExampleHub(),
 	}
 	pages, _ := filepath.Glob(filepath.Join(man, "*.1"))
 	for _, p := range pages {

@@ -41,6 +41,7 @@ func historyCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print one JSON record a line")
 	cmd.Flags().BoolVar(&sgf, "sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
 	q := addQueryFlags(cmd, true)
+	club := addClubFlag(cmd)
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if raw && sgf {
@@ -52,6 +53,9 @@ func historyCommand(stdio stdio) *cobra.Command {
 		}
 		c, err := load("")
 		if err != nil {
+			return err
+		}
+		if err := clubScope(*club, &c, &query); err != nil {
 			return err
 		}
 		return printHistory(cmd.Context(), &c, query, raw, sgf, stdio)

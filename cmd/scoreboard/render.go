@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/render"
 )
 
@@ -24,20 +30,125 @@ func renderCommand(stdio stdio) *cobra.Command {
 			"first of a file of several, or --unit N), and writes its picture (SVG) on stdout:\n" +
 			"the board, the marks the problem's answer needs and the answer. With --sgf it\n" +
 			"writes the game record (SGF FF[4]) of a replay, goscore or territory unit instead.\n" +
-			"Problems: " + strings.Join(engine.Names(), ", ") + ".",
-		Example:           "  scoreboard render goscore board.txt > board.svg\n  scoreboard render --unit 2 othello testdata/samples/othello.in > second.svg\n  scoreboard render --sgf replay game.txt > game.sgf",
+			"At a league hub, --club NAME --port PORT draws a unit of that club's port read from\n" +
+			"the hub's LEAGUE stream instead (--seq N, or its last one); PROBLEM is then\n" +
+			"optional, the unit's own. Problems: " + strings.Join(engine.Names(), ", ") + ".",
+		Example: "  scoreboard render goscore board.txt > board.svg\n  scoreboard render --unit 2 othello testdata/samples/othello.in > second.svg\n  scoreboard render --sgf replay game.txt > game.sgf\n" +
+			"  scoreboard render --nats-url nats://127.0.0.1:4322 --club north --port table1 --seq 12 > n12.svg",
 		Args:              problemArgs(1, "PROBLEM and at most one FILE"),
 		ValidArgsFunction: completeProblems,
 	}
 	cmd.Flags().BoolVar(&sgf, "sgf", false, "write the unit's game record (SGF) instead of its picture")
 	cmd.Flags().IntVar(&unit, "unit", 1, "which unit of the input to draw, `N` from 1, as a port numbers them")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if unit < 1 {
-			return usagef("--unit %d: units are numbered from 1", unit)
+	club := cmd.Flags().String("club", "", "at a league hub (--nats-url): draw a unit of this club's, read from LEAGUE, instead of a FILE")
+	port := cmd.Flags().String("port", "", "with --club: the club's port (its `name`)")
+	seq := cmd.Flags().Uint64("seq", 0, "with --club: the port's unit of this sequence number `N` (the latest such); 0: the port's last unit kept")
+	load := addSettings(cmd, config.NATSClientKeys...)
+	// With --club the PROBLEM is optional (the unit's own), and there is no FILE.
+	fileArgs := cmd.Args
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed("club") {
+			if len(args) > 1 {
+				return usagef("with --club, at most a PROBLEM (the unit comes from LEAGUE), got %d arguments", len(args))
+			}
+			if len(args) == 1 {
+				_, err := lookupProblem(args[0])
+				return err
+			}
+			return nil
 		}
-		return render1(args, sgf, unit, stdio)
+		return fileArgs(cmd, args)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if *club == "" {
+			if *port != "" || *seq != 0 {
+				return usagef("--port and --seq go with --club (a unit at a league hub)")
+			}
+			if unit < 1 {
+				return usagef("--unit %d: units are numbered from 1", unit)
+			}
+			return render1(args, sgf, unit, stdio)
+		}
+		if *port == "" {
+			return usagef("--club %s: give the club's --port too", *club)
+		}
+		if !bus.ValidToken(*port) {
+			return usagef("--port %q: want lowercase letters, digits, '-' and '_'", *port)
+		}
+		c, err := load("")
+		if err != nil {
+			return err
+		}
+		q := history.Query{Port: *port}
+		if len(args) == 1 {
+			q.Problem = args[0]
+		}
+		if err := clubScope(*club, &c, &q); err != nil {
+			return err
+		}
+		problem, text, err := clubUnit(cmd.Context(), &c, q, *seq, stdio)
+		if err != nil {
+			return fmt.Errorf("render --club %s --port %s: %w", *club, *port, err)
+		}
+		return drawUnit(problem, text, sgf, fmt.Sprintf("LEAGUE %s.%s", *club, *port), stdio)
 	}
 	return cmd
+}
+
+// clubUnit reads a unit of a club's port in a hub's LEAGUE (q, scoped by clubScope):
+// the latest of sequence number seq (a port numbers its units from 1 again when its
+// daemon restarts), or the port's last one when seq is 0.
+func clubUnit(ctx context.Context, c *config.Config, q history.Query, seq uint64, stdio stdio) (string, []byte, error) {
+	nc, err := c.Connect("scoreboard render", quietLogger(stdio.err))
+	if err != nil {
+		return "", nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return "", nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if seq == 0 {
+		q.Last = 1
+	}
+	var found *history.Entry
+	err = history.Read(ctx, js, c.NATS.Prefix, q, func(e *history.Entry) error {
+		if (seq == 0 || e.Seq == seq) && e.Unit != nil {
+			found = e
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", nil, err
+	case found == nil && seq == 0:
+		return "", nil, errors.New("no unit kept in LEAGUE (is the club in the hub's [[club]] tables, the port's name right?)")
+	case found == nil:
+		return "", nil, fmt.Errorf("no unit %d kept in LEAGUE ('scoreboard history --club' lists the units kept)", seq)
+	}
+	return found.Problem, found.Unit, nil
+}
+
+// drawUnit writes a unit's picture, or its game record, on stdout; name says where
+// it came from in errors.
+func drawUnit(problem string, unit []byte, sgf bool, name string, stdio stdio) error {
+	if sgf && !render.HasSGF(problem) {
+		return fmt.Errorf("%s units have no game record: only replay, goscore and territory", problem)
+	}
+	var (
+		out []byte
+		err error
+	)
+	if sgf {
+		out, err = render.SGF(problem, unit)
+	} else {
+		out, err = render.SVG(problem, unit)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	_, err = stdio.out.Write(out)
+	return err
 }
 
 // render1 draws unit n of args: PROBLEM [FILE].
@@ -60,15 +171,5 @@ func render1(args []string, sgf bool, n int, stdio stdio) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	var out []byte
-	if sgf {
-		out, err = render.SGF(problem, unit)
-	} else {
-		out, err = render.SVG(problem, unit)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	_, err = stdio.out.Write(out)
-	return err
+	return drawUnit(problem, unit, sgf, name, stdio)
 }

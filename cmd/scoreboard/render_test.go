@@ -35,6 +35,10 @@ func TestRenderCommand(t *testing.T) {
 		{[]string{"render", "--sgf", "othello"}, "", "othello units have no game record", 1},
 		{[]string{"render", "replay"}, "5 1\nB(9,9)\n", "stdin: replay: line 2", 1},
 		{[]string{"render", "goscore", "/nonexistent/board.txt"}, "", "no such file", 1},
+		{[]string{"render", "--port", "hall", "goscore"}, "", "--port and --seq go with --club", 2},
+		{[]string{"render", "--club", "north"}, "", "--club north: give the club's --port too", 2},
+		{[]string{"render", "--club", "north", "--port", "hall", "goscore", "file"}, "", "with --club, at most a PROBLEM", 2},
+		{[]string{"render", "--club", "North", "--port", "hall"}, "", `--club "North": want lowercase`, 2},
 	} {
 		code, _, errs := runCmd(t, tc.in, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

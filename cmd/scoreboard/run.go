@@ -52,7 +52,7 @@ func runCommand(io stdio) *cobra.Command {
 		Args: noArgs("takes only flags (the ports: --port-device, or [[port]] tables in --config)"),
 	}
 	cmd.Flags().StringVar(&path, "config", "", "the configuration `file` (TOML): every setting below as a key, and one [[port]] table per scoreboard")
-	load := addSettings(cmd)
+	load := addSettings(cmd, config.RunKeys()...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load(path)
 		if err != nil {
@@ -128,6 +128,9 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		// they published is stored before the server stops (settle).
 		stored *bus.Server
 		conns  []*nats.Conn
+		// hubLinked says whether the link to a league hub is up (nil: no hub).
+		hubLinked func() bool
+		hub       = hubLink(c)
 	)
 	if c.NATS.URL == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -143,12 +146,17 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			opts.StoreDir = store.Path
 			held = store.HasStream(c.Subjects().Stream())
 		}
+		opts.Hub = hub
 		srv, err := bus.StartServerWith(opts, log)
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
+		if hub != nil {
+			hubLinked = srv.HubLinked
+			go watchHubLink(ctx, srv, hub, log)
+		}
 		if store != nil && c.History.Enabled {
 			stored = srv
 		}
@@ -201,6 +209,10 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
 	met := newMetrics(updater, wnc, pnc)
+	if hubLinked != nil {
+		met.Gauge("scoreboard_hub_link_up", "1 while the embedded server's leaf link to the league hub is up, 0 while it is down (the club goes on without it).",
+			func() float64 { return b2f(hubLinked()) })
+	}
 	cfg.Metrics = met
 	// Without them the health check pings any worker of the service.
 	var workers *bus.Workers

@@ -37,6 +37,7 @@ func watchCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print the raw JSON messages, one a line")
 	q := addQueryFlags(cmd, false)
 	cmd.Flags().IntVar(&count, "count", 0, "exit after `N` results; 0: run until interrupted")
+	club := addClubFlag(cmd)
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if count < 0 {
@@ -49,6 +50,14 @@ func watchCommand(stdio stdio) *cobra.Command {
 		c, err := load("")
 		if err != nil {
 			return err
+		}
+		if err := clubScope(*club, &c, &query); err != nil {
+			return err
+		}
+		if *club != "" && query.Since.IsZero() && query.Last == 0 {
+			// A hub's units are sourced into LEAGUE, never published there: follow
+			// the stream from now.
+			query.Since = time.Now()
 		}
 		return watch(cmd.Context(), &c, query, raw, count, stdio)
 	}

@@ -7,6 +7,14 @@ const large = location.pathname.startsWith("/boards/")
   ? decodeURIComponent(location.pathname.slice("/boards/".length)) : null;
 const tilesEl = document.getElementById("tiles");
 const tiles = new Map();
+// On a league hub's page a port is <club>.<port>: each club's tiles follow a heading
+// with its name, its link's state and the age of its latest board.
+const clubs = new Map();
+
+function clubOf(port) {
+  const i = port.indexOf(".");
+  return i < 0 ? null : port.slice(0, i);
+}
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -39,7 +47,8 @@ function tileFor(port) {
   const root = el("article", "tile");
   root.dataset.port = port;
   const h = el("h2");
-  const name = el("a", "port", port);
+  const club = clubOf(port);
+  const name = el("a", "port", club ? port.slice(club.length + 1) : port);
   name.href = "/boards/" + encodeURIComponent(port);
   const problem = el("span", "problem");
   h.append(name, problem);
@@ -53,11 +62,28 @@ function tileFor(port) {
   const answer = el("pre", "answer");
   const links = el("div", "links");
   root.append(h, meta, pic, caption, answer, links);
-  t = { root, problem, seq, time, state, pic, caption, answer, links, key: "" };
+  t = { root, problem, seq, time, state, pic, caption, answer, links, key: "", club, at: 0, stateText: "", stateCls: "" };
+  if (club && !large && !clubs.has(club)) {
+    const head = el("h2", "club");
+    head.dataset.club = club;
+    const cname = el("span", "club-name", club);
+    const link = el("span", "link");
+    const age = el("span", "age");
+    head.append(cname, link, age);
+    clubs.set(club, { head, link, age });
+  }
   tiles.set(port, t);
   const after = [...tiles.keys()].sort().indexOf(port);
   const next = [...tiles.keys()].sort()[after + 1];
-  tilesEl.insertBefore(root, next ? tiles.get(next).root : null);
+  let before = next ? tiles.get(next).root : null;
+  if (club && !large) {
+    // The club's heading goes before its first tile; a club's last tile goes before
+    // the next club's heading.
+    if (next && clubOf(next) !== club && clubs.has(clubOf(next))) before = clubs.get(clubOf(next)).head;
+    const c = clubs.get(club);
+    if (!c.head.isConnected) tilesEl.insertBefore(c.head, before);
+  }
+  tilesEl.insertBefore(root, before);
   document.getElementById("empty").hidden = true;
   layout();
   return t;
@@ -69,6 +95,9 @@ function update(b) {
   const [stext, scls] = stateText(b.state);
   t.state.textContent = stext;
   t.state.className = "state " + scls;
+  t.stateText = stext; t.stateCls = scls;
+  if (b.time) t.at = Math.max(t.at, Date.parse(b.time) || 0);
+  showClub(t.club);
   const key = b.revision + "/" + b.seq;
   if (!b.revision || key === t.key) return;
   t.key = key;
@@ -126,9 +155,38 @@ function showBoardAlone(t) {
   svg.removeAttribute("height");
 }
 
+// showClub writes a club's heading: its link's state (each of its tiles shows it too)
+// and the age of its latest board, by the club's own clock (the result's time).
+function showClub(club) {
+  const c = club && clubs.get(club);
+  if (!c) return;
+  let at = 0, link = "", cls = "";
+  for (const t of tiles.values()) {
+    if (t.club !== club) continue;
+    at = Math.max(at, t.at);
+    if (t.stateText) { link = t.stateText; cls = t.stateCls; }
+  }
+  c.link.textContent = link;
+  c.link.className = "link " + cls.replace(/ /g, "-");
+  c.head.dataset.latest = at ? new Date(at).toISOString() : "";
+  c.age.textContent = at ? "latest board " + age(Date.now() - at) + " ago" : "";
+}
+
+function age(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min";
+  if (s < 86400) return Math.floor(s / 3600) + " h";
+  return Math.floor(s / 86400) + " d";
+}
+
 function remove(port) {
   const t = tiles.get(port);
   if (t) { t.root.remove(); tiles.delete(port); }
+  if (t && t.club && ![...tiles.values()].some((o) => o.club === t.club)) {
+    const c = clubs.get(t.club);
+    if (c) { c.head.remove(); clubs.delete(t.club); }
+  } else if (t) showClub(t.club);
   layout();
 }
 
@@ -136,15 +194,21 @@ function remove(port) {
 // can be: the columns whose tiles come nearest a picture's shape.
 function layout() {
   const n = Math.max(tiles.size, 1);
-  const w = window.innerWidth, h = window.innerHeight - 60;
+  // Each club's heading takes a row of its own, and its tiles start a row.
+  const groups = new Map();
+  for (const t of tiles.values()) groups.set(t.club, (groups.get(t.club) || 0) + 1);
+  const rowsOf = (cols) => groups.size === 0 ? Math.ceil(n / cols)
+    : [...groups.values()].reduce((r, k) => r + Math.ceil(k / cols), 0);
+  const heads = large ? 0 : clubs.size;
+  const w = window.innerWidth, h = window.innerHeight - 60 - 44 * heads;
   let best = 1, bestSide = 0;
   for (let cols = 1; cols <= n; cols++) {
-    const rows = Math.ceil(n / cols);
-    const side = Math.min(w / cols, (h / rows) * 0.8); // a tile is a little taller than wide
+    const side = Math.min(w / cols, (h / rowsOf(cols)) * 0.8); // a tile is a little taller than wide
     if (side > bestSide) { best = cols; bestSide = side; }
   }
   tilesEl.style.setProperty("--cols", best);
-  tilesEl.style.setProperty("--rows", Math.ceil(n / best));
+  tilesEl.style.setProperty("--rows", rowsOf(best));
+  tilesEl.style.setProperty("--heads", heads);
   // Many tiles: smaller headings and answers (never under 16 px), for the picture.
   tilesEl.classList.toggle("many", n > 6);
 }
@@ -197,7 +261,10 @@ function connect() {
   };
 }
 
-function tick() { document.getElementById("clock").textContent = hhmmss(new Date()); }
+function tick() {
+  document.getElementById("clock").textContent = hhmmss(new Date());
+  for (const club of clubs.keys()) showClub(club);
+}
 
 if (large) {
   document.body.classList.add("large");

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/metrics"
+	webpkg "github.com/goclub/scoreboard/web"
+)
+
+func init() { register(hubCommand) }
+
+func hubCommand(io stdio) *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "hub",
+		Short: "a league's hub: the clubs' daemons join it as leaf nodes; it keeps every club's history in LEAGUE",
+		Long: "Runs a league's hub: a NATS server with JetStream (domain \"league\"), a leaf-node\n" +
+			"listener the clubs' daemons join (scoreboard run --hub-url URL --hub-club NAME), and\n" +
+			"the LEAGUE stream, which sources every club's history across the club's JetStream\n" +
+			"domain with the club's name in the subjects: league.<club>.dump.<problem>.<port>\n" +
+			"and league.<club>.result.<problem>.<port>. The clubs are the [[club]] tables of\n" +
+			"--config (name, token); SIGHUP reads them again: clubs added are let in, clubs\n" +
+			"removed are refused and their links closed, no restart. With --nats-url the hub is\n" +
+			"an existing nats-server (configs/league-hub.conf), and scoreboard hub manages\n" +
+			"LEAGUE on it. history, watch and render take --club at the hub. docs/league.md.",
+		Example: "  scoreboard hub --config /etc/scoreboard/league-hub.toml\n" +
+			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
+		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),
+	}
+	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log] and one [[club]] table per club")
+	load := addSettings(cmd, config.HubKeys()...)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if path == "" {
+			return usagef("--config is needed: the clubs are its [[club]] tables (name, token)")
+		}
+		c, err := load(path)
+		if err != nil {
+			return err
+		}
+		return runHub(cmd.Context(), c, path, io)
+	}
+	return cmd
+}
+
+func runHub(ctx context.Context, c config.Config, path string, io stdio) error {
+	cfg, err := readHubConfig(path)
+	if err != nil {
+		return err
+	}
+	opts := league.Options{
+		Listen:     c.League.Listen,
+		LeafListen: c.League.LeafListen,
+		StoreDir:   c.League.StateDir,
+		Clubs:      cfg.Clubs,
+	}
+	log, err := c.Logger(io.err)
+	if err != nil {
+		return err
+	}
+	var hub *league.Hub
+	if c.NATS.URL != "" {
+		nc, err := c.Connect("scoreboard hub", log)
+		if err != nil {
+			return err
+		}
+		if hub, err = league.Attach(ctx, nc, cfg.Clubs, c.League.Replicas, log); err != nil {
+			nc.Close()
+			return err
+		}
+	} else {
+		if opts.StoreDir == "" {
+			d, err := history.DefaultStateDir(os.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.StoreDir = filepath.Join(d, "hub")
+		}
+		store, err := history.OpenStateDir(opts.StoreDir)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		if hub, err = league.Start(ctx, opts, log); err != nil {
+			return err
+		}
+	}
+	defer hub.Shutdown()
+	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return hub.RunBoards(gctx) })
+	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
+	if c.League.HTTP != config.HTTPOff {
+		ln, err := webpkg.Listen(c.League.HTTP)
+		if err != nil {
+			return fmt.Errorf("--league-http: %w", err)
+		}
+		defer ln.Close()
+		met := metrics.New()
+		met.Gauge("scoreboard_league_clubs_linked", "How many of the league's clubs have their link to the hub up.",
+			func() float64 { return float64(hub.LinkedClubs()) })
+		g.Go(func() error {
+			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
+			if err := servePage(gctx, ln, func() (*webpkg.Server, error) {
+				return webpkg.New(hub.Conn(), league.SubjectPrefix, log)
+			}, met, log); err != nil {
+				log.Error().Err(err).Str("component", "web").Msg("the league page is not served; the hub goes on without it")
+			}
+			return nil
+		})
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-gctx.Done():
+			err := g.Wait()
+			log.Info().Msg("hub stopped")
+			return err
+		case <-hup:
+			reloadHub(gctx, hub, path, log)
+		}
+	}
+}
+
+// reloadHub sets the clubs of the file at path; a bad file is logged and the
+// running clubs kept.
+func reloadHub(ctx context.Context, hub *league.Hub, path string, log zerolog.Logger) {
+	cfg, err := readHubConfig(path)
+	if err == nil {
+		err = hub.SetClubs(ctx, cfg.Clubs)
+	}
+	if err != nil {
+		log.Error().Err(err).Str("config", path).Msg("SIGHUP: the hub's file is not taken; the running clubs are kept")
+		return
+	}
+	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
+}
+
+func readHubConfig(path string) (league.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return league.Config{}, fmt.Errorf("hub config: %w (--config names a TOML file; configs/league-hub.toml in the source is an example)", err)
+	}
+	return league.ParseConfig(path, data)
+}

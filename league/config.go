@@ -1,0 +1,106 @@
+// Package league is the hub of a league: many club rooms, each a scoreboard daemon
+// whose embedded server joins the hub as a leaf node with a JetStream domain of its
+// own, and one hub whose LEAGUE stream sources every club's history stream across
+// its domain, with the club's name put in the subjects. It holds the hub's
+// configuration (the clubs and their credentials), the authentication of the
+// clubs' leaf connections, the stream and its sources, and what the hub knows of
+// each club's link.
+package league
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// Club is a club the hub takes in: its name (its JetStream domain, its user at the
+// hub) and its token. Prefix is the subjects' prefix of the club's daemon,
+// bus.DefaultPrefix when empty.
+type Club struct {
+	Name   string `toml:"name"`
+	Token  string `toml:"token"`
+	Prefix string `toml:"prefix"`
+}
+
+// Config is what this package reads of the hub's configuration file: one [[club]]
+// table per club. The file's other tables ([league], [nats], [log]) are the hub's
+// settings, which the config package reads and checks.
+type Config struct {
+	Clubs []Club `toml:"club"`
+}
+
+// Domain is the hub's own JetStream domain; no club may take it.
+const Domain = "league"
+
+// ParseConfig reads a hub configuration file's contents; file names it in errors.
+// Every error found is returned, each naming the table and the key.
+func ParseConfig(file string, data []byte) (Config, error) {
+	var c Config
+	md, err := toml.Decode(string(data), &c)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w (the hub's file has one [[club]] table per club; configs/league-hub.toml is an example)", file, err)
+	}
+	var errs []error
+	for _, k := range md.Undecoded() {
+		if len(k) > 0 && k[0] == "club" {
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, token and prefix)", file, k.String()))
+		}
+	}
+	if err := CheckClubs(c.Clubs); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", file, err))
+	}
+	return c, errors.Join(errs...)
+}
+
+// CheckClubs says everything wrong with a list of clubs: a name that is not a
+// subject token or is the hub's domain, a name twice, a missing token, a bad prefix.
+func CheckClubs(clubs []Club) error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range clubs {
+		where := fmt.Sprintf("[[club]] %d", i+1)
+		if c.Name != "" {
+			where += fmt.Sprintf(" (%q)", c.Name)
+		}
+		switch {
+		case !bus.ValidToken(c.Name):
+			errs = append(errs, fmt.Errorf("%s name: want lowercase letters, digits, '-' and '_' (the club's --club)", where))
+		case c.Name == Domain:
+			errs = append(errs, fmt.Errorf("%s name: %q is the hub's own JetStream domain; give the club another name", where, Domain))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("%s name: a second club of this name; each club needs its own", where))
+		}
+		seen[c.Name] = true
+		if c.Token == "" {
+			errs = append(errs, fmt.Errorf("%s token: missing; the club gives it as $SCOREBOARD_HUB_TOKEN or hub.token", where))
+		} else if strings.ContainsAny(c.Token, " \t\r\n") {
+			errs = append(errs, fmt.Errorf("%s token: contains white space", where))
+		}
+		if c.Prefix != "" && !bus.ValidPrefix(c.Prefix) {
+			errs = append(errs, fmt.Errorf("%s prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", where, c.Prefix))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Club) prefix() string {
+	if c.Prefix == "" {
+		return bus.DefaultPrefix
+	}
+	return c.Prefix
+}
+
+// names lists the clubs' names, sorted.
+func names(clubs []Club) []string {
+	var n []string
+	for _, c := range clubs {
+		n = append(n, c.Name)
+	}
+	slices.Sort(n)
+	return n
+}

@@ -1,0 +1,69 @@
+package league_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/goclub/scoreboard/league"
+)
+
+func TestParseConfig(t *testing.T) {
+	c, err := league.ParseConfig("hub.toml", []byte(`
+[league]
+leaf_listen = "0.0.0.0:7422"
+[[club]]
+name = "north"
+token = "s3cret"
+[[club]]
+name = "south"
+token = "other"
+prefix = "club.south"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Clubs) != 2 || c.Clubs[1].Prefix != "club.south" {
+		t.Fatalf("parsed %+v", c)
+	}
+	for _, bad := range []struct{ file, want string }{
+		{"[[club]]\nname = \"North\"\ntoken = \"t\"", `[[club]] 1 ("North") name: want lowercase`},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\n[[club]]\nname = \"a\"\ntoken = \"u\"", `[[club]] 2 ("a") name: a second club`},
+		{"[[club]]\nname = \"a\"", `[[club]] 1 ("a") token: missing`},
+		{"[[club]]\nname = \"league\"\ntoken = \"t\"", "the hub's own JetStream domain"},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\ncolour = 1", `unknown key "club.colour"`},
+		{"[league\n", "hub.toml: toml:"},
+	} {
+		_, err := league.ParseConfig("hub.toml", []byte(bad.file))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want one containing %q", bad.file, err, bad.want)
+		}
+	}
+}
+
+// FuzzParseConfig: any file gives clubs that pass CheckClubs, or an error.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("[league]\nlisten = \"127.0.0.1:4322\"\n[[club]]\nname = \"north\"\ntoken = \"t\"\n"))
+	f.Add([]byte("[[club]]\nname = \"a\"\n[[club]]\nname = \"a\"\ntoken = \"\"\nprefix = \"x..y\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := league.ParseConfig("fuzz.toml", data)
+		if err != nil {
+			return
+		}
+		if err := league.CheckClubs(c.Clubs); err != nil {
+			t.Fatalf("parsed without error, yet the clubs are bad: %v", err)
+		}
+	})
+}
+
+// TestShippedHubConfig: configs/league-hub.toml parses, with its two clubs.
+func TestShippedHubConfig(t *testing.T) {
+	data, err := os.ReadFile("../configs/league-hub.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := league.ParseConfig("configs/league-hub.toml", data)
+	if err != nil || len(c.Clubs) != 2 {
+		t.Fatalf("%+v, %v", c, err)
+	}
+}

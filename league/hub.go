@@ -1,0 +1,526 @@
+package league
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// Options configure the hub's server.
+type Options struct {
+	Listen     string // the hub's tools: HOST:PORT (loopback), port 0 for any
+	LeafListen string // the clubs: HOST:PORT, port 0 for any
+	StoreDir   string // the LEAGUE stream's store
+	Clubs      []Club
+}
+
+// Hub is the league's hub: an embedded nats-server with JetStream in the domain
+// "league", a leaf-node listener for the clubs, and the LEAGUE stream.
+type Hub struct {
+	ns    *server.Server
+	opts  *server.Options
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	auth  *auth
+	log   zerolog.Logger
+	mu    sync.Mutex // serialises SetClubs
+	clubs []Club
+	// replicas are LEAGUE's and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
+	// hub cluster of three (Attach).
+	replicas int
+
+	portsMu sync.Mutex
+	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
+}
+
+// Start starts the hub's server and sets up LEAGUE with a source per club.
+func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
+	if err := CheckClubs(o.Clubs); err != nil {
+		return nil, err
+	}
+	if o.StoreDir == "" {
+		return nil, errors.New("hub: a state dir is needed for the LEAGUE stream")
+	}
+	host, port, err := bus.ParseListen(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if !bus.Loopback(host) {
+		return nil, fmt.Errorf("hub: client listener %q: the hub's tools have read rights without credentials, so it listens on loopback only (127.0.0.1:PORT)", o.Listen)
+	}
+	lhost, lport, err := bus.ParseListen(o.LeafListen)
+	if err != nil {
+		return nil, fmt.Errorf("hub: leaf listener: %w", err)
+	}
+	a := &auth{}
+	a.set(o.Clubs)
+	opts := &server.Options{
+		ServerName:      "scoreboard-hub",
+		Host:            host,
+		Port:            orRandom(port),
+		NoSigs:          true,
+		MaxPayload:      bus.MaxPayload,
+		JetStream:       true,
+		JetStreamDomain: Domain,
+		StoreDir:        o.StoreDir,
+		// Replies to the sourcing's API requests then name the club's domain, so
+		// a club may answer its own requests only ($JSC.R.<club>.>).
+		FeatureFlags:               map[string]bool{server.FeatureFlagJsAPIReplyFormatV2: true},
+		CustomClientAuthentication: a,
+	}
+	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
+	// The clubs join by the URL they are given (a name, a proxy, a NAT): the hub
+	// does not tell them its own addresses to try instead.
+	opts.LeafNode.NoAdvertise = true
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("hub: nats-server: %w", err)
+	}
+	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
+	ns.SetLoggerV2(sl, sl.l.GetLevel() <= zerolog.DebugLevel, false, false)
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("hub: nats-server not ready after 10s (is %s or %s taken?)", o.Listen, o.LeafListen)
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard hub"), nats.MaxReconnects(-1))
+	if err != nil {
+		ns.Shutdown()
+		return nil, fmt.Errorf("hub: connect: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		ns.Shutdown()
+		return nil, err
+	}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger()}
+	if err := h.SetClubs(ctx, o.Clubs); err != nil {
+		h.Shutdown()
+		return nil, err
+	}
+	return h, nil
+}
+
+// Attach runs the league on an existing NATS server or cluster that nc is
+// connected to, with rights to manage its streams: a league that runs its own
+// nats-server as the hub (configs/league-hub.conf), whose leaf listener and clubs'
+// users are in that server's configuration. It sets up LEAGUE with a source per club.
+// The links' states are not known to it (Links is empty).
+// replicas is LEAGUE's and its bucket's: 3 on a cluster of three, so that the league
+// survives a node's loss.
+func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log zerolog.Logger) (*Hub, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger()}
+	if err := h.SetClubs(ctx, clubs); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func orRandom(port int) int {
+	if port == 0 {
+		return server.RANDOM_PORT
+	}
+	return port
+}
+
+// SetClubs makes clubs the league: their credentials are what the leaf listener
+// takes from now on (a club removed is let in no more, and its link is closed), and
+// LEAGUE sources exactly them. A club kept keeps its source, so its sourcing goes
+// on from where it was.
+func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
+	if err := CheckClubs(clubs); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.auth != nil {
+		h.auth.set(clubs)
+	}
+	sc := jetstream.StreamConfig{
+		Name:        Stream,
+		Description: "scoreboard league: every club's history, the club's name in the subject",
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(h.replicas, 1),
+	}
+	for _, c := range clubs {
+		sc.Sources = append(sc.Sources, source(c))
+	}
+	if _, err := h.js.CreateOrUpdateStream(ctx, sc); err != nil {
+		return fmt.Errorf("hub: stream %s: %w", Stream, err)
+	}
+	for _, old := range h.clubs {
+		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token }) {
+			h.closeLeaf(old.Name)
+		}
+	}
+	h.clubs = slices.Clone(clubs)
+	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
+	return nil
+}
+
+// source is LEAGUE's source of a club's history stream, across the club's domain.
+func source(c Club) *jetstream.StreamSource {
+	p := c.prefix()
+	return &jetstream.StreamSource{
+		Name: bus.Subjects{Prefix: p}.Stream(),
+		External: &jetstream.ExternalStream{
+			APIPrefix:     apiPrefix(c.Name),
+			DeliverPrefix: deliverPrefix(c.Name),
+		},
+		SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: p + ".>", Destination: Subject(c.Name, ">")}},
+	}
+}
+
+// closeLeaf closes the leaf connection of a club no longer let in.
+func (h *Hub) closeLeaf(club string) {
+	if h.ns == nil {
+		return // the server's own configuration says who is let in
+	}
+	if id, ok := h.auth.conns.Load(club); ok {
+		_ = h.ns.DisconnectClientByID(id.(uint64))
+	}
+}
+
+// Links says which clubs' links are up: the leaf connection that authenticated
+// with the club's credentials last is open.
+func (h *Hub) Links() map[string]bool {
+	up := map[string]bool{}
+	if h.ns == nil {
+		return up
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.clubs {
+		id, ok := h.auth.conns.Load(c.Name)
+		up[c.Name] = ok && h.ns.GetLeafNode(id.(uint64)) != nil
+	}
+	return up
+}
+
+// LinkedClubs is how many clubs have their link up.
+func (h *Hub) LinkedClubs() int {
+	n := 0
+	for _, up := range h.Links() {
+		if up {
+			n++
+		}
+	}
+	return n
+}
+
+// Link states on the page: each of a club's ports shows its club's link.
+const (
+	LinkUp   = "linked"
+	LinkDown = "link down"
+)
+
+// linkStatesEvery is how often the link states are published again, for pages
+// started later.
+const linkStatesEvery = 5 * time.Second
+
+// sawPort records a club's port, whose tile then shows the club's link.
+func (h *Hub) sawPort(club, port string) {
+	h.portsMu.Lock()
+	defer h.portsMu.Unlock()
+	if h.ports == nil {
+		h.ports = map[string]map[string]bool{}
+	}
+	if h.ports[club] == nil {
+		h.ports[club] = map[string]bool{}
+	}
+	h.ports[club][port] = true
+}
+
+// publishLink tells the page a club's link state, on each of its ports' tiles
+// (league.port.<club>.<port>, as a daemon tells its ports' device states).
+func (h *Hub) publishLink(club string, up bool, since time.Time) {
+	if h.ns == nil {
+		return // an external server's links are not known here
+	}
+	h.portsMu.Lock()
+	var ports []string
+	for p := range h.ports[club] {
+		ports = append(ports, p)
+	}
+	h.portsMu.Unlock()
+	st := LinkDown
+	if up {
+		st = LinkUp
+	}
+	for _, p := range ports {
+		key := club + "." + p
+		data, _ := json.Marshal(bus.PortState{Port: key, State: st, Since: since})
+		_ = h.nc.Publish(SubjectPrefix+".port."+key, data)
+	}
+}
+
+// WatchLinks logs each change of a club's link, every period, and tells the page,
+// until ctx ends.
+func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	was := map[string]bool{}
+	upSince := map[string]time.Time{}
+	kicked := map[string]time.Time{}
+	kickEvery := sourceKickAfter
+	if h.ns == nil {
+		kickEvery = externalKickEvery
+	}
+	since := map[string]time.Time{}
+	var published time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		links := h.Links()
+		if h.ns == nil {
+			// An external server: the links are not known here, so every club's
+			// source counts as on a link that is up.
+			h.mu.Lock()
+			for _, c := range h.clubs {
+				links[c.Name] = true
+			}
+			h.mu.Unlock()
+		}
+		for club, up := range links {
+			if up && !was[club] {
+				upSince[club] = time.Now()
+			}
+			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > kickEvery {
+				if h.kickIdleSource(ctx, club) {
+					kicked[club] = time.Now()
+				}
+			}
+			if _, ok := since[club]; !ok || up != was[club] {
+				since[club] = time.Now()
+			}
+			if up != was[club] {
+				h.publishLink(club, up, since[club])
+				ev := h.log.Info()
+				if !up {
+					ev = h.log.Warn()
+				}
+				ev.Str("club", club).Bool("link_up", up).Msg("club link changed")
+			}
+			was[club] = up
+		}
+		if h.ns != nil && time.Since(published) > linkStatesEvery {
+			for club, up := range links {
+				h.publishLink(club, up, since[club])
+			}
+			published = time.Now()
+		}
+	}
+}
+
+// sourceKickAfter is how long a club's link may be up while LEAGUE's source of it
+// stays idle before the hub sets the source up again.
+const sourceKickAfter = 3 * time.Second
+
+// externalKickEvery is how often the hub sets up an idle source again on an
+// external server, where it cannot tell a club whose link is down.
+const externalKickEvery = 10 * time.Second
+
+// kickIdleSource sets up again LEAGUE's source of a club whose link is up but whose
+// source has had nothing, not even its heartbeat, for sourceKickAfter: the server
+// retries a source whose consumer could not be created (the link was down, or just
+// up and the club's API not yet known across it) only after a back-off that grows to
+// two minutes, so a club back after a cut would wait that long. The source is
+// removed and added again, and goes on from the last sequence LEAGUE holds of it.
+func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.js.Stream(ctx, Stream)
+	if err != nil {
+		return false
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false
+	}
+	idle := false
+	for _, si := range info.Sources {
+		if si.External != nil && si.External.APIPrefix == apiPrefix(club) {
+			idle = si.Active < 0 || si.Active > sourceKickAfter
+		}
+	}
+	if !idle {
+		return false
+	}
+	cfg := info.Config
+	var kept []*jetstream.StreamSource
+	var it *jetstream.StreamSource
+	for _, src := range cfg.Sources {
+		if src.External != nil && src.External.APIPrefix == apiPrefix(club) {
+			it = src
+			continue
+		}
+		kept = append(kept, src)
+	}
+	if it == nil {
+		return false
+	}
+	cfg.Sources = kept
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
+		return false
+	}
+	cfg.Sources = append(kept, it)
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; SIGHUP adds it")
+		return false
+	}
+	h.log.Info().Str("club", club).Msg("league: the club's link is up and its source was idle: set up again")
+	return true
+}
+
+// Conn is the hub's own in-process connection (every right).
+func (h *Hub) Conn() *nats.Conn { return h.nc }
+
+// ClientURL is where the hub's tools connect.
+func (h *Hub) ClientURL() string {
+	if h.ns == nil {
+		return h.nc.ConnectedUrlRedacted()
+	}
+	return h.ns.ClientURL()
+}
+
+// LeafURL is where the clubs connect, as nats-leaf://HOST:PORT.
+func (h *Hub) LeafURL() string {
+	if h.ns == nil {
+		return ""
+	}
+	// The server writes the port it took into its options.
+	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(leafHost(h.opts.LeafNode.Host), strconv.Itoa(h.opts.LeafNode.Port)))
+}
+
+func leafHost(h string) string {
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		return "127.0.0.1"
+	}
+	return h
+}
+
+// Shutdown stops the hub's server.
+func (h *Hub) Shutdown() {
+	h.nc.Close()
+	if h.ns != nil {
+		h.ns.Shutdown()
+		h.ns.WaitForShutdown()
+	}
+}
+
+// auth gives each connection its rights. A club's leaf connection, with the club's
+// name and token, may only answer the hub's sourcing of its own domain: take the
+// requests on $JS.<club>.API, reply on $JSC.R.<club>, deliver on $LEAGUE.<club>;
+// nothing else it publishes reaches the hub. The hub's own in-process connections
+// have every right; a client of the (loopback) listener without credentials is a
+// tool that may read the league and change nothing.
+type auth struct {
+	clubs atomic.Pointer[map[string]Club]
+	conns sync.Map // club -> the id of its last leaf connection let in
+}
+
+func (a *auth) set(clubs []Club) {
+	m := make(map[string]Club, len(clubs))
+	for _, c := range clubs {
+		m[c.Name] = c
+	}
+	a.clubs.Store(&m)
+}
+
+func (a *auth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	switch c.Kind() {
+	case server.LEAF:
+		if o == nil {
+			return false
+		}
+		club, ok := (*a.clubs.Load())[o.Username]
+		// Compared even for an unknown club, so the time taken tells nothing.
+		want := club.Token
+		if !ok {
+			want = "\x00not a club"
+		}
+		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(want)) != 1 || !ok {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
+		a.conns.Store(club.Name, c.GetID())
+		return true
+	case server.CLIENT:
+		if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+			c.RegisterUser(&server.User{Username: "hub"})
+			return true
+		}
+		if o == nil || o.Username != "" || o.Password != "" || o.Token != "" || o.Nkey != "" || o.JWT != "" {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: "tool", Permissions: ToolPermissions()})
+		return true
+	}
+	return false
+}
+
+// ClubPermissions are a club's rights on its leaf connection at the hub, as the
+// club sees them: what it may publish into the hub, and what the hub may send it.
+func ClubPermissions(club string) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			deliverPrefix(club) + ".>", // what the hub sources from it
+			"$JSC.R." + club + ".>",    // its answers to the hub's API requests
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			apiPrefix(club) + ".>", // the hub's requests to its domain
+			"$JS.FC.>",             // the hub's flow control of its sourcing consumers
+		}},
+	}
+}
+
+// ToolPermissions are the rights of the hub's tools (history, watch, render --club):
+// reading the league, changing nothing of it, and reaching no club.
+func ToolPermissions() *server.Permissions {
+	api := "$JS.API."
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Deny: []string{
+			"$LEAGUE.>", "$JSC.>", "$JS.*.API.>", "$KV.>", "$O.>", "$SYS.>",
+			api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>", api + "STREAM.PURGE.>",
+			api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
+			api + "ACCOUNT.>", api + "META.>", api + "SERVER.>",
+		}},
+	}
+}
+
+// serverLogger routes the hub's nats-server log into zerolog.
+type serverLogger struct{ l zerolog.Logger }
+
+func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
+func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Fatalf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
+func (s *serverLogger) Tracef(format string, v ...any)  {}

@@ -1,0 +1,322 @@
+package league_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/league"
+)
+
+func testLog(t *testing.T) zerolog.Logger {
+	if os.Getenv("LEAGUE_TEST_LOG") != "" {
+		return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	}
+	return zerolog.Nop()
+}
+
+func startHub(t *testing.T, clubs ...league.Club) *league.Hub {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{
+		Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: t.TempDir(), Clubs: clubs,
+	}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	return h
+}
+
+// startClub starts a club's embedded server linked to hubURL, with its history.
+func startClub(t *testing.T, hubURL, name, token string) (*bus.Server, *nats.Conn) {
+	t.Helper()
+	srv, err := bus.StartServerWith(bus.ServerOptions{
+		Listen: bus.ListenOff, StoreDir: t.TempDir(),
+		Hub: &bus.HubLink{URL: hubURL, Club: name, Token: token},
+	}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "club " + name}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 26}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, nc
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// leagueSubjects reads every message of LEAGUE, in order: its subjects and data.
+func leagueMsgs(t *testing.T, nc *nats.Conn) []*nats.Msg {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, league.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*nats.Msg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("LEAGUE seq %d: %v", seq, err)
+		}
+		out = append(out, &nats.Msg{Subject: m.Subject, Data: m.Data, Header: m.Header})
+	}
+	return out
+}
+
+func countLeague(t *testing.T, nc *nats.Conn) int {
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, league.Stream)
+	if err != nil {
+		return -1
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return -1
+	}
+	return int(info.State.Msgs)
+}
+
+// TestLeagueSourcesClubs: two clubs' histories come into LEAGUE, each under its
+// club's name, in the club's order; units answered while the hub was away come
+// when it is back.
+func TestLeagueSourcesClubs(t *testing.T) {
+	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	waitFor(t, "both links up", 20*time.Second, func() bool {
+		l := h.Links()
+		return l["north"] && l["south"]
+	})
+	for i := 1; i <= 20; i++ {
+		for _, nc := range []*nats.Conn{north, south} {
+			if err := nc.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	north.Flush()
+	south.Flush()
+	waitFor(t, "40 units in LEAGUE", 30*time.Second, func() bool {
+		n := countLeague(t, h.Conn())
+		if n != 40 {
+			js, _ := jetstream.New(h.Conn())
+			s, _ := js.Stream(context.Background(), league.Stream)
+			i, _ := s.Info(context.Background())
+			for _, si := range i.Sources {
+				t.Logf("%d: source %s lag %d active %v err %v", n, si.Name, si.Lag, si.Active, si.Error)
+			}
+		}
+		return n == 40
+	})
+	got := map[string][]string{}
+	for _, m := range leagueMsgs(t, h.Conn()) {
+		club, rest, err := league.ParseSubject(m.Subject)
+		if err != nil || rest != "dump.goscore.t1" {
+			t.Fatalf("subject %q: %v", m.Subject, err)
+		}
+		got[club] = append(got[club], string(m.Data))
+	}
+	for _, club := range []string{"north", "south"} {
+		if len(got[club]) != 20 {
+			t.Fatalf("%s: %d units in LEAGUE, want 20", club, len(got[club]))
+		}
+		for i, u := range got[club] {
+			if u != fmt.Sprintf("unit %d", i+1) {
+				t.Fatalf("%s: unit %d is %q: out of order", club, i+1, u)
+			}
+		}
+	}
+}
+
+// TestLeagueClubCredentialsFault: club north's credentials are refused as club
+// south, and a club let in under its own name can neither answer the hub's
+// sourcing of another club nor publish into the hub beyond its own delivery.
+func TestLeagueClubCredentialsFault(t *testing.T) {
+	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+	// north's token, presented as south: refused, the link never comes up.
+	srv, err := bus.StartServerWith(bus.ServerOptions{
+		Listen: bus.ListenOff, StoreDir: t.TempDir(),
+		Hub: &bus.HubLink{URL: h.LeafURL(), Club: "south", Token: "tn"},
+	}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	// A real north connects meanwhile, so the hub is seen taking leaf connections.
+	startClub(t, h.LeafURL(), "north", "tn")
+	waitFor(t, "north's link up", 20*time.Second, func() bool { return h.Links()["north"] })
+	time.Sleep(3 * bus.HubLinkReconnect) // several attempts of the impostor
+	if h.Links()["south"] || srv.HubLinked() {
+		t.Fatalf("north's token let in as south: hub links %v, impostor linked %v", h.Links(), srv.HubLinked())
+	}
+}
+
+// TestLeagueClubPermissions: what a club's leaf connection may do at the hub is
+// only its own sourcing.
+func TestLeagueClubPermissions(t *testing.T) {
+	p := league.ClubPermissions("north")
+	for _, s := range []string{"$LEAGUE.north.S.abc", "$JSC.R.north.x.SCOREBOARD.c.r"} {
+		if !matchAny(p.Publish.Allow, s) {
+			t.Errorf("north may not publish %s", s)
+		}
+	}
+	for _, s := range []string{"$LEAGUE.south.S.abc", "$JSC.R.south.x.y", "$JS.API.STREAM.CREATE.X", "scoreboard.dump.goscore.t1", "league.south.dump.x.y", "_INBOX.abc"} {
+		if matchAny(p.Publish.Allow, s) {
+			t.Errorf("north may publish %s", s)
+		}
+	}
+	for _, s := range []string{"$JS.south.API.CONSUMER.CREATE.SCOREBOARD", "scoreboard.result.>"} {
+		if matchAny(p.Subscribe.Allow, s) {
+			t.Errorf("north may receive %s", s)
+		}
+	}
+}
+
+func matchAny(patterns []string, subject string) bool {
+	for _, p := range patterns {
+		if subjectMatch(p, subject) {
+			return true
+		}
+	}
+	return false
+}
+
+func subjectMatch(pattern, subject string) bool {
+	pt, st := strings.Split(pattern, "."), strings.Split(subject, ".")
+	for i, p := range pt {
+		if p == ">" {
+			return len(st) > i
+		}
+		if i >= len(st) || (p != "*" && p != st[i]) {
+			return false
+		}
+	}
+	return len(pt) == len(st)
+}
+
+// TestLeagueHubCannotWriteClubFault: nothing the hub sends over the link puts
+// words on a club's scoreboard or writes into, or takes from, its history: dumps,
+// results and inbox replies published at the hub do not reach the club's
+// subscribers, and the club's domain API refuses every writing call, while the
+// reading one the sourcing needs (stream info) is answered.
+func TestLeagueHubCannotWriteClubFault(t *testing.T) {
+	h := startHub(t, league.Club{Name: "north", Token: "tn"})
+	_, club := startClub(t, h.LeafURL(), "north", "tn")
+	waitFor(t, "north's link up", 20*time.Second, func() bool { return h.Links()["north"] })
+	got := make(chan string, 100)
+	for _, s := range []string{"scoreboard.>", "_INBOX.>", "$KV.>", "$SRV.>"} {
+		sub, err := club.Subscribe(s, func(m *nats.Msg) { got <- m.Subject })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+	}
+	club.Flush()
+	if err := club.Publish("scoreboard.dump.goscore.t1", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	hub := h.Conn()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The club answers the hub only on $JSC.R.<club> (what the sourcing's
+	// requests reply to): the hub's own inboxes are among what it denies.
+	n := 0
+	request := func(subject string, data []byte, timeout time.Duration) (*nats.Msg, error) {
+		n++
+		reply := fmt.Sprintf("$JSC.R.north.test.%d", n)
+		sub, err := hub.SubscribeSync(reply)
+		if err != nil {
+			return nil, err
+		}
+		defer sub.Unsubscribe()
+		if err := hub.PublishRequest(subject, reply, data); err != nil {
+			return nil, err
+		}
+		return sub.NextMsg(timeout)
+	}
+	// The positive control: the path to the club's domain works for reading.
+	waitFor(t, "the club's stream info through its domain", 15*time.Second, func() bool {
+		_, err := request("$JS.north.API.STREAM.INFO.SCOREBOARD", nil, time.Second)
+		return err == nil
+	})
+	hub.Publish("scoreboard.dump.goscore.t1", []byte("forged unit"))
+	hub.Publish("scoreboard.result.goscore.t1", []byte(`{"answer":"forged"}`))
+	hub.Publish("_INBOX.x.y", []byte("forged reply"))
+	hub.Publish("$KV.SCOREBOARD_BOARDS.t1", []byte("forged board"))
+	hub.Publish("$SRV.PING", nil)
+	var answered []string
+	for _, api := range []string{
+		"STREAM.PURGE.SCOREBOARD", "STREAM.DELETE.SCOREBOARD", "STREAM.MSG.DELETE.SCOREBOARD",
+		"STREAM.UPDATE.SCOREBOARD", "STREAM.CREATE.FORGED", "DIRECT.GET.SCOREBOARD", "ACCOUNT.PURGE.X",
+	} {
+		if m, err := request("$JS.north.API."+api, []byte(`{"seq":1,"name":"FORGED","subjects":["scoreboard.>"]}`), time.Second); err == nil {
+			answered = append(answered, api+": "+string(m.Data))
+		}
+	}
+	hub.Flush()
+	// A round trip over the link after the forgeries: the club has got whatever
+	// it would get of them.
+	if _, err := request("$JS.north.API.STREAM.INFO.SCOREBOARD", nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	var reached []string
+	for len(got) > 0 {
+		reached = append(reached, <-got)
+	}
+	js, _ := jetstream.New(club)
+	s, err := js.Stream(ctx, "SCOREBOARD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reached) > 0 || len(answered) > 0 || info.State.Msgs != 1 {
+		t.Fatalf("the hub reached the club: %d messages on its subjects %v, %d writing API calls answered %v, club history %d messages (want 1)",
+			len(reached), reached, len(answered), answered, info.State.Msgs)
+	}
+}
