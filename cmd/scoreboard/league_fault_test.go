@@ -343,7 +343,7 @@ func TestLeagueFault(t *testing.T) {
 	hubPort, leafPort := proctest.FreePort(t), proctest.FreePort(t)
 	conf := filepath.Join(root, "hub.toml")
 	var b strings.Builder
-	fmt.Fprintf(&b, "[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nstate_dir = %q\n", hubPort, leafPort, filepath.Join(root, "hub"))
+	fmt.Fprintf(&b, "[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"off\"\nstate_dir = %q\n", hubPort, leafPort, filepath.Join(root, "hub"))
 	for _, c := range clubs {
 		fmt.Fprintf(&b, "[[club]]\nname = %q\ntoken = \"token-%s\"\n", c, c)
 	}
@@ -464,7 +464,7 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	root := t.TempDir()
 	hubPort, leafPort := proctest.FreePort(t), proctest.FreePort(t)
 	conf := filepath.Join(root, "hub.toml")
-	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nstate_dir = %q\n", hubPort, leafPort, filepath.Join(root, "hub"))
+	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"off\"\nstate_dir = %q\n", hubPort, leafPort, filepath.Join(root, "hub"))
 	write := func(s string) {
 		if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
 			t.Fatal(err)
