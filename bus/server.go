@@ -33,6 +33,9 @@ const MaxPayload = 2 << 20
 // Server is an embedded nats-server.
 type Server struct {
 	ns *server.Server
+	// js is JetStream's configuration as the server started it, to start it again
+	// after the server turned it off (a full disk); StoreDir is the one given.
+	js *server.JetStreamConfig
 }
 
 // StartServer starts an embedded nats-server listening on listen, without
@@ -58,6 +61,11 @@ type ServerOptions struct {
 	// StoreDir, when set, turns JetStream on, with its file store in this directory
 	// (the history). The caller owns the directory: one server at a time.
 	StoreDir string
+	// SyncAlways syncs the store to disk on every write; else SyncInterval is how
+	// often it is synced (0: nats-server's default, 2 minutes). The server's own
+	// setting (sync_interval), for the whole store: what a power cut can lose.
+	SyncAlways   bool
+	SyncInterval time.Duration
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -118,6 +126,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	if o.StoreDir != "" {
 		opts.JetStream = true
 		opts.StoreDir = o.StoreDir
+		opts.SyncAlways, opts.SyncInterval = o.SyncAlways, o.SyncInterval
 	}
 	opts.CustomClientAuthentication = la
 	ns, err := server.NewServer(opts)
@@ -140,7 +149,30 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 			return nil, errors.New("embedded nats-server: not ready after 10s")
 		}
 	}
-	return &Server{ns: ns}, nil
+	srv := &Server{ns: ns}
+	if c := ns.JetStreamConfig(); c != nil {
+		c.StoreDir = o.StoreDir
+		srv.js = c
+	}
+	return srv, nil
+}
+
+// JetStreamDown reports whether the server was started with JetStream and has
+// turned it off since: nats-server does so when its store cannot write (a full
+// disk: "JetStream out of resources, will be DISABLED").
+func (s *Server) JetStreamDown() bool { return s.js != nil && !s.ns.JetStreamEnabled() }
+
+// RestartJetStream starts JetStream again, with its first configuration, after the
+// server turned it off: its streams are recovered from the store.
+func (s *Server) RestartJetStream() error {
+	if !s.JetStreamDown() {
+		return nil
+	}
+	c := *s.js
+	if err := s.ns.EnableJetStream(&c); err != nil {
+		return fmt.Errorf("embedded nats-server: start JetStream again: %w", err)
+	}
+	return nil
 }
 
 // ErrListenInUse is returned when the embedded server's listen address is taken.

@@ -44,6 +44,10 @@ type Config struct {
 	// memory for that long, so it should be no longer than a unit's attempts with
 	// some margin; DefaultDuplicates when 0.
 	Duplicates time.Duration
+	// Sync is how often the store is synced to disk (--history-sync): the embedded
+	// server's setting, given to it as it starts (bus.ServerOptions); the zero value
+	// is the server's default (every 2 minutes). An external server has its own.
+	Sync Sync
 }
 
 // ErrNoJetStream is returned by Setup when the server has no JetStream.
@@ -142,4 +146,19 @@ func parseSeq(s string) (uint64, error) {
 		return 0, nil
 	}
 	return strconv.ParseUint(s, 10, 64)
+}
+
+// Recovered reads what the stream holds after a start on a store from before, and
+// says what recovering it dropped (a block a power cut or a kill left short or
+// damaged): "" when nothing was, else one line for the log and the systemd status.
+func Recovered(ctx context.Context, js jetstream.JetStream, prefix string) (kept uint64, dropped string, err error) {
+	s, err := js.Stream(ctx, bus.Subjects{Prefix: prefix}.Stream())
+	if err != nil {
+		return 0, "", err
+	}
+	st := s.CachedInfo().State
+	if st.Lost == nil || len(st.Lost.Msgs) == 0 && st.Lost.Bytes == 0 {
+		return st.Msgs, "", nil
+	}
+	return st.Msgs, fmt.Sprintf("history: the store was damaged: dropped %d messages (%d bytes) it could not read, kept %d", len(st.Lost.Msgs), st.Lost.Bytes, st.Msgs), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -101,4 +102,55 @@ func (d *StateDir) streamStore(stream string) string {
 func (d *StateDir) HasStream(stream string) bool {
 	_, err := os.Stat(d.streamStore(stream))
 	return err == nil
+}
+
+// MinBytes is the least history worth keeping: a state dir's filesystem with room
+// for less runs the daemon without one.
+const MinBytes = 1 << 20
+
+// diskShare is the part of its filesystem's room the history takes at most (1/2):
+// the rest is for the bucket, the server's own files, and whatever else shares it.
+const diskShare = 2
+
+// Fit is the history's size on the state dir's filesystem: the smaller of want and
+// half its room, the free space plus what the store already holds. JetStream
+// reserves a stream's whole limit when the stream is created, so a limit beyond the
+// room would stop the history, and the daemon with it, at start.
+func (d *StateDir) Fit(want int64) (size, room int64, err error) {
+	free, err := d.Free()
+	if err != nil {
+		return 0, 0, err
+	}
+	var held int64
+	_ = filepath.WalkDir(filepath.Join(d.Path, "jetstream"), func(_ string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil {
+				held += fi.Size()
+			}
+		}
+		return nil
+	})
+	room = free + held
+	return min(want, room/diskShare), room, nil
+}
+
+// Free is the space free for this process on the state dir's filesystem.
+func (d *StateDir) Free() (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(d.Path, &st); err != nil {
+		return 0, fmt.Errorf("state dir %s: statfs: %w", d.Path, err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// MoveAside moves the store the server could not open out of the way, to
+// <state dir>/damaged-<time>/, so a fresh one can start: the answers matter more
+// than the history, and what was there is kept for whoever wants it. It returns
+// where it went.
+func (d *StateDir) MoveAside(now time.Time) (string, error) {
+	to := filepath.Join(d.Path, "damaged-"+now.UTC().Format("20060102T150405Z"))
+	if err := os.Rename(filepath.Join(d.Path, "jetstream"), to); err != nil {
+		return "", fmt.Errorf("state dir %s: move the damaged store aside: %w", d.Path, err)
+	}
+	return to, nil
 }

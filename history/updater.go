@@ -248,6 +248,8 @@ func (u *Updater) Run(ctx context.Context) error {
 	msgs := u.msgs
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	// A reconciliation pass, once idle after results, and every reconcileEvery.
+	lastMsg, lastCheck, dirty := time.Now(), time.Time{}, true
 	for {
 		select {
 		case m := <-msgs:
@@ -255,7 +257,12 @@ func (u *Updater) Run(ctx context.Context) error {
 			for range len(msgs) {
 				u.take(<-msgs)
 			}
+			lastMsg, dirty = time.Now(), true
 		case <-tick.C:
+			if now := time.Now(); now.Sub(lastMsg) >= reconcileIdle && (dirty || now.Sub(lastCheck) >= reconcileEvery) {
+				u.reconcile(ctx)
+				lastCheck, dirty = now, false
+			}
 		case <-ctx.Done():
 			for range len(msgs) {
 				u.take(<-msgs)
@@ -264,6 +271,53 @@ func (u *Updater) Run(ctx context.Context) error {
 			return nil
 		}
 		u.pump(time.Now().Add(-putInterval))
+	}
+}
+
+// reconcileIdle is how long the updater waits without a result before it compares
+// each port's latest result in the stream with the one it has; reconcileEvery how
+// often it does so while idle all along.
+const (
+	reconcileIdle  = 500 * time.Millisecond
+	reconcileEvery = 10 * time.Second
+)
+
+// reconcile reads each port's latest result in the stream (last per subject) and
+// takes it where the updater has an older one: a safety net under the reader, so
+// that a reader that stalls or misses a result (an ordered consumer reset on a
+// loaded machine) cannot leave the bucket behind the stream.
+func (u *Updater) reconcile(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if u.stream == nil {
+		s, err := u.js.Stream(ctx, u.subj.Stream())
+		if err != nil {
+			return
+		}
+		u.stream = s
+	}
+	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	if err != nil {
+		return
+	}
+	for subject := range info.State.Subjects {
+		port := subject[strings.LastIndexByte(subject, '.')+1:]
+		m, err := u.stream.GetLastMsgForSubject(ctx, subject)
+		if err != nil {
+			continue
+		}
+		pv := u.ports[port]
+		if pv == nil {
+			pv = &portValue{}
+			u.ports[port] = pv
+		}
+		if m.Sequence <= max(pv.seq, pv.putSeq) || m.Sequence == pv.stored {
+			continue
+		}
+		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", max(pv.seq, pv.putSeq)).
+			Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
+		pv.result, pv.at, pv.seq = m.Data, m.Time, m.Sequence
+		pv.retry, pv.lookups, pv.notBefore = 0, 0, time.Time{}
 	}
 }
 
@@ -281,6 +335,9 @@ func (u *Updater) take(m jetstream.Msg) {
 	if pv == nil {
 		pv = &portValue{}
 		u.ports[port] = pv
+	}
+	if pv.seq != 0 && meta.Sequence.Stream <= pv.seq {
+		return // taken already, by reconcile
 	}
 	if meta.Sequence.Stream == pv.stored {
 		pv.result = nil // the bucket holds it already (a start-up's last per port)

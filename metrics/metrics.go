@@ -88,6 +88,15 @@ func (m *Metrics) Gauge(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 }
 
+// Counter registers a counter read from f at each scrape
+// (scoreboard_history_units_not_stored_total): the count is the owner's.
+func (m *Metrics) Counter(name, help string, f func() float64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+}
+
 // Port is a port's counters, resolved once.
 type Port struct {
 	answered, failed prometheus.Counter

@@ -77,6 +77,7 @@ type configHistory struct {
 	MaxAge   string // "90d", "36h"
 	MaxBytes string // "1GiB", "512MiB"
 	Replicas int    // copies of the stream and bucket on a cluster
+	Sync     string // "always" or an interval: the embedded server's store sync
 }
 
 type configPort struct {
@@ -111,7 +112,7 @@ func defaultConfig() config {
 			Drain:          defaultDrain.String(),
 			Workers:        true,
 		},
-		History: configHistory{Enabled: true, MaxAge: defaultHistoryMaxAge, MaxBytes: defaultHistoryMaxBytes, Replicas: 1},
+		History: configHistory{Enabled: true, MaxAge: defaultHistoryMaxAge, MaxBytes: defaultHistoryMaxBytes, Replicas: 1, Sync: history.DefaultSync},
 	}
 }
 
@@ -148,6 +149,7 @@ var globalSettings = []setting[config]{
 	{key: "history.enabled", flag: "history", boolean: func(c *config) *bool { return &c.History.Enabled }},
 	{key: "history.max_age", flag: "history-max-age", str: func(c *config) *string { return &c.History.MaxAge }},
 	{key: "history.max_bytes", flag: "history-max-bytes", str: func(c *config) *string { return &c.History.MaxBytes }},
+	{key: "history.sync", flag: "history-sync", str: func(c *config) *string { return &c.History.Sync }},
 	{key: "history.replicas", flag: "history-replicas", num: func(c *config) *int { return &c.History.Replicas }},
 	{key: "http.listen", flag: "http", str: func(c *config) *string { return &c.HTTP.Listen }},
 }
@@ -486,6 +488,9 @@ func (l *configLoader) validate() {
 		}
 		if v, err := history.ParseSize(h.MaxBytes); err != nil || v <= 0 {
 			l.fail("history.max_bytes", "%q: want a positive size such as 1GiB, 512MiB or 100MB", h.MaxBytes)
+		}
+		if _, err := history.ParseSync(h.Sync); err != nil {
+			l.fail("history.sync", "%v", err)
 		}
 		if h.Replicas < 1 || h.Replicas > 5 {
 			l.fail("history.replicas", "%d: want 1 to 5 (JetStream's limit): 1 on one server, 3 on a 3-node cluster", h.Replicas)

@@ -47,7 +47,7 @@ func TestConfigDefaults(t *testing.T) {
 		NATS:    configNATS{Listen: "127.0.0.1:4222", Prefix: "scoreboard"},
 		Log:     configLog{Level: "info"},
 		Daemon:  configDaemon{RequestTimeout: "2s", Drain: "5s", Workers: true},
-		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
+		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1, Sync: "2m"},
 		HTTP:    configHTTP{Listen: "127.0.0.1:8080"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -101,7 +101,7 @@ parity = "even"
 		},
 		Log:     configLog{Level: "warn", Format: "console"},                    // flag over file; file
 		Daemon:  configDaemon{RequestTimeout: "3s", Drain: "9s", Workers: true}, // flag over file; file
-		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1},
+		History: configHistory{Enabled: true, MaxAge: "90d", MaxBytes: "1GiB", Replicas: 1, Sync: "2m"},
 		HTTP:    configHTTP{Listen: "0.0.0.0:8080"}, // file over default
 		Ports: []configPort{{
 			Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
@@ -142,7 +142,7 @@ replicas = 3
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := configHistory{Enabled: true, MaxAge: "30d", MaxBytes: "512MiB", Replicas: 3}
+	want := configHistory{Enabled: true, MaxAge: "30d", MaxBytes: "512MiB", Replicas: 3, Sync: "2m"}
 	if c.History != want || c.Daemon.StateDir != "/var/lib/scoreboard" {
 		t.Errorf("from the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
 	}
@@ -150,7 +150,7 @@ replicas = 3
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = configHistory{Enabled: false, MaxAge: "36h", MaxBytes: "512MiB", Replicas: 1}
+	want = configHistory{Enabled: false, MaxAge: "36h", MaxBytes: "512MiB", Replicas: 1, Sync: "2m"}
 	if c.History != want || c.Daemon.StateDir != "/tmp/s" {
 		t.Errorf("flags over the file: %+v, state dir %q", c.History, c.Daemon.StateDir)
 	}
@@ -261,7 +261,7 @@ func TestConfigBadFiles(t *testing.T) {
 		{"history size as a number", "[history]\nmax_bytes = 1024\n", "history.max_bytes", 0, "want a string, got the integer 1024"},
 		{"history replicas", "[history]\nreplicas = 0\n", "history.replicas", 0, "0: want 1 to 5"},
 		{"history on-off", "[history]\nenabled = 'no'\n", "history.enabled", 0, "want true or false"},
-		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, replicas)"},
+		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, sync, replicas)"},
 		{"single port table", "[port]\ndevice = '/dev/ttyUSB0'\n", "port", 0, "want one [[port]] table per port"},
 		{"missing device", "[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `[[port]] 1 ("lobby") device`, 0, "missing"},
 		{"missing problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\n", `[[port]] 1 ("lobby") problem`, 0, "missing: one of"},

@@ -176,8 +176,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		held    bool // the state dir holds a history from before
 		// The embedded server with the history on, and the connections to it: what
 		// they published is stored before the server stops (settle).
-		stored *bus.Server
-		conns  []*nats.Conn
+		stored   *bus.Server
+		conns    []*nats.Conn
+		embedded *bus.Server
 	)
 	if f.nats.url == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -190,14 +191,19 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 		if store != nil {
 			defer store.Close()
-			opts.StoreDir = store.Path
-			held = store.HasStream(bus.Subjects{Prefix: f.nats.prefix}.Stream())
+			if f.history.fit(store, log) {
+				opts.StoreDir = store.Path
+				sync := f.history.config(f.nats.prefix).Sync
+				opts.SyncAlways, opts.SyncInterval = sync.Always, sync.Interval
+				held = store.HasStream(bus.Subjects{Prefix: f.nats.prefix}.Stream())
+			}
 		}
-		srv, err := bus.StartServerWith(opts, log)
+		srv, err := startStore(opts, store, held, log)
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown()
+		embedded = srv
 		url = srv.ClientURL()
 		if store != nil && f.history.on {
 			stored = srv
@@ -216,19 +222,26 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
-	var updater *history.Updater
+	var (
+		updater *history.Updater
+		keeper  *history.Keeper
+		damaged string // what recovering the store dropped, for the status
+	)
 	if f.history.on {
 		hnc, err := connect("scoreboard run history")
 		if err != nil {
 			return err
 		}
 		defer hnc.Close()
-		if updater, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
+		if updater, damaged, err = startHistory(ctx, hnc, f.history, f.nats.prefix, f.requestTimeout, store, held, log); err != nil {
 			return err
 		}
 		if updater != nil {
 			cfg.Recent = daemon.NewRecent()
 			updater.LookUpFirst(cfg.Recent.Unit)
+			if store != nil && embedded != nil {
+				keeper = history.NewKeeper(embedded, store, 4*history.MinBytes, cfg.Recent.Units, log)
+			}
 		}
 	}
 	wnc, err := connect("scoreboard run workers")
@@ -248,7 +261,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	met := newMetrics(updater, wnc, pnc)
+	met := newMetrics(updater, keeper, wnc, pnc)
 	cfg.Metrics = met
 	// Without them the health check pings any worker of the service.
 	var workers *bus.Workers
@@ -313,6 +326,9 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 	if updater != nil {
 		g.Go(func() error { return updater.Run(runCtx) })
 	}
+	if keeper != nil {
+		g.Go(func() error { keeper.Run(runCtx); return nil })
+	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
 	// its device; a device still unplugged then shows in the status, not as a start-up
@@ -333,7 +349,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 
 	// Status: STATUS= with the counts, whenever they change.
 	g.Go(func() error {
-		notify.RunStatus(runCtx, time.Second, mon.Status, log)
+		notify.RunStatus(runCtx, time.Second, historyStatus(mon.Status, keeper, damaged), log)
 		return nil
 	})
 

@@ -86,7 +86,7 @@ func runWork(ctx context.Context, args []string, io stdio) error {
 	defer nc.Close()
 	var met *metrics.Metrics
 	if *httpListen != httpOff {
-		met = newMetrics(nil, nc)
+		met = newMetrics(nil, nil, nc)
 	}
 	// The dumps' instance of the service answers on a connection of its own (see
 	// bus.WorkerOptions.StatsConn).
