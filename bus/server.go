@@ -36,6 +36,9 @@ type Server struct {
 	// js is JetStream's configuration as the server started it, to start it again
 	// after the server turned it off (a full disk); StoreDir is the one given.
 	js *server.JetStreamConfig
+	// log counts the store's write errors; handled is the count at the last restart.
+	log     *serverLogger
+	handled atomic.Uint64
 }
 
 // StartServer starts an embedded nats-server listening on listen, without
@@ -149,7 +152,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 			return nil, errors.New("embedded nats-server: not ready after 10s")
 		}
 	}
-	srv := &Server{ns: ns}
+	srv := &Server{ns: ns, log: sl}
 	if c := ns.JetStreamConfig(); c != nil {
 		c.StoreDir = o.StoreDir
 		srv.js = c
@@ -157,17 +160,28 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	return srv, nil
 }
 
-// JetStreamDown reports whether the server was started with JetStream and has
-// turned it off since: nats-server does so when its store cannot write (a full
-// disk: "JetStream out of resources, will be DISABLED").
-func (s *Server) JetStreamDown() bool { return s.js != nil && !s.ns.JetStreamEnabled() }
+// StoreFailing reports whether the server was started with JetStream and its store
+// has failed since the last RestartJetStream: nats-server turned JetStream off
+// ("JetStream out of resources, will be DISABLED"), or a stream's file store hit a
+// write error for want of space ("Critical write error: ... no space left on
+// device"), after which that stream stores nothing until JetStream starts again.
+func (s *Server) StoreFailing() bool {
+	return s.js != nil && (!s.ns.JetStreamEnabled() || s.log.noSpace.Load() > s.handled.Load())
+}
 
-// RestartJetStream starts JetStream again, with its first configuration, after the
-// server turned it off: its streams are recovered from the store.
+// RestartJetStream stops JetStream if it runs, and starts it again with its first
+// configuration: its streams are recovered from the store, as at a start.
 func (s *Server) RestartJetStream() error {
-	if !s.JetStreamDown() {
+	if s.js == nil {
 		return nil
 	}
+	n := s.log.noSpace.Load()
+	if s.ns.JetStreamEnabled() {
+		if err := s.ns.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("embedded nats-server: stop JetStream: %w", err)
+		}
+	}
+	s.handled.Store(n)
 	c := *s.js
 	if err := s.ns.EnableJetStream(&c); err != nil {
 		return fmt.Errorf("embedded nats-server: start JetStream again: %w", err)
@@ -318,6 +332,8 @@ func (s *Server) Shutdown() {
 type serverLogger struct {
 	l     zerolog.Logger
 	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
+	// noSpace counts the errors of a store that could not write for want of space.
+	noSpace atomic.Uint64
 }
 
 // Noticef drops the notices after a fatal error: the server goes on to say it is
@@ -328,7 +344,13 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 	}
 }
 func (s *serverLogger) Warnf(format string, v ...any)  { s.l.Warn().Msgf(format, v...) }
-func (s *serverLogger) Errorf(format string, v ...any) { s.l.Error().Msgf(format, v...) }
+func (s *serverLogger) Errorf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	if strings.Contains(msg, "no space left") {
+		s.noSpace.Add(1)
+	}
+	s.l.Error().Msg(msg)
+}
 func (s *serverLogger) Debugf(format string, v ...any) { s.l.Debug().Msgf(format, v...) }
 
 // Fatalf does not exit, as nats-server's own logger would: StartServerWith returns

@@ -12,9 +12,9 @@ import (
 
 // Store is the embedded server's JetStream as the Keeper sees it (bus.Server).
 type Store interface {
-	// JetStreamDown reports that the server turned JetStream off (a full disk).
-	JetStreamDown() bool
-	// RestartJetStream starts it again, recovering the streams.
+	// StoreFailing reports that the store failed to write (a full disk).
+	StoreFailing() bool
+	// RestartJetStream starts JetStream again, recovering the streams.
 	RestartJetStream() error
 }
 
@@ -74,7 +74,7 @@ func (k *Keeper) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if !k.store.JetStreamDown() {
+		if !k.store.StoreFailing() {
 			continue
 		}
 		free, _ := k.dir.Free()
@@ -82,7 +82,7 @@ func (k *Keeper) Run(ctx context.Context) {
 			k.ok.Store(false)
 			since, base = count(), k.notStored.Load()
 			k.log.Error().Str("store", k.dir.Path).Int64("free_bytes", free).
-				Msg("history is not storing: the server turned JetStream off (its store could not write: a full disk?); every port still answers; it starts again by itself when there is room")
+				Msg("history is not storing: its store could not write (a full disk); every port still answers; it starts again by itself when there is room")
 		} else {
 			k.notStored.Store(base + count() - since)
 			k.warn.Warn(&k.log, "not storing").Str("store", k.dir.Path).Int64("free_bytes", free).Uint64("units_not_stored", k.notStored.Load()).

@@ -240,7 +240,7 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 			cfg.Recent = daemon.NewRecent()
 			updater.LookUpFirst(cfg.Recent.Unit)
 			if store != nil && embedded != nil {
-				keeper = history.NewKeeper(embedded, store, 4*history.MinBytes, cfg.Recent.Units, log)
+				keeper = history.NewKeeper(embedded, store, history.MinBytes, cfg.Recent.Units, log)
 			}
 		}
 	}
