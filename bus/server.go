@@ -343,7 +343,7 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 		s.l.Info().Msgf(format, v...)
 	}
 }
-func (s *serverLogger) Warnf(format string, v ...any)  { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Warnf(format string, v ...any) { s.l.Warn().Msgf(format, v...) }
 func (s *serverLogger) Errorf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
 	if strings.Contains(msg, "no space left") {
