@@ -13,6 +13,7 @@ package history
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -150,15 +151,51 @@ func parseSeq(s string) (uint64, error) {
 
 // Recovered reads what the stream holds after a start on a store from before, and
 // says what recovering it dropped (a block a power cut or a kill left short or
-// damaged): "" when nothing was, else one line for the log and the systemd status.
-func Recovered(ctx context.Context, js jetstream.JetStream, prefix string) (kept uint64, dropped string, err error) {
-	s, err := js.Stream(ctx, bus.Subjects{Prefix: prefix}.Stream())
+// damaged): "" when nothing was seen dropped, else one line for the log and the
+// systemd status. The server does not say how many messages a block cut short
+// held, so the count is a floor: the messages it reports lost, those missing in the
+// middle (interior deletes: the limits drop only the oldest), and those beyond the
+// last readable up to the highest stream sequence the bucket's values name.
+// dir, if not nil, keeps the interior deletes already reported, so each is told once.
+func Recovered(ctx context.Context, js jetstream.JetStream, prefix string, dir *StateDir) (kept uint64, dropped string, err error) {
+	subj := bus.Subjects{Prefix: prefix}
+	s, err := js.Stream(ctx, subj.Stream())
 	if err != nil {
 		return 0, "", err
 	}
 	st := s.CachedInfo().State
-	if st.Lost == nil || len(st.Lost.Msgs) == 0 && st.Lost.Bytes == 0 {
+	var lost uint64
+	if st.Lost != nil {
+		lost = uint64(len(st.Lost.Msgs))
+	}
+	var tail uint64
+	if kv, err := js.KeyValue(ctx, subj.Boards()); err == nil {
+		if w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes()); err == nil {
+			for e := range w.Updates() {
+				if e == nil {
+					break
+				}
+				var v struct {
+					StreamSeq uint64 `json:"stream_seq"`
+				}
+				if json.Unmarshal(e.Value(), &v) == nil && v.StreamSeq > st.LastSeq {
+					tail = max(tail, v.StreamSeq-st.LastSeq)
+				}
+			}
+			w.Stop()
+		}
+	}
+	middle := uint64(st.NumDeleted)
+	if dir != nil {
+		seen := dir.note(deletedNote)
+		if middle != seen {
+			dir.setNote(deletedNote, middle)
+		}
+		middle -= min(middle, seen)
+	}
+	if lost+tail+middle == 0 {
 		return st.Msgs, "", nil
 	}
-	return st.Msgs, fmt.Sprintf("history: the store was damaged: dropped %d messages (%d bytes) it could not read, kept %d", len(st.Lost.Msgs), st.Lost.Bytes, st.Msgs), nil
+	return st.Msgs, fmt.Sprintf("history: the store was damaged: dropped at least %d messages it could not read (%d reported lost, %d missing in the middle, %d after the last readable), kept %d",
+		lost+tail+middle, lost, middle, tail, st.Msgs), nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -153,4 +155,23 @@ func (d *StateDir) MoveAside(now time.Time) (string, error) {
 		return "", fmt.Errorf("state dir %s: move the damaged store aside: %w", d.Path, err)
 	}
 	return to, nil
+}
+
+// deletedNote keeps the stream's interior deletes already reported by Recovered.
+const deletedNote = "history-deleted-seen"
+
+// note reads a number kept in the state dir; 0 when there is none.
+func (d *StateDir) note(name string) uint64 {
+	b, err := os.ReadFile(filepath.Join(d.Path, name))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// setNote keeps a number in the state dir; a note that cannot be written is told
+// again at the next start, nothing worse.
+func (d *StateDir) setNote(name string, n uint64) {
+	_ = os.WriteFile(filepath.Join(d.Path, name), []byte(strconv.FormatUint(n, 10)+"\n"), 0o600)
 }

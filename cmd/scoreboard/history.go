@@ -242,7 +242,7 @@ func startHistory(ctx context.Context, nc *nats.Conn, h *historyFlags, prefix st
 	name := bus.Subjects{Prefix: prefix}.Stream()
 	if held {
 		// startStore made sure the server opened it, or moved it aside.
-		if kept, dropped, err := history.Recovered(ctx, js, prefix); err == nil && dropped != "" {
+		if kept, dropped, err := history.Recovered(ctx, js, prefix, store); err == nil && dropped != "" {
 			damaged = dropped
 			log.Error().Str("component", "history").Str("store", store.Path).Uint64("kept_msgs", kept).Msg(dropped)
 		}
