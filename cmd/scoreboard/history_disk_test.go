@@ -105,8 +105,8 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	run.WaitOutput("history fitted to the disk", 60*time.Second)
 	run.WaitOutput("scoreboard running", 60*time.Second)
 	js := historyJetStream(t, "nats://"+addr)
-	scrape := func() string {
-		resp, err := http.Get("http://" + web + "/metrics")
+	get := func(path string) string {
+		resp, err := http.Get("http://" + web + path)
 		if err != nil {
 			return err.Error()
 		}
@@ -114,6 +114,7 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
+	scrape := func() string { return get("/metrics") }
 
 	diskUnits(t, pt.Master, pt.Master, 0, 20, run)
 	historyWait(t, "the first units in the stream", run, func() (bool, string) {
@@ -139,6 +140,10 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		lost, _ := metric(page, "scoreboard_history_units_not_stored_total")
 		return ok == 0 && lost >= 1000, fmt.Sprintf("ok %v, not stored %v", ok, lost)
 	})
+	// The page's small warning.
+	if s := get("/api/status"); !strings.Contains(s, `"history_ok":false`) {
+		t.Errorf("/api/status while full: %s", s)
+	}
 	if n := strings.Count(run.Output(), "history is not storing"); n != 1 {
 		t.Errorf("%q logged %d times, want once", "history is not storing", n)
 	}
@@ -156,6 +161,9 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		ok, _ := metric(scrape(), "scoreboard_history_ok")
 		return ok == 1, fmt.Sprintf("ok %v", ok)
 	})
+	if s := get("/api/status"); !strings.Contains(s, `"history_ok":true`) {
+		t.Errorf("/api/status after: %s", s)
+	}
 	t.Logf("%d units answered; the stream's results: %d after the full disk's units, %d at the end; history not storing said %d times",
 		next+20, full, historyCount(js, "scoreboard.result.>"), strings.Count(run.Output(), "history is not storing"))
 }

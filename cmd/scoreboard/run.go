@@ -378,7 +378,11 @@ func serve(ctx context.Context, f *runFlags, cfg daemon.Config, reloads <-chan d
 		defer wbnc.Close()
 		g.Go(func() error {
 			if err := servePage(runCtx, "web", f.httpListen, func() (*web.Server, error) {
-				return web.New(wbnc, f.nats.prefix, log)
+				s, err := web.New(wbnc, f.nats.prefix, log)
+				if err == nil && keeper != nil {
+					s.WithHistoryStatus(keeper.OK)
+				}
+				return s, err
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}
