@@ -164,6 +164,10 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	if s := get("/api/status"); !strings.Contains(s, `"history_ok":true`) {
 		t.Errorf("/api/status after: %s", s)
 	}
+	// The bucket's updater went on where it was: the port's latest is the stream's.
+	historyWait(t, "the bucket at the stream's latest", run, func() (bool, string) {
+		return soakBucketMatches(js, []*soakPort{{name: defaultPortName}})
+	})
 	t.Logf("%d units answered; the stream's results: %d after the full disk's units, %d at the end; history not storing said %d times",
 		next+20, full, historyCount(js, "scoreboard.result.>"), strings.Count(run.Output(), "history is not storing"))
 }
