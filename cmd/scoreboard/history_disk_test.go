@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -166,7 +167,22 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	}
 	// The bucket's updater went on where it was: the port's latest is the stream's.
 	historyWait(t, "the bucket at the stream's latest", run, func() (bool, string) {
-		return soakBucketMatches(js, []*soakPort{{name: defaultPortName}})
+		kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
+		if err != nil {
+			return false, err.Error()
+		}
+		keys, err := kv.ListKeys(context.Background())
+		if err != nil {
+			return false, err.Error()
+		}
+		var ports []*soakPort
+		for k := range keys.Keys() {
+			ports = append(ports, &soakPort{name: k})
+		}
+		if len(ports) != 1 {
+			return false, fmt.Sprintf("bucket keys %d, want the port's one", len(ports))
+		}
+		return soakBucketMatches(js, ports)
 	})
 	t.Logf("%d units answered; the stream's results: %d after the full disk's units, %d at the end; history not storing said %d times",
 		next+20, full, historyCount(js, "scoreboard.result.>"), strings.Count(run.Output(), "history is not storing"))
