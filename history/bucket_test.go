@@ -25,8 +25,8 @@ type bucketRecord struct {
 }
 
 // bucketMatchesStream says whether each port's value is the stream's latest result
-// of the port (last per subject), and how they differ if not.
-func (e *env) bucketMatchesStream(t *testing.T, ports ...string) (bool, string) {
+// of the port (its last unit's, of its one publisher), and how they differ if not.
+func (e *env) bucketMatchesStream(t *testing.T, n int, ports ...string) (bool, string) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := e.js.Stream(ctx, "SCOREBOARD")
@@ -48,9 +48,15 @@ func (e *env) bucketMatchesStream(t *testing.T, ports ...string) (bool, string) 
 		}
 		var want bucketRecord
 		json.Unmarshal(last.Data, &want)
-		if got.StreamSeq != last.Sequence || got.Seq != want.Seq || got.Unit == "" {
+		// Each port of these tests has one publisher: its latest is its last unit.
+		if got.Seq != uint64(n) || got.Unit == "" {
 			return false, fmt.Sprintf("%s: bucket holds unit %d (stream seq %d, unit %d bytes); the stream's latest is unit %d at %d",
 				port, got.Seq, got.StreamSeq, len(got.Unit), want.Seq, last.Sequence)
+		}
+		m, err := s.GetMsg(ctx, got.StreamSeq)
+		var at bucketRecord
+		if err != nil || json.Unmarshal(m.Data, &at) != nil || at.Seq != got.Seq || m.Subject != "scoreboard.result.goscore."+port {
+			return false, fmt.Sprintf("%s: bucket's stream_seq %d is not its result (%v)", port, got.StreamSeq, err)
 		}
 	}
 	return true, ""
@@ -68,7 +74,7 @@ func TestBucketFollowsStream(t *testing.T) {
 		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
 	}
 	await(t, results, 2*n)
-	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, "lobby", "hall") })
+	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 }
 
 // A bucket that holds a port's older value (a daemon killed before its last put) is
@@ -83,7 +89,7 @@ func TestBucketRebuiltAtStart(t *testing.T) {
 		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
 	}
 	await(t, results, 2*n)
-	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, "lobby", "hall") })
+	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 	ctx := context.Background()
 	stale := history.AppendStreamSeq(history.AppendRecord(nil, []byte(`{"problem":"goscore","port":"lobby","seq":1}`), []byte("old"), time.Time{}, nil, false), 1)
 	if _, err := e.kv.Put(ctx, "lobby", stale); err != nil {
@@ -102,7 +108,7 @@ func TestBucketRebuiltAtStart(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { u.Run(uctx) })
 	defer func() { stop(); wg.Wait() }()
-	waitFor(t, "the stale value set right", func() (bool, string) { return e.bucketMatchesStream(t, "lobby", "hall") })
+	waitFor(t, "the stale value set right", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 	if v, err := e.kv.Get(ctx, "hall"); err != nil || v.Revision() != hall.Revision() {
 		t.Errorf("hall, at the stream's latest already, put again: revision %v, was %d (%v)", revision(v), hall.Revision(), err)
 	}

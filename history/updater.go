@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +94,8 @@ type portValue struct {
 	result    []byte    // to put; nil when put already
 	at        time.Time // when the stream stored it
 	seq       uint64    // its stream sequence
+	origin    string    // its publisher's origin
+	unitSeq   uint64    // and the unit's seq: of one origin, the highest is the latest
 	stored    uint64    // the stream sequence of the value the bucket holds
 	lookups   int       // failed look-ups of result's unit
 	put       jetstream.PubAckFuture
@@ -151,9 +154,19 @@ func (u *Updater) Subscribe() error {
 	if err := u.readBucket(ctx); err != nil {
 		return err
 	}
+	// The last startWindow messages of the stream: each port's results in flight at
+	// the end, so the latest is its last unit's, not the last stored (reconcile
+	// takes, when idle, the ports whose last result is older).
+	stream, err := u.js.Stream(ctx, u.subj.Stream())
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	}
+	u.stream = stream
+	last := stream.CachedInfo().State.LastSeq
 	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{u.subj.AllResults()},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    max(last, startWindow) - startWindow + 1,
 	})
 	if err != nil {
 		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
@@ -173,6 +186,10 @@ func (u *Updater) Subscribe() error {
 	}
 	return nil
 }
+
+// startWindow is how many of the stream's last messages the updater reads at start:
+// dumps and results of units in flight (a port has at most 1,024), of a few ports.
+const startWindow = 20_000
 
 // readBucket learns the stream sequence of each port's value in the bucket, so that
 // only a port whose value is not the stream's latest is put at start-up.
@@ -311,18 +328,32 @@ func (u *Updater) reconcile(ctx context.Context) {
 			pv = &portValue{}
 			u.ports[port] = pv
 		}
-		if m.Sequence <= max(pv.seq, pv.putSeq) || m.Sequence == pv.stored {
+		unitSeq, origin := scanSeqOrigin(m.Data)
+		if !pv.newer(origin, unitSeq, m.Sequence) {
 			continue
 		}
-		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", max(pv.seq, pv.putSeq)).
+		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", pv.seq).
 			Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
-		pv.result, pv.at, pv.seq = m.Data, m.Time, m.Sequence
-		pv.retry, pv.lookups, pv.notBefore = 0, 0, time.Time{}
+		pv.set(m.Data, m.Time, m.Sequence, origin, unitSeq)
 	}
 }
 
-// take makes a result the stream stored into its port's next value: the stream
-// hands them in its order, so each is its port's latest.
+// newer says whether a result (its origin and unit seq, stored at streamSeq) is its
+// port's latest rather than pv's: the result of another publisher stored later (a
+// daemon started again, or another sender), or of the same one a later unit.
+// Workers answer a port's units in parallel, so its results are stored out of
+// order: the stream's last result of a port is not always its last unit's.
+func (pv *portValue) newer(origin string, unitSeq, streamSeq uint64) bool {
+	if pv.seq == 0 {
+		return true
+	}
+	if origin != pv.origin {
+		return streamSeq > pv.seq
+	}
+	return unitSeq > pv.unitSeq || unitSeq == pv.unitSeq && streamSeq > pv.seq
+}
+
+// take makes a result the stream stored into its port's next value, if it is newer.
 func (u *Updater) take(m jetstream.Msg) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -336,14 +367,21 @@ func (u *Updater) take(m jetstream.Msg) {
 		pv = &portValue{}
 		u.ports[port] = pv
 	}
-	if pv.seq != 0 && meta.Sequence.Stream <= pv.seq {
-		return // taken already, by reconcile
-	}
-	if meta.Sequence.Stream == pv.stored {
-		pv.result = nil // the bucket holds it already (a start-up's last per port)
+	unitSeq, origin := scanSeqOrigin(m.Data())
+	if !pv.newer(origin, unitSeq, meta.Sequence.Stream) {
 		return
 	}
-	pv.result, pv.at, pv.seq = m.Data(), meta.Timestamp, meta.Sequence.Stream
+	pv.set(m.Data(), meta.Timestamp, meta.Sequence.Stream, origin, unitSeq)
+}
+
+// set makes a result the port's next value, unless the bucket holds it already.
+func (pv *portValue) set(result []byte, at time.Time, seq uint64, origin string, unitSeq uint64) {
+	pv.seq, pv.origin, pv.unitSeq = seq, origin, unitSeq
+	if seq == pv.stored {
+		pv.result = nil // the bucket holds it already (a start-up's)
+		return
+	}
+	pv.result, pv.at = result, at
 	pv.retry, pv.lookups, pv.notBefore = 0, 0, time.Time{}
 }
 
@@ -530,4 +568,23 @@ func (u *Updater) finish() {
 	case <-time.After(2 * time.Second):
 		u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
 	}
+}
+// scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
+// parsed only when it is put.
+func scanSeqOrigin(data []byte) (seq uint64, origin string) {
+	if i := bytes.Index(data, []byte(`"seq":`)); i >= 0 {
+		for _, c := range data[i+len(`"seq":`):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			seq = seq*10 + uint64(c-'0')
+		}
+	}
+	if i := bytes.Index(data, []byte(`"origin":"`)); i >= 0 {
+		rest := data[i+len(`"origin":"`):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 {
+			origin = string(rest[:j])
+		}
+	}
+	return seq, origin
 }

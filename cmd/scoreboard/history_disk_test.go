@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -186,4 +187,48 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	})
 	t.Logf("%d units answered; the stream's results: %d after the full disk's units, %d at the end; history not storing said %d times",
 		next+20, full, historyCount(js, "scoreboard.result.>"), strings.Count(run.Output(), "history is not storing"))
+}
+
+// The issue's report: `send` of 40 boards to a daemon, and 1 s after it returns the
+// bucket holds the port's latest result in the stream (it held unit 1 for good).
+func TestHistoryBucketAfterSend(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", addr, "--http", "off", "--state-dir", t.TempDir())
+	run.WaitOutput("scoreboard running", 60*time.Second)
+	var in, want bytes.Buffer
+	for k := range 40 {
+		u, a := faulttest.GoscoreBoard(k)
+		in.WriteString(u)
+		want.WriteString(a)
+	}
+	url := "nats://" + addr
+	if code, out, errs := runLocked(t, in.String(), "send", "--nats-url", url, "--port-name", "bar1", "goscore"); code != 0 || out != want.String() {
+		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
+	}
+	returned := time.Now()
+	js := historyJetStream(t, url)
+	var state string
+	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+		if ok, state = soakBucketMatches(js, []*soakPort{{name: "bar1"}}); ok {
+			break
+		}
+		if time.Since(returned) > 1500*time.Millisecond {
+			t.Fatalf("1.5 s after send returned: %s", state)
+		}
+	}
+	// 1 s after send returned (the issue's idle second), the bucket holds unit 40.
+	kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := kv.Get(context.Background(), "bar1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r historyRecord
+	json.Unmarshal(v.Value(), &r)
+	if r.Seq != 40 {
+		t.Errorf("the bucket holds bar1's unit %d, want 40, send's last", r.Seq)
+	}
+	t.Logf("the bucket holds bar1's unit %d, %v after send returned", r.Seq, time.Since(returned).Round(time.Millisecond))
 }

@@ -163,7 +163,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 		}
 		// The bucket: each port's latest in the stream within 5 s of READY.
 		var state string
-		for ok := false; !ok; time.Sleep(50 * time.Millisecond) {
+		for ok := false; !ok; time.Sleep(250 * time.Millisecond) {
 			if ok, state = soakBucketMatches(js, ports); ok {
 				break
 			}
@@ -249,9 +249,10 @@ func TestHistoryKill9Soak(t *testing.T) {
 }
 
 // soakBucketMatches says whether each port's bucket value is its latest result in
-// the stream.
+// the stream: of the publisher (origin) of its last result stored, the highest unit
+// (workers answer in parallel, so they are stored out of order).
 func soakBucketMatches(js jetstream.JetStream, ports []*soakPort) (bool, string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, "SCOREBOARD")
 	if err != nil {
@@ -261,21 +262,61 @@ func soakBucketMatches(js jetstream.JetStream, ports []*soakPort) (bool, string)
 	if err != nil {
 		return false, err.Error()
 	}
+	type result struct {
+		Origin string
+		Seq    uint64
+	}
 	for _, p := range ports {
-		last, err := s.GetLastMsgForSubject(ctx, "scoreboard.result.goscore."+p.name)
+		subject := "scoreboard.result.goscore." + p.name
+		last, err := s.GetLastMsgForSubject(ctx, subject)
 		if err != nil {
 			continue // no result yet
+		}
+		var want result
+		json.Unmarshal(last.Data, &want)
+		wantSeq := last.Sequence
+		// The port's results in flight at the end are within its last 20,000
+		// messages of the stream (a port has at most 1,024 units in flight).
+		cons, err := js.OrderedConsumer(ctx, "SCOREBOARD", jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq: max(last.Sequence, 20000) - 20000 + 1,
+		})
+		if err != nil {
+			return false, err.Error()
+		}
+		for done := false; !done; {
+			batch, err := cons.FetchNoWait(1000)
+			if err != nil {
+				return false, err.Error()
+			}
+			n := 0
+			for m := range batch.Messages() {
+				n++
+				meta, _ := m.Metadata()
+				var r result
+				json.Unmarshal(m.Data(), &r)
+				if r.Origin == want.Origin && r.Seq > want.Seq {
+					want.Seq, wantSeq = r.Seq, meta.Sequence.Stream
+				}
+				done = meta.Sequence.Stream >= last.Sequence
+			}
+			if n == 0 {
+				done = true
+			}
 		}
 		v, err := kv.Get(ctx, p.name)
 		if err != nil {
 			return false, p.name + ": " + err.Error()
 		}
 		var rec struct {
+			Origin    string `json:"origin"`
+			Seq       uint64 `json:"seq"`
 			StreamSeq uint64 `json:"stream_seq"`
 		}
 		json.Unmarshal(v.Value(), &rec)
-		if rec.StreamSeq != last.Sequence {
-			return false, fmt.Sprintf("%s: bucket at stream seq %d, the stream's latest %d", p.name, rec.StreamSeq, last.Sequence)
+		if rec.StreamSeq != wantSeq || rec.Seq != want.Seq || rec.Origin != want.Origin {
+			return false, fmt.Sprintf("%s: bucket holds unit %d of %s at stream seq %d; the stream's latest is unit %d of %s at %d",
+				p.name, rec.Seq, rec.Origin, rec.StreamSeq, want.Seq, want.Origin, wantSeq)
 		}
 	}
 	return true, ""
