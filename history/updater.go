@@ -569,6 +569,7 @@ func (u *Updater) finish() {
 		u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
 	}
 }
+
 // scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
 // parsed only when it is put.
 func scanSeqOrigin(data []byte) (seq uint64, origin string) {
