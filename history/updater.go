@@ -87,6 +87,12 @@ type Updater struct {
 	behind              atomic.Uint64 // results in the stream not read yet, at the last read
 
 	repair *Repairer // nil for a stream of one replica
+
+	// caughtUp is set once the reader has read the stream to its end once: before,
+	// nothing is put, so a start-up puts only each port's latest, not the values it
+	// reads on the way (startPatience bounds the wait).
+	caughtUp bool
+	started  time.Time
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
@@ -263,6 +269,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		defer func() { <-done }()
 	}
 	msgs := u.msgs
+	u.started = time.Now()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	// A reconciliation pass, once idle after results, and every reconcileEvery.
@@ -287,9 +294,15 @@ func (u *Updater) Run(ctx context.Context) error {
 			u.finish()
 			return nil
 		}
-		u.pump(time.Now().Add(-putInterval))
+		if u.caughtUp || time.Since(u.started) > startPatience {
+			u.pump(time.Now().Add(-putInterval))
+		}
 	}
 }
+
+// startPatience bounds how long a start-up waits to have read the stream's end
+// before it puts.
+const startPatience = 2 * time.Second
 
 // reconcileIdle is how long the updater waits without a result before it compares
 // each port's latest result in the stream with the one it has; reconcileEvery how
@@ -360,6 +373,9 @@ func (u *Updater) take(m jetstream.Msg) {
 		return
 	}
 	u.behind.Store(meta.NumPending)
+	if meta.NumPending == 0 {
+		u.caughtUp = true
+	}
 	subject := m.Subject()
 	port := subject[strings.LastIndexByte(subject, '.')+1:]
 	pv := u.ports[port]
@@ -377,8 +393,8 @@ func (u *Updater) take(m jetstream.Msg) {
 // set makes a result the port's next value, unless the bucket holds it already.
 func (pv *portValue) set(result []byte, at time.Time, seq uint64, origin string, unitSeq uint64) {
 	pv.seq, pv.origin, pv.unitSeq = seq, origin, unitSeq
-	if seq == pv.stored {
-		pv.result = nil // the bucket holds it already (a start-up's)
+	if seq == pv.stored && pv.put == nil {
+		pv.result = nil // the bucket holds it already (a start-up's), and no put will change it
 		return
 	}
 	pv.result, pv.at = result, at
