@@ -81,6 +81,7 @@ type Updater struct {
 	msgs   chan jetstream.Msg
 	it     jetstream.MessagesContext
 	reader chan struct{} // closed when the reader has stopped
+	quit   chan struct{} // closed when Run returns
 
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
@@ -181,10 +182,11 @@ func (u *Updater) Subscribe() error {
 	if u.it, err = cons.Messages(); err != nil {
 		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
 	}
-	u.reader = make(chan struct{})
+	u.reader, u.quit = make(chan struct{}), make(chan struct{})
 	go u.read(cons)
 	if u.repair != nil {
 		if err := u.repair.Subscribe(); err != nil {
+			close(u.quit)
 			u.it.Stop()
 			<-u.reader
 			return err
@@ -240,7 +242,11 @@ func (u *Updater) read(cons jetstream.Consumer) {
 			u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket; trying again")
 			continue
 		}
-		u.msgs <- m
+		select {
+		case u.msgs <- m:
+		case <-u.quit:
+			return
+		}
 	}
 }
 
@@ -253,14 +259,17 @@ func (u *Updater) Run(ctx context.Context) error {
 		}
 	}
 	defer func() {
-		u.it.Stop()
-		// The reader may wait to hand one more on.
-		for {
-			select {
-			case <-u.msgs:
-			case <-u.reader:
-				return
-			}
+		// Stop waits for the ordered consumer's lock, which a reset holds while it
+		// retries (a server overloaded at a flood's stop): the daemon's stop does not
+		// wait for it beyond a second.
+		close(u.quit)
+		go u.it.Stop()
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-u.reader:
+		case <-t.C:
+			u.log.Warn().Msg("stopping: the history stream's reader has not stopped within 1 s; left to stop by itself")
 		}
 	}()
 	if u.repair != nil {
