@@ -318,7 +318,7 @@ const startPatience = 2 * time.Second
 // often it does so while idle all along.
 const (
 	reconcileIdle  = 500 * time.Millisecond
-	reconcileEvery = 10 * time.Second
+	reconcileEvery = 2 * time.Second
 )
 
 // reconcile reads each port's latest result in the stream (last per subject) and
