@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,9 +80,10 @@ type Updater struct {
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan jetstream.Msg
-	it     jetstream.MessagesContext
-	reader chan struct{} // closed when the reader has stopped
-	quit   chan struct{} // closed when Run returns
+	itMu   sync.Mutex
+	it     jetstream.MessagesContext // the reader's, under itMu
+	reader chan struct{}             // closed when the reader has stopped
+	quit   chan struct{}             // closed when Run returns
 
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
@@ -233,14 +235,43 @@ func (u *Updater) readBucket(ctx context.Context) error {
 // from the first result it has not read.
 func (u *Updater) read(cons jetstream.Consumer) {
 	defer close(u.reader)
+	var last uint64 // the stream sequence of the last result handed on
+	it := u.iterator()
+	failed := 0 // errors in a row
 	for {
-		m, err := u.it.Next()
-		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			return
-		}
-		if err != nil {
+		m, err := it.Next()
+		if err != nil && !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 			u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket; trying again")
+			if failed++; failed < 5 {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			it.Stop() // this one is stuck: a new one below
+			err = jetstream.ErrMsgIteratorClosed
+		}
+		failed = 0
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			// Stopped by Run, or given up by the ordered consumer after resets that
+			// failed (a replicated stream without a leader for long): a new one
+			// goes on after the last result handed on.
+			select {
+			case <-u.quit:
+				return
+			case <-time.After(time.Second):
+			}
+			if it = u.restart(last); it == nil {
+				continue
+			}
+			select {
+			case <-u.quit:
+				it.Stop()
+				return
+			default:
+			}
 			continue
+		}
+		if meta, err := m.Metadata(); err == nil {
+			last = meta.Sequence.Stream
 		}
 		select {
 		case u.msgs <- m:
@@ -248,6 +279,38 @@ func (u *Updater) read(cons jetstream.Consumer) {
 			return
 		}
 	}
+}
+
+// iterator is the reader's current iterator.
+func (u *Updater) iterator() jetstream.MessagesContext {
+	u.itMu.Lock()
+	defer u.itMu.Unlock()
+	return u.it
+}
+
+// restart makes a new reader of the stream's results after stream sequence last,
+// or nil (logged) if it cannot yet; Run's stop stops it.
+func (u *Updater) restart(last uint64) jetstream.MessagesContext {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{u.subj.AllResults()}}
+	if last > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
+	}
+	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), cfg)
+	var it jetstream.MessagesContext
+	if err == nil {
+		it, err = cons.Messages()
+	}
+	if err != nil {
+		u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket again; trying again")
+		return nil
+	}
+	u.itMu.Lock()
+	u.it = it
+	u.itMu.Unlock()
+	u.log.Info().Uint64("after_stream_seq", last).Msg("reading the history stream's results for the bucket again")
+	return it
 }
 
 // Run keeps the bucket up to date until ctx ends; then it gives the puts in flight a
@@ -263,7 +326,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		// retries (a server overloaded at a flood's stop): the daemon's stop does not
 		// wait for it beyond a second.
 		close(u.quit)
-		go u.it.Stop()
+		go u.iterator().Stop()
 		t := time.NewTimer(time.Second)
 		defer t.Stop()
 		select {
