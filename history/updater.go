@@ -88,6 +88,11 @@ type Updater struct {
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
 	behind              atomic.Uint64 // results in the stream not read yet, at the last read
+	// handed is the stream sequence of the last result the reader handed on;
+	// lagging counts the comparisons in a row that found the stream's latest
+	// result beyond it (see reconcile).
+	handed  atomic.Uint64
+	lagging int
 
 	repair *Repairer // nil for a stream of one replica
 
@@ -275,6 +280,7 @@ func (u *Updater) read(cons jetstream.Consumer) {
 		}
 		select {
 		case u.msgs <- m:
+			u.handed.Store(last)
 		case <-u.quit:
 			return
 		}
@@ -296,6 +302,11 @@ func (u *Updater) restart(last uint64) jetstream.MessagesContext {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{u.subj.AllResults()}}
 	if last > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
+	} else if s, err := u.js.Stream(ctx, u.subj.Stream()); err == nil {
+		// Nothing handed on yet: the stream's last startWindow messages, as at the
+		// start, not the whole stream.
+		end := s.CachedInfo().State.LastSeq
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, max(end, startWindow)-startWindow+1
 	}
 	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), cfg)
 	var it jetstream.MessagesContext
@@ -363,7 +374,10 @@ func (u *Updater) Run(ctx context.Context) error {
 			check.Reset(reconcileIdle)
 		case <-tick.C:
 		case <-check.C:
-			u.reconcile(ctx)
+			if u.reconcile(ctx) {
+				// Behind: compared again soon, as after results.
+				lastMsg = time.Now()
+			}
 			if time.Since(lastMsg) < reconcileQuietAfter {
 				check.Reset(reconcileEvery)
 			} else {
@@ -420,7 +434,15 @@ const (
 // takes it where the updater has an older one: a safety net under the reader, so
 // that a reader that stalls or misses a result (an ordered consumer reset on a
 // loaded machine) cannot leave the bucket behind the stream.
-func (u *Updater) reconcile(ctx context.Context) {
+//
+// It reports whether it found the updater behind: a result taken, or the reader
+// behind the stream. A reader whose ordered consumer waits for good on a consumer
+// lost in a leader change (seen in TestFaultClusterNodeAndWorkerKilled: it handed
+// on nothing at all, and the stream's last result of the port was then an older
+// unit's, put back by the repairer, so this comparison could not find the port's
+// latest either) is stopped when two comparisons in a row find the stream's latest
+// result beyond the last it handed on: read starts a new one after that.
+func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if u.stream == nil {
@@ -432,14 +454,30 @@ func (u *Updater) reconcile(ctx context.Context) {
 	}
 	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
 	if err != nil {
-		return
+		return false
 	}
+	var latest uint64 // the stream's last result of any port
+	defer func() {
+		if latest <= u.handed.Load() {
+			u.lagging = 0
+			return
+		}
+		behind = true
+		if u.lagging++; u.lagging >= 2 {
+			u.lagging = 0
+			u.log.Warn().Uint64("stream_seq", latest).Uint64("handed", u.handed.Load()).
+				Msg("the history stream's reader is behind the stream's latest result and idle: starting it again")
+			// Stop may wait for a reset in progress: not here.
+			go u.iterator().Stop()
+		}
+	}()
 	for subject := range info.State.Subjects {
 		port := subject[strings.LastIndexByte(subject, '.')+1:]
 		m, err := u.stream.GetLastMsgForSubject(ctx, subject)
 		if err != nil {
 			continue
 		}
+		latest = max(latest, m.Sequence)
 		pv := u.ports[port]
 		if pv == nil {
 			pv = &portValue{}
@@ -452,7 +490,9 @@ func (u *Updater) reconcile(ctx context.Context) {
 		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", pv.seq).
 			Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
 		pv.set(m.Data, m.Time, m.Sequence, origin, unitSeq)
+		behind = true
 	}
+	return behind
 }
 
 // newer says whether a result (its origin and unit seq, stored at streamSeq) is its
