@@ -146,7 +146,7 @@ func Next(pageURL, natsURL, stateDir string, temporary bool) string {
 	fmt.Fprintf(&b, "  A real scoreboard:    scoreboard ports, then scoreboard run --port /dev/serial/by-id/... --problem goscore\n")
 	fmt.Fprintf(&b, "  (From a clone, without the binary installed: go run ./cmd/scoreboard in place of scoreboard.)\n\n")
 	if temporary {
-		fmt.Fprintf(&b, "The history is kept in %s, removed when the demo stops (Ctrl-C); --state-dir keeps it.\n", stateDir)
+		fmt.Fprintf(&b, "The history is kept in %s, removed when the demo stops (Ctrl-C); --daemon-state-dir keeps it.\n", stateDir)
 	} else {
 		fmt.Fprintf(&b, "The history is kept in %s. Ctrl-C stops the demo.\n", stateDir)
 	}

@@ -30,12 +30,18 @@ func demoCommand(io stdio) *cobra.Command {
 		Long: "Starts the daemon with two simulated scoreboards on pseudo-terminals, a Go board\n" +
 			"and an Othello board playing the samples in a loop, and the page on. It prints\n" +
 			"the page's address and what to try next. Its history goes to a throwaway\n" +
-			"directory, removed when it stops, unless --state-dir names one.",
-		Example: "  scoreboard demo\n  scoreboard demo --http 0.0.0.0:8080   # the page for the club's TV",
+			"directory, removed when it stops, unless --daemon-state-dir names one.",
+		Example: "  scoreboard demo\n  scoreboard demo --http-listen 0.0.0.0:8080   # the page for the club's TV",
 		Args:    noArgs("takes only flags"),
 	}
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "keep the history in `DIR`; empty: a temporary directory, removed at the end")
-	cmd.Flags().StringVar(&httpAddr, "http", config.DefaultHTTP, "the page's listener `HOST:PORT`; when the default is taken, any free port")
+	// The names run's settings have (--http-listen, --daemon-state-dir), so what a
+	// user tried on run works here; the short former names stay, hidden.
+	cmd.Flags().StringVar(&stateDir, "daemon-state-dir", "", "keep the history in `DIR`; empty: a temporary directory, removed at the end")
+	cmd.Flags().StringVar(&httpAddr, "http-listen", config.DefaultHTTP, "the page's listener `HOST:PORT`; when the default is taken, any free port")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "")
+	cmd.Flags().StringVar(&httpAddr, "http", config.DefaultHTTP, "")
+	_ = cmd.Flags().MarkHidden("state-dir")
+	_ = cmd.Flags().MarkHidden("http")
 	cmd.Flags().StringVar(&natsAddr, "nats-listen", bus.DefaultListen, "the NATS listener `HOST:PORT` for the tools; when the default is taken, any free port")
 	cmd.Flags().IntVar(&baud, "baud", 1200, "the boards' line speed: how fast they send (0: at once)")
 	cmd.Flags().DurationVar(&pause, "pause", 3*time.Second, "the pause between two rounds of a board's sample")
@@ -57,7 +63,7 @@ func runDemo(ctx context.Context, stateDir, httpAddr, natsAddr string, baud int,
 	}
 	http, err := freeOr(httpAddr, httpAddr == config.DefaultHTTP)
 	if err != nil {
-		return fmt.Errorf("--http: %w", err)
+		return fmt.Errorf("--http-listen: %w", err)
 	}
 	nats, err := freeOr(natsAddr, natsAddr == bus.DefaultListen)
 	if err != nil {

@@ -46,20 +46,22 @@ func hubCommand(io stdio) *cobra.Command {
 		if path == "" {
 			return usagef("--config is needed: the clubs are its [[club]] tables (name, token)")
 		}
+		// The clubs first: a file that cannot be read is named with the hub's own
+		// example (configs/league-hub.toml), not run's.
+		cfg, err := readHubConfig(path)
+		if err != nil {
+			return err
+		}
 		c, err := load(path)
 		if err != nil {
 			return err
 		}
-		return runHub(cmd.Context(), c, path, io)
+		return runHub(cmd.Context(), c, cfg, path, io)
 	}
 	return cmd
 }
 
-func runHub(ctx context.Context, c config.Config, path string, io stdio) error {
-	cfg, err := readHubConfig(path)
-	if err != nil {
-		return err
-	}
+func runHub(ctx context.Context, c config.Config, cfg league.Config, path string, io stdio) error {
 	opts := league.Options{
 		Listen:     c.League.Listen,
 		LeafListen: c.League.LeafListen,
