@@ -235,7 +235,8 @@ func portCounts(output string) map[string]map[string]int {
 	return out
 }
 
-// SIGTERM under load, again and again, against a real `run` process with three
+// SIGTERM under load, again and again (3 runs; CI's load stage sets
+// SCOREBOARD_STOP_RUNS=20), against a real `run` process with three
 // pseudo-terminal ports, each dumping goscore boards as fast as it can, while another
 // client keeps the workers busy with heavy capture dumps (100 a second, some 10 ms
 // of a solver each, many more under load: a backlog builds, which the workers' stop
@@ -244,7 +245,7 @@ func portCounts(output string) map[string]map[string]int {
 // stopped, none gets an error line, none vanishes, and no subscription but the
 // flood's own drops a message (slow consumer).
 func TestFaultStopUnderLoad(t *testing.T) {
-	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
+	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 3)
 	// Under the flood the machine answers some 1,200 boards a second for the three
 	// ports (less under CI's busy loops): 2 s is room for their 768 in flight.
 	const drain = 2 * time.Second
@@ -342,7 +343,8 @@ func TestFaultStopUnderLoad(t *testing.T) {
 		runs, len(ports), panics, read, answered, stopped, errs, vanished, slow)
 }
 
-// SIGTERM under load against a `scoreboard work` process beside another, serving
+// SIGTERM under load (3 runs; 20 in CI's load stage) against a `scoreboard work`
+// process beside another, serving
 // a `run --no-workers` with three goscore ports dumping as fast as they can while a
 // tool keeps the workers busy with heavy capture requests. The stopped worker has a
 // drain bound (1 ms) too short for what it holds: each dump it took is answered
@@ -351,7 +353,7 @@ func TestFaultStopUnderLoad(t *testing.T) {
 // panic; no dump it took vanishes; and in the end every unit of every port has its
 // right answer, in order, with no error line.
 func TestFaultWorkStopUnderLoad(t *testing.T) {
-	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 20)
+	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 3)
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	heavy := heavyCapture(300, 25000, 2)
 	nc := busConnect(t, s.URL())
