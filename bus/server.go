@@ -23,6 +23,11 @@ const ListenOff = "off"
 // local tools can reach it and nothing else can.
 const DefaultListen = "127.0.0.1:4222"
 
+// serverReadyWait bounds the embedded server's start. It was 10 s, which a daemon
+// starting with its history under CI's busy loops missed; a Pi booting from an SD
+// card with a full store is slower still.
+const serverReadyWait = 2 * time.Minute
+
 // MaxPayload is the largest message the embedded server accepts: 2 MB, room for the
 // largest unit any problem allows (capture: 1,650,065 bytes) with its headers, and
 // no more, so that a flood of huge messages costs little. A whole contest input sent
@@ -135,7 +140,15 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
 	ns.SetLoggerV2(sl, sl.l.GetLevel() <= zerolog.DebugLevel, sl.l.GetLevel() <= zerolog.TraceLevel, false)
 	go ns.Start()
-	for deadline := time.Now().Add(10 * time.Second); !ns.ReadyForConnections(20 * time.Millisecond); {
+	start := time.Now()
+	told := false
+	for deadline := start.Add(serverReadyWait); !ns.ReadyForConnections(20 * time.Millisecond); {
+		if !told && time.Since(start) > 10*time.Second {
+			// JetStream reads its whole store back before the server is ready: on an
+			// SD card, or a machine busy with other work, that takes a while.
+			sl.l.Warn().Dur("waited", time.Since(start)).Dur("bound", serverReadyWait).Msg("embedded nats-server not ready yet: still waiting (JetStream recovers its store at start)")
+			told = true
+		}
 		// The server reports a listener it cannot open as fatal, and would wait on.
 		if msg := sl.fatal.Load(); msg != nil || time.Now().After(deadline) {
 			ns.Shutdown()
@@ -145,7 +158,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 				}
 				return nil, fmt.Errorf("embedded nats-server: %s", *msg)
 			}
-			return nil, errors.New("embedded nats-server: not ready after 10s")
+			return nil, fmt.Errorf("embedded nats-server: not ready after %s; the nats component's log lines above say what it was doing", serverReadyWait)
 		}
 	}
 	return &Server{ns: ns}, nil
