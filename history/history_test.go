@@ -110,7 +110,7 @@ func (e *env) dump(t *testing.T, problem, port, origin string, seq uint64, unit 
 // results subscribes to every result on the bus, as watch does.
 func (e *env) results(t *testing.T) chan *nats.Msg {
 	t.Helper()
-	ch := make(chan *nats.Msg, 64)
+	ch := make(chan *nats.Msg, 4096)
 	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", ch)
 	if err != nil {
 		t.Fatal(err)

@@ -100,6 +100,15 @@ func (m *Metrics) Info(name, help string, labels map[string]string) {
 		func() float64 { return 1 }))
 }
 
+// Counter registers a counter read from f at each scrape
+// (scoreboard_history_units_not_stored_total): the count is the owner's.
+func (m *Metrics) Counter(name, help string, f func() float64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+}
+
 // Port is a port's counters, resolved once.
 type Port struct {
 	answered, failed, stopped prometheus.Counter

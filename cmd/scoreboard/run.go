@@ -126,11 +126,14 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		held    bool // the state dir holds a history from before
 		// The embedded server with the history on, and the connections to it: what
 		// they published is stored before the server stops (settle).
-		stored *bus.Server
-		conns  []*nats.Conn
+		stored   *bus.Server
+		conns    []*nats.Conn
+		embedded *bus.Server
 		// hubLinked says whether the link to a league hub is up (nil: no hub).
 		hubLinked func() bool
 		hub       = hubLink(c)
+		// fitted is the history's size fitted to its disk, if less than asked.
+		fitted int64
 	)
 	if c.NATS.URL == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -143,15 +146,24 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 		if store != nil {
 			defer store.Close()
-			opts.StoreDir = store.Path
-			held = store.HasStream(c.Subjects().Stream())
+			var ok bool
+			if fitted, ok = fitHistory(c, store, log); ok {
+				opts.StoreDir = store.Path
+				sync := historyConfig(c, fitted).Sync
+				opts.SyncAlways, opts.SyncInterval = sync.Always, sync.Interval
+				held = store.HasStream(c.Subjects().Stream())
+			} else {
+				// No room for any history: the daemon runs without one.
+				c.History.Enabled = false
+			}
 		}
 		opts.Hub = hub
-		srv, err := bus.StartServerWith(opts, log)
+		srv, err := startStore(opts, store, held, log)
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown()
+		embedded = srv
 		url = srv.ClientURL()
 		if hub != nil {
 			hubLinked = srv.HubLinked
@@ -174,19 +186,26 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
-	var updater *history.Updater
+	var (
+		updater *history.Updater
+		keeper  *history.Keeper
+		damaged string // what recovering the store dropped, for the status
+	)
 	if c.History.Enabled {
 		hnc, err := connect("scoreboard run history")
 		if err != nil {
 			return err
 		}
 		defer hnc.Close()
-		if updater, err = startHistory(ctx, hnc, c, store, held, log); err != nil {
+		if updater, damaged, err = startHistory(ctx, hnc, c, fitted, store, held, log); err != nil {
 			return err
 		}
 		if updater != nil {
 			cfg.Recent = daemon.NewRecent()
 			updater.LookUpFirst(cfg.Recent.Unit)
+			if store != nil && embedded != nil {
+				keeper = history.NewKeeper(embedded, store, history.MinBytes, cfg.Recent.Units, log)
+			}
 		}
 	}
 	wnc, err := connect("scoreboard run workers")
@@ -208,7 +227,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	var stopping stopClock
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	met := newMetrics(updater, wnc, pnc)
+	met := newMetrics(updater, keeper, wnc, pnc)
 	if hubLinked != nil {
 		met.Gauge("scoreboard_hub_link_up", "1 while the embedded server's leaf link to the league hub is up, 0 while it is down (the club goes on without it).",
 			func() float64 { return b2f(hubLinked()) })
@@ -291,6 +310,9 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	if updater != nil {
 		g.Go(func() error { return updater.Run(histCtx) })
 	}
+	if keeper != nil {
+		g.Go(func() error { keeper.Run(runCtx); return nil })
+	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
 	// its device; a device still unplugged then shows in the status, not as a start-up
@@ -311,7 +333,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 
 	// Status: STATUS= with the counts, whenever they change.
 	g.Go(func() error {
-		notify.RunStatus(runCtx, time.Second, mon.Status, log)
+		notify.RunStatus(runCtx, time.Second, historyStatus(mon.Status, keeper, damaged), log)
 		return nil
 	})
 
@@ -340,7 +362,11 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		defer wbnc.Close()
 		g.Go(func() error {
 			if err := servePage(runCtx, pageLn, func() (*web.Server, error) {
-				return web.New(wbnc, c.NATS.Prefix, log)
+				s, err := web.New(wbnc, c.NATS.Prefix, log)
+				if err == nil && keeper != nil {
+					s.WithHistoryStatus(keeper.OK)
+				}
+				return s, err
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}

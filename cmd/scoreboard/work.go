@@ -88,7 +88,7 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 	defer nc.Close()
 	var met *metrics.Metrics
 	if httpListen != config.HTTPOff {
-		met = newMetrics(nil, nc)
+		met = newMetrics(nil, nil, nc)
 	}
 	// The dumps' instance of the service answers on a connection of its own (see
 	// bus.WorkerOptions.StatsConn).
