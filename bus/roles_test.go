@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/goclub/scoreboard/worker"
 	"os"
 	"path/filepath"
 	"slices"
@@ -434,10 +435,10 @@ func TestRolesWorkerServesBothInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	worker, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
+	wnc, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
 	stats, statsErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
 	tool, _ := roleConn(t, srv.ClientURL())
-	w := startWorkers(t, worker, bus.WorkerOptions{StatsConn: stats})
+	w := startWorkers(t, wnc, worker.Options{StatsConn: stats})
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		ids := map[string]bool{}
 		for _, data := range proctest.Gather(t, tool, "$SRV."+verb+".scoreboard", 2, 10*time.Second) {

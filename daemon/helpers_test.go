@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/goclub/scoreboard/worker"
 	"io"
 	"os"
 	"strings"
@@ -135,10 +136,10 @@ func connect(t testing.TB, srv *bus.Server) *nats.Conn {
 	return nc
 }
 
-func startWorkers(t testing.TB, srv *bus.Server) *bus.Workers {
+func startWorkers(t testing.TB, srv *bus.Server) *worker.Workers {
 	t.Helper()
 	wnc := connect(t, srv)
-	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Version: "0.0.0-test"}, zerolog.Nop())
+	w, err := worker.Start(wnc, worker.Options{Version: "0.0.0-test"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/goclub/scoreboard/worker"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -49,7 +49,7 @@ func busStats(t *testing.T, nc *nats.Conn, want int) map[string]micro.Stats {
 	t.Helper()
 	stats := map[string]micro.Stats{}
 	for id, s := range busAllStats(t, nc, 2*want) {
-		if s.Metadata[bus.MetaWorker] == "" {
+		if s.Metadata[worker.MetaWorker] == "" {
 			stats[id] = s
 		}
 	}
@@ -155,8 +155,8 @@ func TestBusRunServesAndWorkJoins(t *testing.T) {
 	// worker role (which answers a message once: it answers on its own connection).
 	all := busAllStats(t, nc, 4)
 	for id, s := range stats {
-		if d, ok := all[s.Metadata[bus.MetaDumps]]; !ok || d.Metadata[bus.MetaWorker] != id {
-			t.Errorf("instance %s: its dumps' instance %q did not answer $SRV.STATS (%d instances answered)", id, s.Metadata[bus.MetaDumps], len(all))
+		if d, ok := all[s.Metadata[worker.MetaDumps]]; !ok || d.Metadata[worker.MetaWorker] != id {
+			t.Errorf("instance %s: its dumps' instance %q did not answer $SRV.STATS (%d instances answered)", id, s.Metadata[worker.MetaDumps], len(all))
 		}
 	}
 	if err := run.Stop(); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/goclub/scoreboard/worker"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func busDaemon(t *testing.T, workers bool) (*bus.Server, string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		w, err := bus.StartWorkers(nc, bus.WorkerOptions{}, zerolog.Nop())
+		w, err := worker.Start(nc, worker.Options{}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}

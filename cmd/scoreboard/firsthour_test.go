@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/goclub/scoreboard/worker"
 	"io"
 	"net"
 	"net/http"
@@ -225,7 +226,7 @@ func TestToolsTakeNATSURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wnc.Close()
-	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
+	w, err := worker.Start(wnc, worker.Options{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

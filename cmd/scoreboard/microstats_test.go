@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/goclub/scoreboard/worker"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -46,13 +47,13 @@ func TestRunDumpsInMicroStats(t *testing.T) {
 	}
 
 	const requests, errors = portGood + portBad + sendGood + sendBad, portBad + sendBad
-	want := bus.DumpCounts{Taken: requests, Solved: portGood + sendGood, Bad: errors}
+	want := worker.DumpCounts{Taken: requests, Solved: portGood + sendGood, Bad: errors}
 	// A worker counts a dump before it publishes the result, and every result has
 	// been read: the counts are final. The dumps' instance is one process's second.
 	nc := busConnect(t, url)
 	var dumps *micro.Stats
 	for _, s := range busAllStats(t, nc, 2) {
-		if s.Metadata[bus.MetaWorker] != "" {
+		if s.Metadata[worker.MetaWorker] != "" {
 			dumps = &s
 		}
 	}
@@ -115,13 +116,13 @@ func TestRunDumpsInMicroStats(t *testing.T) {
 	}
 }
 
-func checkDumpStats(t *testing.T, how string, s micro.Stats, requests, errors int, want bus.DumpCounts) {
+func checkDumpStats(t *testing.T, how string, s micro.Stats, requests, errors int, want worker.DumpCounts) {
 	t.Helper()
 	if s.Name != bus.ServiceName || s.Type != micro.StatsResponseType || len(s.Endpoints) != 1 {
 		t.Fatalf("%s: the dumps' instance %+v, want one endpoint", how, s)
 	}
 	e := s.Endpoints[0]
-	var got bus.DumpCounts
+	var got worker.DumpCounts
 	if err := json.Unmarshal(e.Data, &got); err != nil {
 		t.Fatalf("%s: data %s: %v", how, e.Data, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/goclub/scoreboard/worker"
 	"net"
 	"slices"
 	"sync"
@@ -234,21 +235,21 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	}
 	cfg.Metrics = met
 	// Without them the health check pings any worker of the service.
-	var workers *bus.Workers
+	var workers *worker.Workers
 	ping := "$SRV.PING." + bus.ServiceName
 	if c.Daemon.Workers {
-		o := bus.WorkerOptions{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
+		o := worker.Options{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
 		if c.NATS.URL != "" {
 			// On a server of its own, the workers' connection may have the worker
 			// role: the dumps' instance of the service answers on a connection of
-			// its own (see bus.WorkerOptions.StatsConn). The embedded server's
+			// its own (see worker.Options.StatsConn). The embedded server's
 			// in-process connections have every right.
 			if o.StatsConn, err = connect("scoreboard run stats"); err != nil {
 				return err
 			}
 			defer o.StatsConn.Close()
 		}
-		if workers, err = bus.StartWorkers(wnc, o, log); err != nil {
+		if workers, err = worker.Start(wnc, o, log); err != nil {
 			return err
 		}
 		ping += "." + workers.ID()
@@ -426,7 +427,7 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 			return nil
 		},
 		func(ctx context.Context) error {
-			if err := bus.PingSolver(ctx, pnc, ping); err != nil {
+			if err := worker.PingSolver(ctx, pnc, ping); err != nil {
 				return fmt.Errorf("workers do not answer a ping: %w", err)
 			}
 			return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/goclub/scoreboard/worker"
 	"slices"
 	"strings"
 	"time"
@@ -91,13 +92,13 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 		met = newMetrics(nil, nil, nc)
 	}
 	// The dumps' instance of the service answers on a connection of its own (see
-	// bus.WorkerOptions.StatsConn).
+	// worker.Options.StatsConn).
 	snc, err := c.ConnectWait(ctx, "scoreboard work stats", log)
 	if err != nil {
 		return err
 	}
 	defer snc.Close()
-	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
+	workers, err := worker.Start(nc, worker.Options{
 		Prefix: c.NATS.Prefix, Version: versionString(), Problems: names, Concurrency: concurrency, Drain: c.Daemon.Drain, Metrics: met,
 		StatsConn: snc,
 	}, log)

@@ -1,10 +1,11 @@
-package bus
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/goclub/scoreboard/bus"
 	"strings"
 	"time"
 
@@ -51,14 +52,14 @@ type dumpService struct {
 // newDumpServiceID is the id of a dumps' instance, in the form micro gives its own.
 func newDumpServiceID() string { return nuid.Next() }
 
-func startDumpService(nc *nats.Conn, id, version, worker string, subj Subjects, counts *dumpCounts) (*dumpService, error) {
+func startDumpService(nc *nats.Conn, id, version, worker string, subj bus.Subjects, counts *dumpCounts) (*dumpService, error) {
 	d := &dumpService{
 		id: id,
 		ident: micro.ServiceIdentity{
-			Name: ServiceName, ID: id, Version: version,
+			Name: bus.ServiceName, ID: id, Version: version,
 			Metadata: map[string]string{MetaWorker: worker},
 		},
-		endpoint: micro.EndpointInfo{Name: dumpsEndpoint, Subject: subj.AllDumps(), QueueGroup: QueueGroup},
+		endpoint: micro.EndpointInfo{Name: dumpsEndpoint, Subject: subj.AllDumps(), QueueGroup: bus.QueueGroup},
 		started:  time.Now().UTC(),
 		counts:   counts,
 	}
@@ -74,7 +75,7 @@ func startDumpService(nc *nats.Conn, id, version, worker string, subj Subjects, 
 		return nil, err
 	}
 	// Every instance answers (no queue group), as micro's do.
-	for _, s := range []string{micro.APIPrefix + ".*", micro.APIPrefix + ".*." + ServiceName, micro.APIPrefix + ".*." + ServiceName + "." + id} {
+	for _, s := range []string{micro.APIPrefix + ".*", micro.APIPrefix + ".*." + bus.ServiceName, micro.APIPrefix + ".*." + bus.ServiceName + "." + id} {
 		sub, err := nc.Subscribe(s, d.answer)
 		if err != nil {
 			d.stop()
@@ -158,7 +159,7 @@ func PingSolver(ctx context.Context, nc *nats.Conn, subject string) error {
 			return err
 		}
 		var p micro.Ping
-		if json.Unmarshal(m.Data, &p) == nil && p.Name == ServiceName && p.Metadata[MetaWorker] == "" {
+		if json.Unmarshal(m.Data, &p) == nil && p.Name == bus.ServiceName && p.Metadata[MetaWorker] == "" {
 			return nil
 		}
 	}

@@ -1,7 +1,8 @@
-package bus_test
+package worker_test
 
 import (
 	"context"
+	"github.com/goclub/scoreboard/worker"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ func TestPingSolver(t *testing.T) {
 	dumps := connect(t, bus.ConnOptions{Server: srv, Name: "worker"})
 	stats := connect(t, bus.ConnOptions{Server: srv, Name: "worker stats"})
 	tool := connect(t, bus.ConnOptions{Server: srv, Name: "health"})
-	w, err := bus.StartWorkers(dumps, bus.WorkerOptions{StatsConn: stats}, testLogger(t))
+	w, err := worker.Start(dumps, worker.Options{StatsConn: stats}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestPingSolver(t *testing.T) {
 	ping := "$SRV.PING." + bus.ServiceName
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := bus.PingSolver(ctx, tool, ping); err != nil {
+	if err := worker.PingSolver(ctx, tool, ping); err != nil {
 		t.Fatalf("both instances up: %v", err)
 	}
 
@@ -34,7 +35,7 @@ func TestPingSolver(t *testing.T) {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := bus.PingSolver(ctx, tool, ping); err == nil {
+	if err := worker.PingSolver(ctx, tool, ping); err == nil {
 		t.Error("PingSolver passed with only the dumps' instance answering")
 	}
 }

@@ -1,7 +1,8 @@
-package bus_test
+package worker_test
 
 import (
 	"fmt"
+	"github.com/goclub/scoreboard/worker"
 	"slices"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ func BenchmarkRequest(b *testing.B) {
 			return nc
 		}
 		responder := dial()
-		w, err := bus.StartWorkers(responder, bus.WorkerOptions{Problems: []string{"goscore"}}, zerolog.Nop())
+		w, err := worker.Start(responder, worker.Options{Problems: []string{"goscore"}}, zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}

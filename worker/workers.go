@@ -1,10 +1,10 @@
-package bus
+package worker
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/goclub/scoreboard/bus"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -21,13 +21,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// QueueGroup is the queue group every worker joins, on the solve endpoints and on the
-// dumps, so that each request or dump is served by one worker among all processes.
-const QueueGroup = "scoreboard-workers"
-
-// WorkerOptions configures the workers of one process.
-type WorkerOptions struct {
-	// Prefix is the first token(s) of every subject; DefaultPrefix when empty.
+// Options configures the workers of one process.
+type Options struct {
+	// Prefix is the first token(s) of every subject; bus.DefaultPrefix when empty.
 	Prefix string
 	// Version is the build's version. The micro service wants semantic versioning,
 	// so one that is not ("dev", "v1.2.3") is made into one ("0.0.0-dev", "1.2.3").
@@ -50,12 +46,12 @@ type WorkerOptions struct {
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
 // per problem on <prefix>.solve.<problem>) and its consumer of the dumps on
-// <prefix>.dump.<problem>.<port>, both in QueueGroup. The dumps are reported as a
+// <prefix>.dump.<problem>.<port>, both in bus.QueueGroup. The dumps are reported as a
 // second instance of the service, with one endpoint, dumps (dumpstats.go).
 type Workers struct {
 	nc   *nats.Conn
 	svc  micro.Service
-	subj Subjects
+	subj bus.Subjects
 	log  zerolog.Logger
 	id   string
 
@@ -77,12 +73,12 @@ type Workers struct {
 	warn *logging.Sampler
 }
 
-// StartWorkers adds the workers to nc. Stop them with Stop; closing nc stops them too.
-func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers, error) {
+// Start adds the workers to nc. Stop them with Stop; closing nc stops them too.
+func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+		o.Prefix = bus.DefaultPrefix
 	}
-	if !ValidPrefix(o.Prefix) {
+	if !bus.ValidPrefix(o.Prefix) {
 		return nil, fmt.Errorf("subject prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", o.Prefix)
 	}
 	if len(o.Problems) == 0 {
@@ -93,7 +89,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	w := &Workers{
 		nc:    nc,
-		subj:  Subjects{Prefix: o.Prefix},
+		subj:  bus.Subjects{Prefix: o.Prefix},
 		log:   log.With().Str("component", "workers").Logger(),
 		queue: newDumpQueue(),
 		drain: o.Drain,
@@ -110,11 +106,11 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	dumpsID := newDumpServiceID()
 	svc, err := micro.AddService(nc, micro.Config{
-		Name:        ServiceName,
-		Version:     SemVer(o.Version),
+		Name:        bus.ServiceName,
+		Version:     bus.SemVer(o.Version),
 		Description: "Go club scoreboard: contest input in, contest output out",
 		Metadata:    map[string]string{MetaDumps: dumpsID},
-		QueueGroup:  QueueGroup,
+		QueueGroup:  bus.QueueGroup,
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
 			w.log.Error().Err(err).Msg("service error")
 		},
@@ -158,7 +154,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	// of a problem no worker serves is not taken (a request for it gets NATS's "no
 	// responders" at once), nor is a copy of a port's dumps published under it.
 	for _, name := range o.Problems {
-		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), QueueGroup, w.takeDump)
+		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
 		if err != nil {
 			_ = svc.Stop()
 			w.unsubscribeDumps()
@@ -179,7 +175,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	if statsConn == nil {
 		statsConn = nc
 	}
-	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
+	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, bus.SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
 		_ = svc.Stop()
 		w.unsubscribeDumps()
 		w.queue.close()
@@ -193,7 +189,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	if err := nc.FlushTimeout(5 * time.Second); err != nil {
 		w.log.Warn().Err(err).Msg("the server has not confirmed the workers' subscriptions yet")
 	}
-	w.log.Info().Str("version", SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
+	w.log.Info().Str("version", bus.SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
 	return w, nil
 }
 
@@ -204,7 +200,7 @@ func (w *Workers) ID() string { return w.id }
 func (w *Workers) DumpsID() string { return w.dumpSvc.id }
 
 // Stop stops taking requests and dumps, solves those already taken within the drain
-// bound (WorkerOptions.Drain), gives each one still queued then an error result, and
+// bound (Options.Drain), gives each one still queued then an error result, and
 // returns once the dumps being solved are done. No dump taken goes without a result.
 // It is safe to call more than once.
 func (w *Workers) Stop() error { return w.StopWithin(w.drain) }
@@ -255,7 +251,7 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 // bad (the worker's error result), oversize, shed (its port's queue was full) or
 // stopping (not solved within the drain bound), each with its result, or handed
 // back: not solved, and not answered, for its publisher to publish again to another
-// worker (HeaderAttempt).
+// worker (bus.HeaderAttempt).
 type DumpCounts struct {
 	Taken    int64 `json:"taken"`
 	Solved   int64 `json:"solved"`
@@ -310,8 +306,8 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 	// publisher (anyone with the tool role may publish dumps) waits, and is shed,
 	// apart from the port's own dumps.
 	key := msg.Subject
-	if o := msg.Header.Get(HeaderOrigin); o != "" {
-		key += " " + o[:min(len(o), maxOrigin)]
+	if o := msg.Header.Get(bus.HeaderOrigin); o != "" {
+		key += " " + o[:min(len(o), bus.MaxOrigin)]
 	}
 	shed, ok := w.queue.push(key, msg)
 	for _, m := range shed {
@@ -346,11 +342,11 @@ func (w *Workers) shed(msg *nats.Msg) {
 	}
 }
 
-// handBack leaves a dump whose publisher publishes it again (HeaderAttempt)
+// handBack leaves a dump whose publisher publishes it again (bus.HeaderAttempt)
 // unanswered, counted, for another worker to answer its next attempt; it reports
 // false for any other dump, which gets its error result.
 func (w *Workers) handBack(msg *nats.Msg) bool {
-	if msg.Reply == "" || msg.Header.Get(HeaderAttempt) == "" {
+	if msg.Reply == "" || msg.Header.Get(bus.HeaderAttempt) == "" {
 		return false
 	}
 	w.counts.handedBack.Add(1)
@@ -487,7 +483,7 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 
 // publish publishes a dump's result, and replies with it when the dump was sent as a
 // request. It encodes the result in buf and returns it.
-func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
+func (w *Workers) publish(msg *nats.Msg, res bus.Result, buf []byte) []byte {
 	data := res.AppendJSON(buf)
 	unit := func(e *zerolog.Event) *zerolog.Event {
 		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
@@ -501,9 +497,9 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 	// The history keeps one result per unit: the stream drops a second one with the
 	// same id (a dump published again and answered twice).
 	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data,
-		Header: nats.Header{HeaderTime: {FormatTime(time.Now())}}}
-	if id := ResultID(res.Origin, res.Seq); id != "" {
-		out.Header[HeaderMsgID] = []string{id}
+		Header: nats.Header{bus.HeaderTime: {bus.FormatTime(time.Now())}}}
+	if id := bus.ResultID(res.Origin, res.Seq); id != "" {
+		out.Header[bus.HeaderMsgID] = []string{id}
 	}
 	if err := w.nc.PublishMsg(out); err != nil {
 		unit(w.log.Error()).Err(err).Msg("publish result")
@@ -512,21 +508,21 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 }
 
 // describe is the result of a dump before it is solved: which unit it is.
-func (w *Workers) describe(msg *nats.Msg) Result {
+func (w *Workers) describe(msg *nats.Msg) bus.Result {
 	problem, port, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem, port = "unknown", "unknown"
 	}
-	res := Result{Problem: problem, Port: port, Worker: w.id}
-	if s := msg.Header.Get(HeaderSeq); s != "" {
+	res := bus.Result{Problem: problem, Port: port, Worker: w.id}
+	if s := msg.Header.Get(bus.HeaderSeq); s != "" {
 		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
 			w.warn.Warn(&w.log, port).Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
 		}
 	}
-	res.Origin = msg.Header.Get(HeaderOrigin)
-	res.Origin = res.Origin[:min(len(res.Origin), maxOrigin)]
-	res.UnitDigest = UnitDigest(msg.Data)
-	if s := msg.Header.Get(HeaderLine); s != "" {
+	res.Origin = msg.Header.Get(bus.HeaderOrigin)
+	res.Origin = res.Origin[:min(len(res.Origin), bus.MaxOrigin)]
+	res.UnitDigest = bus.UnitDigest(msg.Data)
+	if s := msg.Header.Get(bus.HeaderLine); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			res.Line = n
 		}
@@ -534,7 +530,7 @@ func (w *Workers) describe(msg *nats.Msg) Result {
 	return res
 }
 
-func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
+func (w *Workers) solveDump(msg *nats.Msg) (res bus.Result) {
 	res = w.describe(msg)
 	problem := res.Problem
 	p, ok := engine.Lookup(problem)
@@ -583,31 +579,3 @@ func headerSafe(s string) string {
 }
 
 const maxErrorHeader = 1024
-
-// ValidPrefix reports whether prefix can start subjects: one or more dot-separated
-// tokens, each a ValidToken.
-func ValidPrefix(prefix string) bool {
-	for tok := range strings.SplitSeq(prefix, ".") {
-		if !ValidToken(tok) {
-			return false
-		}
-	}
-	return true
-}
-
-var semVer = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
-
-var notIdent = regexp.MustCompile(`[^0-9A-Za-z-]+`)
-
-// SemVer makes a build version into the semantic version the micro service requires:
-// "v1.2.3" becomes "1.2.3", and anything else ("dev", "") "0.0.0-" and its letters.
-func SemVer(v string) string {
-	if s := strings.TrimPrefix(v, "v"); semVer.MatchString(s) {
-		return s
-	}
-	pre := strings.Trim(notIdent.ReplaceAllString(v, "-"), "-")
-	if pre == "" {
-		pre = "unknown"
-	}
-	return "0.0.0-" + pre
-}
