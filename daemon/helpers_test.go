@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/goclub/scoreboard/worker"
 	"io"
 	"os"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 

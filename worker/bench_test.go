@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"fmt"
-	"github.com/goclub/scoreboard/worker"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/goclub/scoreboard/worker"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/rs/zerolog"
@@ -157,27 +158,17 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 	})
 
 	t.Run("monitoring", func(t *testing.T) {
-		// Every process is two instances: the solve endpoints (micro's) and the
-		// dumps (dumpstats.go), each naming the other in its metadata.
-		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 2, 10*time.Second)
-		if len(pings) != 2 {
-			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 2: %q", len(pings), pings)
+		// Every process is one instance, its solve endpoints' and its dumps'.
+		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 1, 10*time.Second)
+		if len(pings) != 1 {
+			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 1: %q", len(pings), pings)
 		}
-		for _, data := range pings {
-			var ping micro.Ping
-			if err := json.Unmarshal(data, &ping); err != nil {
-				t.Fatal(err)
-			}
-			if ping.Name != "scoreboard" || ping.Version != "1.2.3" || ping.Type != micro.PingResponseType ||
-				!(ping.ID == w.ID() && ping.Metadata[worker.MetaDumps] == w.DumpsID() ||
-					ping.ID == w.DumpsID() && ping.Metadata[worker.MetaWorker] == w.ID()) {
-				t.Errorf("PING = %+v; want instance %s or its dumps' %s, each naming the other", ping, w.ID(), w.DumpsID())
-			}
+		var ping micro.Ping
+		if err := json.Unmarshal(pings[0], &ping); err != nil {
+			t.Fatal(err)
 		}
-		var dumpsInfo micro.Info
-		request(t, nc, "$SRV.INFO.scoreboard."+w.DumpsID(), &dumpsInfo)
-		if e := dumpsInfo.Endpoints; len(e) != 1 || e[0].Name != "dumps" || e[0].Subject != "scoreboard.dump.*.*" || e[0].QueueGroup != bus.QueueGroup {
-			t.Errorf("the dumps' INFO lists %+v, want the one endpoint dumps", dumpsInfo.Endpoints)
+		if ping.Name != "scoreboard" || ping.Version != "1.2.3" || ping.Type != micro.PingResponseType || ping.ID != w.ID() {
+			t.Errorf("PING = %+v; want instance %s", ping, w.ID())
 		}
 		var info micro.Info
 		request(t, nc, "$SRV.INFO.scoreboard."+w.ID(), &info)
@@ -284,22 +275,28 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 			t.Errorf("a dump of an unknown problem as a request: %v, want no responders", err)
 		}
 
-		// The three dumps in the dumps' stats: a worker counts a dump before it
-		// publishes the result, so the results read above are all in.
+		// The three dumps in goscore's endpoint's stats: a worker counts a dump
+		// before it publishes the result, so the results read above are all in.
 		var stats micro.Stats
-		request(t, nc, "$SRV.STATS.scoreboard."+w.DumpsID(), &stats)
-		if len(stats.Endpoints) != 1 {
-			t.Fatalf("the dumps' STATS lists %d endpoints, want 1: %+v", len(stats.Endpoints), stats)
+		request(t, nc, "$SRV.STATS.scoreboard."+w.ID(), &stats)
+		i := slices.IndexFunc(stats.Endpoints, func(e *micro.EndpointStats) bool { return e.Name == "goscore" })
+		if i < 0 {
+			t.Fatalf("no goscore endpoint in STATS: %+v", stats)
 		}
-		e := stats.Endpoints[0]
-		var counts worker.DumpCounts
-		if err := json.Unmarshal(e.Data, &counts); err != nil {
-			t.Fatalf("the dumps' stats data %s: %v", e.Data, err)
+		e := stats.Endpoints[i]
+		var data worker.EndpointData
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			t.Fatalf("goscore's stats data %s: %v", e.Data, err)
 		}
-		if e.Name != "dumps" || e.NumRequests != 3 || e.NumErrors != 1 || e.ProcessingTime <= 0 ||
-			e.AverageProcessingTime != e.ProcessingTime/3 || !strings.Contains(e.LastError, "line 105") ||
-			counts != (worker.DumpCounts{Taken: 3, Solved: 2, Bad: 1}) || stats.Type != micro.StatsResponseType {
-			t.Errorf("the dumps' stats %+v, data %s; want 3 requests, 1 error (the bad unit), a processing time", e, e.Data)
+		d := data.Dumps
+		if d.ProcessingTime <= 0 || !strings.Contains(d.LastError, "line 105") ||
+			d.DumpCounts != (worker.DumpCounts{Taken: 3, Solved: 2, Bad: 1}) || stats.Type != micro.StatsResponseType {
+			t.Errorf("goscore's dumps in its stats: %s; want 3 taken, 2 solved, 1 bad (line 105), a processing time", e.Data)
+		}
+		for _, e := range stats.Endpoints {
+			if e.Name != "goscore" && !strings.Contains(string(e.Data), `"taken":0,`) {
+				t.Errorf("endpoint %s counts goscore's dumps: %s", e.Name, e.Data)
+			}
 		}
 	})
 }

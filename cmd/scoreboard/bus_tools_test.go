@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/goclub/scoreboard/worker"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/rs/zerolog"
 )
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/goclub/scoreboard/worker"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/worker"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"

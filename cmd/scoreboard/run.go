@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/goclub/scoreboard/worker"
 	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -239,16 +239,6 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	ping := "$SRV.PING." + bus.ServiceName
 	if c.Daemon.Workers {
 		o := worker.Options{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
-		if c.NATS.URL != "" {
-			// On a server of its own, the workers' connection may have the worker
-			// role: the dumps' instance of the service answers on a connection of
-			// its own (see worker.Options.StatsConn). The embedded server's
-			// in-process connections have every right.
-			if o.StatsConn, err = connect("scoreboard run stats"); err != nil {
-				return err
-			}
-			defer o.StatsConn.Close()
-		}
 		if workers, err = worker.Start(wnc, o, log); err != nil {
 			return err
 		}
@@ -427,7 +417,7 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 			return nil
 		},
 		func(ctx context.Context) error {
-			if err := worker.PingSolver(ctx, pnc, ping); err != nil {
+			if _, err := pnc.RequestWithContext(ctx, ping, nil); err != nil {
 				return fmt.Errorf("workers do not answer a ping: %w", err)
 			}
 			return nil

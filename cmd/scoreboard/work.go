@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/goclub/scoreboard/worker"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/goclub/scoreboard/worker"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -91,16 +91,8 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 	if httpListen != config.HTTPOff {
 		met = newMetrics(nil, nil, nc)
 	}
-	// The dumps' instance of the service answers on a connection of its own (see
-	// worker.Options.StatsConn).
-	snc, err := c.ConnectWait(ctx, "scoreboard work stats", log)
-	if err != nil {
-		return err
-	}
-	defer snc.Close()
 	workers, err := worker.Start(nc, worker.Options{
 		Prefix: c.NATS.Prefix, Version: versionString(), Problems: names, Concurrency: concurrency, Drain: c.Daemon.Drain, Metrics: met,
-		StatsConn: snc,
 	}, log)
 	if err != nil {
 		return err
