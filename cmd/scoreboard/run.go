@@ -20,7 +20,7 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/sdnotify"
+	"github.com/goclub/scoreboard/systemd"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -96,7 +96,7 @@ func daemonConfig(c config.Config) daemon.Config {
 // the ports, and what tells systemd how they are. It returns when ctx ends, or when
 // every port has ended (stdin did).
 func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
-	notify, err := sdnotify.FromEnv()
+	notify, err := systemd.FromEnv()
 	if err != nil {
 		return err
 	}
@@ -406,8 +406,8 @@ func settle(srv *bus.Server, conns []*nats.Conn, bound time.Duration, log zerolo
 // connected, a worker answers a ping (subject ping: this process's own, or any
 // instance of the service with --no-workers) sent over the ports' connection, and
 // every port's display writer still turns over.
-func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify.Check {
-	return sdnotify.All(
+func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) systemd.Check {
+	return systemd.All(
 		func(context.Context) error {
 			for _, nc := range []*nats.Conn{wnc, pnc} {
 				if s := nc.Status(); s != nats.CONNECTED {

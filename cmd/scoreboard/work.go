@@ -15,7 +15,7 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/metrics"
-	"github.com/goclub/scoreboard/sdnotify"
+	"github.com/goclub/scoreboard/systemd"
 )
 
 func init() { register(workCommand) }
@@ -74,7 +74,7 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 		return err
 	}
 	defer keepOnHangup(log)()
-	notify, err := sdnotify.FromEnv()
+	notify, err := systemd.FromEnv()
 	if err != nil {
 		return err
 	}
