@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/engine"
-	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/internal/backoff"
 )
 
 // Run serves the configured ports through nc, whose workers (in this process or
@@ -228,7 +228,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	r := &reader{
 		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor, met: met,
 		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
-		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
+		back: backoff.Policy{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
 	}
 	readCtx, stopReader := context.WithCancel(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -82,7 +83,7 @@ type reader struct {
 	p     engine.Problem
 	link  *link
 	open  func() (serialio.Port, error)
-	back  serialio.Backoff
+	back  backoff.Policy
 	log   zerolog.Logger
 	items chan<- item
 	gone  <-chan struct{} // closed once the display writer takes no more items
@@ -113,11 +114,9 @@ func (r *reader) run(ctx context.Context) {
 			}
 			return p, err
 		}
-		port, err := serialio.OpenRetry(ctx, open, &r.back, func(err error, attempt int, wait time.Duration) {
+		port, err := serialio.OpenRetry(ctx, open, r.back, func(err error, attempt int, wait time.Duration) {
 			r.mon.tried(r.cfg.Name)
-			// The first failure and then every tenth: a device unplugged for an hour
-			// must not fill the journal.
-			if attempt == 1 || attempt%10 == 0 {
+			if backoff.Logged(attempt) {
 				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in_ms", wait).Msg("port not available")
 			}
 		})

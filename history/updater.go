@@ -18,6 +18,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/logging"
 )
 
@@ -44,6 +45,11 @@ const (
 	// is put without its unit, counted and logged.
 	lookupTries = 6
 	lookupWait  = 100 * time.Millisecond
+)
+
+var (
+	putRetry    = backoff.Policy{Min: putInterval, Max: maxRetryWait}
+	lookupRetry = backoff.Policy{Min: lookupWait, Max: lookupWait << lookupTries}
 )
 
 // NewJetStream is the JetStream context of the daemon's history connection, with the
@@ -676,7 +682,7 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 				// stale until its next result, which may never come.
 				if pv.result == nil {
 					pv.result, pv.at, pv.seq = pv.putting, pv.putAt, pv.putSeq
-					pv.retry = min(max(2*pv.retry, putInterval), maxRetryWait)
+					pv.retry = putRetry.Next(pv.retry)
 					pv.notBefore = now.Add(pv.retry)
 				}
 			default:
@@ -692,7 +698,7 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 		if !ok {
 			// Its unit not found: looked up again a moment later (a look-up that
 			// timed out on a busy machine), up to lookupTries.
-			pv.notBefore = now.Add(lookupWait << (pv.lookups - 1))
+			pv.notBefore = now.Add(lookupRetry.Wait(pv.lookups - 1))
 			continue
 		}
 		if value == nil {
@@ -702,7 +708,7 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 		f, err := u.js.PublishAsync(u.key+port, value)
 		if err != nil {
 			u.refuse(port, err)
-			pv.retry = min(max(2*pv.retry, putInterval), maxRetryWait)
+			pv.retry = putRetry.Next(pv.retry)
 			pv.notBefore = now.Add(pv.retry)
 			continue
 		}
