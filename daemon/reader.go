@@ -133,7 +133,6 @@ func (r *reader) run(ctx context.Context) {
 		}
 		r.link.set(port)
 		r.mon.opened(r.cfg.Name)
-		r.met.Up(true)
 		if opened == 0 {
 			r.log.Info().Msg("port opened")
 		} else {
@@ -158,7 +157,6 @@ func (r *reader) run(ctx context.Context) {
 		// dropped, never answered, and the same path is opened again.
 		r.link.drop(port)
 		r.mon.lost(r.cfg.Name)
-		r.met.Up(false)
 		r.log.Warn().Err(err).Msg("port lost")
 		if n := sc.Reset(nil); n > 0 {
 			r.log.Warn().Int("lines", n).Msg("partial unit dropped: the port was lost in the middle of it")
@@ -187,7 +185,7 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			*seq = it.seq
 		case <-r.gone:
 			*seq = it.seq
-			unanswered(r.log, r.mon, it)
+			unanswered(r.log, r.mon, r.cfg.Name, it)
 			return errDisplayGone
 		}
 		// Stopping: the unit completed is handed over. A port whose reads are
@@ -205,11 +203,11 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 var errDisplayGone = errors.New("the display writer has stopped")
 
 // unanswered logs and counts a unit read after the display writer stopped: it gets
-// no answer, nor any error result.
-func unanswered(log zerolog.Logger, mon *Monitor, it item) {
+// no answer, nor any error result: it counts as stopped.
+func unanswered(log zerolog.Logger, mon *Monitor, port string, it item) {
 	log.Error().Uint64("seq", it.seq).Int("line", it.line).
 		Msg("stopping: unit read after the drain bound, when the display writer had stopped; no answer")
-	mon.outcome(true)
+	mon.outcome(port, true, true)
 }
 
 // openFunc returns how to open a port's device.
