@@ -146,16 +146,20 @@ func (m *Monitor) Refused() uint64 {
 // outcome counts a unit of port name: answered, failed (an error line), or stopped
 // (unanswered when the drain bound ended).
 func (m *Monitor) outcome(name string, failed, stopped bool) {
-	m.update(name, func(p *portState) {
-		switch {
-		case stopped:
-			p.stopped++
-		case failed:
-			p.failed++
-		default:
-			p.answered++
-		}
-	})
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// No closure (update): this is once a unit, on the display writer's loop.
+	switch p := m.port(name); {
+	case stopped:
+		p.stopped++
+	case failed:
+		p.failed++
+	default:
+		p.answered++
+	}
 }
 
 // Ports are the ports' counts, for /metrics (metrics.Metrics.Ports).
