@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
 )
 
 const confFile = "../configs/nats-server.conf"

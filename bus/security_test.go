@@ -2,8 +2,6 @@ package bus_test
 
 import (
 	"errors"
-	"github.com/goclub/scoreboard/internal/samples"
-	"github.com/goclub/scoreboard/worker"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // The embedded server listens on loopback by default, and refuses to listen beyond

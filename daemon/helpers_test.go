@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // long is how long a test waits for something that should happen in milliseconds,

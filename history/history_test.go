@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/worker"
 )
 
 const (

@@ -2,12 +2,12 @@ package worker
 
 import (
 	"encoding/json"
-	"github.com/goclub/scoreboard/bus"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // logLine is one JSON log line, as far as these tests read it.

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -22,6 +21,7 @@ import (
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/systemd"
 	"github.com/goclub/scoreboard/web"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // How often the daemon repeats its ports' states for subscribers that came later

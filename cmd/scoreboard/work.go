@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goclub/scoreboard/worker"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/systemd"
+	"github.com/goclub/scoreboard/worker"
 )
 
 func init() { register(workCommand) }
