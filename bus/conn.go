@@ -3,7 +3,6 @@ package bus
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/logging"
 )
 
@@ -38,11 +38,9 @@ type ConnOptions struct {
 
 // Reconnect tuning: forever, with exponential back-off capped so a server that comes
 // back is found within a couple of seconds.
-const (
-	reconnectMin     = 50 * time.Millisecond
-	reconnectMax     = 2 * time.Second
-	reconnectBufSize = 8 << 20 // what a disconnected client keeps publishing meanwhile
-)
+var reconnect = backoff.Policy{Min: 50 * time.Millisecond, Max: 2 * time.Second, Jitter: true}
+
+const reconnectBufSize = 8 << 20 // what a disconnected client keeps publishing meanwhile
 
 // Connect connects to NATS. A connection to a URL reconnects forever with back-off,
 // keeps up to 8 MB of what is published while it is disconnected (nats.go's reconnect
@@ -66,7 +64,7 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(o.Name),
 		nats.MaxReconnects(-1),
-		nats.CustomReconnectDelay(backoff),
+		nats.CustomReconnectDelay(reconnect.Wait),
 		nats.ReconnectBufSize(reconnectBufSize),
 		// An auth error while reconnecting (a server restarting with its accounts
 		// not loaded yet) must not end the connection for good.
@@ -265,15 +263,3 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
-
-func backoff(attempts int) time.Duration {
-	d := reconnectMax
-	if attempts < 6 {
-		d = reconnectMin << attempts
-		if d > reconnectMax {
-			d = reconnectMax
-		}
-	}
-	// Jitter keeps a fleet of workers from reconnecting in lockstep.
-	return d + rand.N(d/4+1)
-}

@@ -8,8 +8,8 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"time"
 
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )
@@ -29,16 +29,12 @@ func ConnectWait(ctx context.Context, o ConnOptions, log zerolog.Logger) (*nats.
 		if !o.notUpYet(err) {
 			return nil, err
 		}
-		if attempt == 1 || attempt%10 == 0 {
+		if backoff.Logged(attempt) {
 			log.Warn().Str("component", "bus").Err(err).Int("attempts", attempt).Str("conn", o.Name).
 				Msg("nats not reachable yet: trying again")
 		}
-		t := time.NewTimer(backoff(min(attempt-1, 6)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting for nats (%d attempts): %w", attempt, ctx.Err())
-		case <-t.C:
+		if err := backoff.Sleep(ctx, reconnect.Wait(attempt-1)); err != nil {
+			return nil, fmt.Errorf("waiting for nats (%d attempts): %w", attempt, err)
 		}
 	}
 }

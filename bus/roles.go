@@ -22,6 +22,10 @@ import (
 // dumps, under an inbox of its own: a tool cannot publish there, and a worker can
 // only answer a message it received.
 
+// QueueGroup is the queue group every worker joins, on the solve endpoints and on the
+// dumps, so that each request or dump is served by one worker among all processes.
+const QueueGroup = "scoreboard-workers"
+
 // Role names: the users of configs/nats-server.conf, and the user names the embedded
 // server gives its clients.
 const (

@@ -20,6 +20,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
 )
 
 const confFile = "../configs/nats-server.conf"
@@ -425,37 +426,35 @@ func TestRolesExternalConf(t *testing.T) {
 	}
 }
 
-// Under the worker role a connection answers a message once, and each process is
-// two instances of the service: with StatsConn, both answer every $SRV request;
-// on one connection the server would refuse the second answer (and the first).
-func TestRolesWorkerServesBothInstances(t *testing.T) {
+// Under the worker role a connection answers a message once: the workers are one
+// instance of the service, on the one connection that takes the dumps, and it
+// answers every $SRV request once, with the dumps in its stats.
+func TestRolesWorkerServesItsInstance(t *testing.T) {
 	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "worker-t0ken"}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	worker, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
-	stats, statsErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
+	wnc, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
 	tool, _ := roleConn(t, srv.ClientURL())
-	w := startWorkers(t, worker, bus.WorkerOptions{StatsConn: stats})
+	w := startWorkers(t, wnc, worker.Options{})
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
-		ids := map[string]bool{}
-		for _, data := range proctest.Gather(t, tool, "$SRV."+verb+".scoreboard", 2, 10*time.Second) {
+		var ids []string
+		// Gather waits a moment for a second answer, which must not come.
+		for _, data := range proctest.Gather(t, tool, "$SRV."+verb+".scoreboard", 1, 10*time.Second) {
 			var id micro.ServiceIdentity
 			if err := json.Unmarshal(data, &id); err != nil {
 				t.Fatal(err)
 			}
-			ids[id.ID] = true
+			ids = append(ids, id.ID)
 		}
-		if len(ids) != 2 || !ids[w.ID()] || !ids[w.DumpsID()] {
-			t.Errorf("$SRV.%s.scoreboard answered by %v, want %s and %s", verb, ids, w.ID(), w.DumpsID())
+		if len(ids) != 1 || ids[0] != w.ID() {
+			t.Errorf("$SRV.%s.scoreboard answered by %v, want %s once", verb, ids, w.ID())
 		}
 	}
-	for _, errs := range []chan error{workerErrs, statsErrs} {
-		select {
-		case err := <-errs:
-			t.Errorf("a worker's connection was refused: %v", err)
-		default:
-		}
+	select {
+	case err := <-workerErrs:
+		t.Errorf("the worker's connection was refused: %v", err)
+	default:
 	}
 }

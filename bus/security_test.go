@@ -15,6 +15,8 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // The embedded server listens on loopback by default, and refuses to listen beyond
@@ -81,7 +83,7 @@ func TestSecurityListenAuth(t *testing.T) {
 			url := "nats://127.0.0.1:" + port
 
 			inproc := connect(t, bus.ConnOptions{Server: srv})
-			startWorkers(t, inproc, bus.WorkerOptions{Problems: []string{"goscore"}})
+			startWorkers(t, inproc, worker.Options{Problems: []string{"goscore"}})
 			for i, o := range c.wrong {
 				o.URL = url
 				nc, err := bus.Connect(o, testLogger(t))
@@ -97,8 +99,8 @@ func TestSecurityListenAuth(t *testing.T) {
 			o := c.right
 			o.URL = url
 			nc := connect(t, o)
-			startWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}})
-			in, want := sample(t, "goscore")
+			startWorkers(t, nc, worker.Options{Problems: []string{"goscore"}})
+			in, want := samples.Pair(t, samples.Case{File: "goscore"})
 			msg, err := inproc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), in, 10*time.Second)
 			if err != nil || string(msg.Data) != string(want) {
 				t.Fatalf("solve beside a worker of the authenticated listener: %v, %+v", err, msg)

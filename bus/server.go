@@ -38,6 +38,12 @@ const MaxPayload = 2 << 20
 // Server is an embedded nats-server.
 type Server struct {
 	ns *server.Server
+	// js is JetStream's configuration as the server started it, to start it again
+	// after the server turned it off (a full disk); StoreDir is the one given.
+	js *server.JetStreamConfig
+	// log counts the store's write errors; handled is the count at the last restart.
+	log     *serverLogger
+	handled atomic.Uint64
 }
 
 // StartServer starts an embedded nats-server listening on listen, without
@@ -66,6 +72,11 @@ type ServerOptions struct {
 	// Hub, when set, joins a league hub as a leaf node with the club's JetStream
 	// domain (hublink.go). It needs StoreDir.
 	Hub *HubLink
+	// SyncAlways syncs the store to disk on every write; else SyncInterval is how
+	// often it is synced (0: nats-server's default, 2 minutes). The server's own
+	// setting (sync_interval), for the whole store: what a power cut can lose.
+	SyncAlways   bool
+	SyncInterval time.Duration
 }
 
 // ErrListenNeedsAuth is returned for a listener beyond loopback without
@@ -126,6 +137,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	if o.StoreDir != "" {
 		opts.JetStream = true
 		opts.StoreDir = o.StoreDir
+		opts.SyncAlways, opts.SyncInterval = o.SyncAlways, o.SyncInterval
 	}
 	if o.Hub != nil {
 		if err := o.Hub.apply(opts, o.Prefix); err != nil {
@@ -161,7 +173,41 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("embedded nats-server: not ready after %s; the nats component's log lines above say what it was doing", serverReadyWait)
 		}
 	}
-	return &Server{ns: ns}, nil
+	srv := &Server{ns: ns, log: sl}
+	if c := ns.JetStreamConfig(); c != nil {
+		c.StoreDir = o.StoreDir
+		srv.js = c
+	}
+	return srv, nil
+}
+
+// StoreFailing reports whether the server was started with JetStream and its store
+// has failed since the last RestartJetStream: nats-server turned JetStream off
+// ("JetStream out of resources, will be DISABLED"), or a stream's file store hit a
+// write error for want of space ("Critical write error: ... no space left on
+// device"), after which that stream stores nothing until JetStream starts again.
+func (s *Server) StoreFailing() bool {
+	return s.js != nil && (!s.ns.JetStreamEnabled() || s.log.noSpace.Load() > s.handled.Load())
+}
+
+// RestartJetStream stops JetStream if it runs, and starts it again with its first
+// configuration: its streams are recovered from the store, as at a start.
+func (s *Server) RestartJetStream() error {
+	if s.js == nil {
+		return nil
+	}
+	n := s.log.noSpace.Load()
+	if s.ns.JetStreamEnabled() {
+		if err := s.ns.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("embedded nats-server: stop JetStream: %w", err)
+		}
+	}
+	s.handled.Store(n)
+	c := *s.js
+	if err := s.ns.EnableJetStream(&c); err != nil {
+		return fmt.Errorf("embedded nats-server: start JetStream again: %w", err)
+	}
+	return nil
 }
 
 // ErrListenInUse is returned when the embedded server's listen address is taken.
@@ -307,6 +353,8 @@ func (s *Server) Shutdown() {
 type serverLogger struct {
 	l     zerolog.Logger
 	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
+	// noSpace counts the errors of a store that could not write for want of space.
+	noSpace atomic.Uint64
 }
 
 // Noticef logs the server's notices at debug: its start-up banner (23 lines, blank
@@ -318,8 +366,13 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 		s.log(s.l.Debug(), format, v)
 	}
 }
-func (s *serverLogger) Warnf(format string, v ...any)  { s.log(s.l.Warn(), format, v) }
-func (s *serverLogger) Errorf(format string, v ...any) { s.log(s.l.Error(), format, v) }
+func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
+func (s *serverLogger) Errorf(format string, v ...any) {
+	if strings.Contains(fmt.Sprintf(format, v...), "no space left") {
+		s.noSpace.Add(1)
+	}
+	s.log(s.l.Error(), format, v)
+}
 func (s *serverLogger) Debugf(format string, v ...any) { s.log(s.l.Debug(), format, v) }
 
 // log writes one line of the server's, trimmed; a blank one (the banner's spacing)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -76,8 +77,8 @@ func msgID(kind, origin string, seq uint64) string {
 	return kind + origin + "." + strconv.FormatUint(seq, 10)
 }
 
-// maxOrigin bounds the origin a result carries back: a longer one is cut.
-const maxOrigin = 64
+// MaxOrigin bounds the origin a result carries back: a longer one is cut.
+const MaxOrigin = 64
 
 // UnitDigest is what a result carries to say which unit it answers: the first 16
 // bytes of the SHA-256 of the dump's data, in hex. A publisher compares it with its
@@ -260,3 +261,31 @@ type Result struct {
 // OutcomeStopped is the Outcome of a unit the daemon stopped before any worker
 // answered it: read, kept in the history, never answered.
 const OutcomeStopped = "stopped"
+
+// ValidPrefix reports whether prefix can start subjects: one or more dot-separated
+// tokens, each a ValidToken.
+func ValidPrefix(prefix string) bool {
+	for tok := range strings.SplitSeq(prefix, ".") {
+		if !ValidToken(tok) {
+			return false
+		}
+	}
+	return true
+}
+
+var semVer = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+
+var notIdent = regexp.MustCompile(`[^0-9A-Za-z-]+`)
+
+// SemVer makes a build version into the semantic version the micro service requires:
+// "v1.2.3" becomes "1.2.3", and anything else ("dev", "") "0.0.0-" and its letters.
+func SemVer(v string) string {
+	if s := strings.TrimPrefix(v, "v"); semVer.MatchString(s) {
+		return s
+	}
+	pre := strings.Trim(notIdent.ReplaceAllString(v, "-"), "-")
+	if pre == "" {
+		pre = "unknown"
+	}
+	return "0.0.0-" + pre
+}

@@ -44,6 +44,7 @@ func defaultConfig() Config {
 	c.Log.Level = "info"
 	c.Daemon.RequestTimeout, c.Daemon.Drain, c.Daemon.Workers = 2*time.Second, 5*time.Second, true
 	c.History.Enabled, c.History.MaxAge, c.History.MaxBytes, c.History.Replicas = true, "90d", "1GiB", 1
+	c.History.Sync = "2m"
 	c.HTTP.Listen = "127.0.0.1:8080"
 	return c
 }
@@ -311,8 +312,9 @@ func TestConfigBadFiles(t *testing.T) {
 		{"bad history size", "[history]\nmax_bytes = 'big'\n", "history.max_bytes", 0, `"big": want a positive size such as 1GiB`},
 		{"history size as a number", "[history]\nmax_bytes = 1024\n", "history.max_bytes", 0, "want a string, got the integer 1024"},
 		{"history replicas", "[history]\nreplicas = 0\n", "history.replicas", 0, "0: want 1 to 5"},
+		{"history sync", "[history]\nsync = 'sometimes'\n", "history.sync", 0, "sometimes"},
 		{"history on-off", "[history]\nenabled = 'no'\n", "history.enabled", 0, "want true or false"},
-		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, replicas)"},
+		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, sync, replicas)"},
 		{"single port table", "[port]\ndevice = '/dev/ttyUSB0'\n", "port", 0, "want one [[port]] table per port"},
 		{"missing device", "[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `[[port]] 1 ("lobby") device`, 0, "missing"},
 		{"missing problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\n", `[[port]] 1 ("lobby") problem`, 0, "missing: one of"},

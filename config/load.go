@@ -18,7 +18,6 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
-	"github.com/goclub/scoreboard/engine"
 )
 
 // Load lays the settings ss (settings.go) in order: their defaults, the config
@@ -465,25 +464,9 @@ func (l *loader) validate() {
 		}
 	}
 
-	names, devices := map[string]int{}, map[string]int{}
-	for i, p := range l.c.Ports {
-		if !bus.ValidToken(p.Name) {
-			l.fail(portKey(i, "name"), "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)
-		} else if j, dup := names[p.Name]; dup {
-			l.fail(portKey(i, "name"), "%q is also the name of [[port]] %d: give each port its own name", p.Name, j+1)
-		} else {
-			names[p.Name] = i
-		}
-		switch j, dup := devices[p.Device]; {
-		case p.Device == "":
-			l.fail(portKey(i, "device"), "missing: the serial device's path (such as /dev/serial/by-id/...), or - for stdin/stdout")
-		case dup:
-			l.fail(portKey(i, "device"), "%s is also the device of [[port]] %d", p.Device, j+1)
-		default:
-			devices[p.Device] = i
-		}
-		if p.Problem == "" {
-			l.fail(portKey(i, "problem"), "missing: one of %s", strings.Join(engine.Names(), ", "))
+	for _, e := range daemon.CheckPorts(l.c.Ports) {
+		if key := portKey(e.Index, e.Key); !l.failed[key] {
+			l.fail(key, "%s", e.Msg)
 		}
 	}
 }

@@ -73,7 +73,9 @@ type Config struct {
 	History struct {
 		Enabled          bool
 		MaxAge, MaxBytes string
-		Replicas         int
+		// Sync is "always" or an interval: the embedded server's store sync.
+		Sync     string
+		Replicas int
 	}
 	HTTP struct{ Listen string }
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
@@ -269,6 +271,18 @@ var settings = []*Setting{
 		check: func(v any) string {
 			if n, err := history.ParseSize(v.(string)); err != nil || n <= 0 {
 				return fmt.Sprintf("%q: want a positive size such as 1GiB, 512MiB or 100MB", v)
+			}
+			return ""
+		}},
+	{key: "history.sync", group: GroupHistory, def: history.DefaultSync,
+		help:   "how often the embedded server syncs the history to disk: \"always\" (every write) or an `interval` (2m, 10s); a power cut loses what was not synced",
+		global: func(c *Config) any { return &c.History.Sync },
+		doc: "How often the embedded server syncs the store to disk: \"always\" (every write) or an\n" +
+			"interval; a power cut loses what was not synced (docs/history.md). An external\n" +
+			"server (nats.url) syncs as its own sync_interval says.",
+		check: func(v any) string {
+			if _, err := history.ParseSync(v.(string)); err != nil {
+				return err.Error()
 			}
 			return ""
 		}},

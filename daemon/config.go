@@ -127,27 +127,15 @@ func (c Config) Validate() error {
 	c.Ports = append([]PortConfig(nil), c.Ports...)
 	c.setDefaults()
 	var errs []error
-	names := map[string]bool{}
-	devices := map[string]bool{}
+	for _, e := range CheckPorts(c.Ports) {
+		errs = append(errs, fmt.Errorf("port %q: %s: %s", c.Ports[e.Index].Device, e.Key, e.Msg))
+	}
 	for _, p := range c.Ports {
 		where := fmt.Sprintf("port %q", p.Device)
-		switch {
-		case p.Device == "":
-			errs = append(errs, errors.New("port: no device path"))
-		case devices[p.Device]:
-			errs = append(errs, fmt.Errorf("%s: configured twice", where))
-		}
-		devices[p.Device] = true
-		if !bus.ValidToken(p.Name) {
-			errs = append(errs, fmt.Errorf("%s: name %q: want lowercase letters, digits, '-' and '_'", where, p.Name))
-		} else if names[p.Name] {
-			errs = append(errs, fmt.Errorf("%s: name %q used by another port", where, p.Name))
-		}
-		names[p.Name] = true
-		if _, ok := engine.Lookup(p.Problem); !ok {
+		if _, ok := engine.Lookup(p.Problem); !ok && p.Problem != "" {
 			errs = append(errs, fmt.Errorf("%s: unknown problem %q (problems: %s)", where, p.Problem, strings.Join(engine.Names(), ", ")))
 		}
-		if p.Device != serialio.Stdio {
+		if p.Device != serialio.Stdio && p.Device != "" {
 			if err := p.Line.Validate(); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			}
@@ -157,6 +145,46 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// PortError is one finding of CheckPorts: the port (its index), the key at fault
+// (name, device, problem) and what is wrong with it.
+type PortError struct {
+	Index    int
+	Key, Msg string
+}
+
+// CheckPorts checks the ports together, named (DefaultName): each has a device and
+// a problem, a name that is a subject token, and neither the device nor the name is
+// another port's. The config loader and Validate both use it, so that a file and a
+// program's Config get the same checks.
+func CheckPorts(ports []PortConfig) []PortError {
+	var errs []PortError
+	fail := func(i int, key, format string, args ...any) {
+		errs = append(errs, PortError{Index: i, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	names, devices := map[string]int{}, map[string]int{}
+	for i, p := range ports {
+		if !bus.ValidToken(p.Name) {
+			fail(i, "name", "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)
+		} else if j, dup := names[p.Name]; dup {
+			fail(i, "name", "%q is also the name of [[port]] %d: give each port its own name", p.Name, j+1)
+		} else {
+			names[p.Name] = i
+		}
+		switch j, dup := devices[p.Device]; {
+		case p.Device == "":
+			fail(i, "device", "missing: the serial device's path (such as /dev/serial/by-id/...), or - for stdin/stdout")
+		case dup:
+			fail(i, "device", "%s is also the device of [[port]] %d", p.Device, j+1)
+		default:
+			devices[p.Device] = i
+		}
+		if p.Problem == "" {
+			fail(i, "problem", "missing: one of %s", strings.Join(engine.Names(), ", "))
+		}
+	}
+	return errs
 }
 
 // DefaultName makes a port name from a device path: "stdio" for "-", else the path's

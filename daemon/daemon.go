@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/engine"
-	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/internal/backoff"
 )
 
 // Run serves the configured ports through nc, whose workers (in this process or
@@ -38,6 +38,10 @@ func RunReloading(ctx context.Context, nc *nats.Conn, cfg Config, reloads <-chan
 		return err
 	}
 	cfg.setDefaults()
+	if cfg.Monitor == nil {
+		cfg.Monitor = NewMonitor() // /metrics' counts, with or without systemd's
+	}
+	cfg.Metrics.Ports(cfg.Monitor.Ports)
 	s := &supervisor{ctx: ctx, nc: nc, cfg: &cfg, log: log, ports: map[string]*running{}, ended: make(chan ended)}
 	for _, pc := range cfg.Ports {
 		s.start(pc)
@@ -206,10 +210,9 @@ func unjoin(err error) []error {
 func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log zerolog.Logger) error {
 	p, _ := engine.Lookup(pc.Problem)
 	log = log.With().Str("port", pc.Name).Str("problem", pc.Problem).Logger()
-	cfg.Monitor.add(pc.Name)
+	cfg.Monitor.add(pc.Name, pc.Problem)
 	defer cfg.Monitor.end(pc.Name)
-	met := cfg.Metrics.Port(pc.Name, pc.Problem)
-	defer met.Up(false)
+	met := cfg.Metrics.Port(pc.Name)
 	items := make(chan item, 16)
 	queue := make(chan []byte, cfg.WriteQueue)
 	room := make(chan struct{}, 1)
@@ -228,7 +231,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	r := &reader{
 		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor, met: met,
 		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
-		back: serialio.Backoff{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
+		back: backoff.Policy{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
 	}
 	readCtx, stopReader := context.WithCancel(ctx)
@@ -286,7 +289,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 		select {
 		case it, ok := <-items:
 			if ok {
-				unanswered(d.log, cfg.Monitor, it)
+				unanswered(d.log, cfg.Monitor, pc.Name, it)
 				continue
 			}
 		default:

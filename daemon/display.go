@@ -456,16 +456,14 @@ func (d *display) flush() {
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}
-		d.cfg.Monitor.outcome(o.err != "")
+		d.cfg.Monitor.outcome(d.pc.Name, o.err != "", o.stopped)
+		d.met.Took(time.Since(o.read).Seconds())
 		switch {
 		case o.stopped:
-			d.met.Stopped(time.Since(o.read).Seconds())
 			d.stopped++
 		case o.err != "":
-			d.met.Outcome(true, time.Since(o.read).Seconds())
 			d.failed++
 		default:
-			d.met.Outcome(false, time.Since(o.read).Seconds())
 			d.answered++
 		}
 		delete(d.done, d.next)

@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // long is how long a test waits for something that should happen in milliseconds,
@@ -135,10 +136,10 @@ func connect(t testing.TB, srv *bus.Server) *nats.Conn {
 	return nc
 }
 
-func startWorkers(t testing.TB, srv *bus.Server) *bus.Workers {
+func startWorkers(t testing.TB, srv *bus.Server) *worker.Workers {
 	t.Helper()
 	wnc := connect(t, srv)
-	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Version: "0.0.0-test"}, zerolog.Nop())
+	w, err := worker.Start(wnc, worker.Options{Version: "0.0.0-test"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

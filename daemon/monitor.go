@@ -6,12 +6,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/goclub/scoreboard/metrics"
 )
 
 // Monitor keeps what the service manager needs to know of the ports: whether each one
 // has started, is open and has a display writer that still turns over, and how many
 // units were answered or failed. It feeds systemd's READY=1, STATUS= and the
-// watchdog's health check. A nil *Monitor does nothing; all methods are safe for
+// watchdog's health check, and /metrics' units and ports (Ports): one count for both. A nil *Monitor does nothing; all methods are safe for
 // concurrent use.
 type Monitor struct {
 	// Stale is how long a display writer may go without a turn of its loop before
@@ -19,10 +21,10 @@ type Monitor struct {
 	// a stuck writer misses it. Default 10s.
 	Stale time.Duration
 
-	mu       sync.Mutex
-	ports    map[string]*portState
-	answered uint64
-	failed   uint64
+	mu    sync.Mutex
+	ports map[string]*portState
+	// gone are the units of the ports a reload removed, still in the status's totals.
+	gone     units
 	refusals uint64 // replies on a port's inbox that were no answer to its dump
 	// changed holds a token when a port's state (tried, open, ended, added, removed)
 	// changed since PublishPortStates last looked: it waits on it, not on a poll.
@@ -30,11 +32,16 @@ type Monitor struct {
 }
 
 type portState struct {
+	problem string
+	units
 	tried bool      // the reader made its first attempt to open the device
 	open  bool      // the device is open now
 	beat  time.Time // the display writer's last turn
 	ended bool      // the port's actors have returned (stdin ended, or stopping)
 }
+
+// units counts a port's units by outcome.
+type units struct{ answered, failed, stopped uint64 }
 
 // NewMonitor returns an empty monitor.
 func NewMonitor() *Monitor {
@@ -78,8 +85,8 @@ func (m *Monitor) update(name string, f func(*portState)) {
 }
 
 // add counts a port in, or back in: a port restarted by a reload is not ended.
-func (m *Monitor) add(name string) {
-	m.update(name, func(p *portState) { p.ended, p.beat = false, time.Now() })
+func (m *Monitor) add(name, problem string) {
+	m.update(name, func(p *portState) { p.problem, p.ended, p.beat = problem, false, time.Now() })
 	m.signal()
 }
 
@@ -90,6 +97,11 @@ func (m *Monitor) remove(name string) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if p := m.ports[name]; p != nil {
+		m.gone.answered += p.answered
+		m.gone.failed += p.failed
+		m.gone.stopped += p.stopped
+	}
 	delete(m.ports, name)
 	m.signal()
 }
@@ -131,17 +143,38 @@ func (m *Monitor) Refused() uint64 {
 	return m.refusals
 }
 
-func (m *Monitor) outcome(failed bool) {
+// outcome counts a unit of port name: answered, failed (an error line), or stopped
+// (unanswered when the drain bound ended).
+func (m *Monitor) outcome(name string, failed, stopped bool) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if failed {
-		m.failed++
-	} else {
-		m.answered++
+	// No closure (update): this is once a unit, on the display writer's loop.
+	switch p := m.port(name); {
+	case stopped:
+		p.stopped++
+	case failed:
+		p.failed++
+	default:
+		p.answered++
 	}
+}
+
+// Ports are the ports' counts, for /metrics (metrics.Metrics.Ports).
+func (m *Monitor) Ports() []metrics.PortCounts {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := make([]metrics.PortCounts, 0, len(m.ports))
+	for name, p := range m.ports {
+		all = append(all, metrics.PortCounts{Port: name, Problem: p.problem,
+			Answered: p.answered, Failed: p.failed, Stopped: p.stopped, Up: p.open})
+	}
+	return all
 }
 
 // Started reports whether every port has tried to open its device once: the daemon
@@ -197,7 +230,11 @@ func (m *Monitor) Status() string {
 	defer m.mu.Unlock()
 	open := 0
 	var waiting []string
+	total := m.gone
 	for name, p := range m.ports {
+		total.answered += p.answered
+		total.failed += p.failed
+		total.stopped += p.stopped
 		switch {
 		case p.open:
 			open++
@@ -205,7 +242,7 @@ func (m *Monitor) Status() string {
 			waiting = append(waiting, name)
 		}
 	}
-	s := fmt.Sprintf("%d of %d ports open, %d units answered, %d errors", open, len(m.ports), m.answered, m.failed)
+	s := fmt.Sprintf("%d of %d ports open, %d units answered, %d errors", open, len(m.ports), total.answered, total.failed+total.stopped)
 	if m.refusals > 0 {
 		s += fmt.Sprintf(", %d answers refused", m.refusals)
 	}

@@ -11,8 +11,8 @@ import (
 func TestMonitorHealthStale(t *testing.T) {
 	m := NewMonitor()
 	m.Stale = time.Minute
-	m.add("hall")
-	m.add("lobby")
+	m.add("hall", "goscore")
+	m.add("lobby", "othello")
 	if err := m.Health(); err != nil {
 		t.Fatalf("fresh ports: %v", err)
 	}

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/promtest"
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -27,13 +30,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestMonitor follows a daemon with one port on a pty and one whose device is not
 // there: it is started once both have tried their device, the status counts what the
 // ports answered and failed and names the port still waiting, and it is healthy.
+// /metrics shows the same counts: they are the Monitor's.
 func TestMonitor(t *testing.T) {
 	nc := startBus(t, true)
 	pt := newPTY(t)
 	missing := filepath.Join(t.TempDir(), "ttyUSB9")
 	mon := daemon.NewMonitor()
+	met := metrics.New()
+	scrape := httptest.NewServer(met.Handler())
+	t.Cleanup(scrape.Close)
 	d := startDaemon(t, nc, daemon.Config{
 		Monitor: mon,
+		Metrics: met,
 		Ports: []daemon.PortConfig{
 			{Name: "hall", Device: pt.Path, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}},
 			{Name: "lobby", Device: missing, Problem: "goscore"},
@@ -56,6 +64,23 @@ func TestMonitor(t *testing.T) {
 	waitFor(t, "the status "+wantStatus, func() bool { return mon.Status() == wantStatus })
 	if err := mon.Health(); err != nil {
 		t.Errorf("Health: %v", err)
+	}
+	fams, body := promtest.Scrape(t, scrape.URL)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"scoreboard_units_total", map[string]string{"port": "hall", "problem": "goscore", "outcome": "answered"}, 2},
+		{"scoreboard_units_total", map[string]string{"port": "hall", "problem": "goscore", "outcome": "error"}, 1},
+		{"scoreboard_units_total", map[string]string{"port": "hall", "problem": "goscore", "outcome": "stopped"}, 0},
+		{"scoreboard_units_total", map[string]string{"port": "lobby", "problem": "goscore", "outcome": "answered"}, 0},
+		{"scoreboard_port_up", map[string]string{"port": "hall"}, 1},
+		{"scoreboard_port_up", map[string]string{"port": "lobby"}, 0},
+	} {
+		if got, ok := promtest.Value(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v beside the status %q:\n%s", c.name, c.labels, got, ok, c.want, wantStatus, body)
+		}
 	}
 	d.stop(t)
 	if s := mon.Status(); !strings.HasPrefix(s, "0 of 2 ports open") || strings.Contains(s, "waiting") {

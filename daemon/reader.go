@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -82,7 +83,7 @@ type reader struct {
 	p     engine.Problem
 	link  *link
 	open  func() (serialio.Port, error)
-	back  serialio.Backoff
+	back  backoff.Policy
 	log   zerolog.Logger
 	items chan<- item
 	gone  <-chan struct{} // closed once the display writer takes no more items
@@ -113,11 +114,9 @@ func (r *reader) run(ctx context.Context) {
 			}
 			return p, err
 		}
-		port, err := serialio.OpenRetry(ctx, open, &r.back, func(err error, attempt int, wait time.Duration) {
+		port, err := serialio.OpenRetry(ctx, open, r.back, func(err error, attempt int, wait time.Duration) {
 			r.mon.tried(r.cfg.Name)
-			// The first failure and then every tenth: a device unplugged for an hour
-			// must not fill the journal.
-			if attempt == 1 || attempt%10 == 0 {
+			if backoff.Logged(attempt) {
 				r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in_ms", wait).Msg("port not available")
 			}
 		})
@@ -134,7 +133,6 @@ func (r *reader) run(ctx context.Context) {
 		}
 		r.link.set(port)
 		r.mon.opened(r.cfg.Name)
-		r.met.Up(true)
 		if opened == 0 {
 			r.log.Info().Msg("port opened")
 		} else {
@@ -159,7 +157,6 @@ func (r *reader) run(ctx context.Context) {
 		// dropped, never answered, and the same path is opened again.
 		r.link.drop(port)
 		r.mon.lost(r.cfg.Name)
-		r.met.Up(false)
 		r.log.Warn().Err(err).Msg("port lost")
 		if n := sc.Reset(nil); n > 0 {
 			r.log.Warn().Int("lines", n).Msg("partial unit dropped: the port was lost in the middle of it")
@@ -188,7 +185,7 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 			*seq = it.seq
 		case <-r.gone:
 			*seq = it.seq
-			unanswered(r.log, r.mon, it)
+			unanswered(r.log, r.mon, r.cfg.Name, it)
 			return errDisplayGone
 		}
 		// Stopping: the unit completed is handed over. A port whose reads are
@@ -206,11 +203,11 @@ func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint6
 var errDisplayGone = errors.New("the display writer has stopped")
 
 // unanswered logs and counts a unit read after the display writer stopped: it gets
-// no answer, nor any error result.
-func unanswered(log zerolog.Logger, mon *Monitor, it item) {
+// no answer, nor any error result: it counts as stopped.
+func unanswered(log zerolog.Logger, mon *Monitor, port string, it item) {
 	log.Error().Uint64("seq", it.seq).Int("line", it.line).
 		Msg("stopping: unit read after the drain bound, when the display writer had stopped; no answer")
-	mon.outcome(true)
+	mon.outcome(port, true, true)
 }
 
 // openFunc returns how to open a port's device.

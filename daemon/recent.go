@@ -1,6 +1,9 @@
 package daemon
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // recentUnits is how many of a port's last units Recent keeps: more than a port has
 // in flight (MaxInFlight), so a result that comes while the port reads on at full
@@ -16,7 +19,12 @@ const recentUnits = 1024
 type Recent struct {
 	mu    sync.Mutex
 	ports map[string]*recentPort
+	units atomic.Uint64
 }
+
+// Units is how many units the ports have published since the start: what the
+// history counts as not stored while it cannot store. Safe for concurrent use.
+func (r *Recent) Units() uint64 { return r.units.Load() }
 
 type recentPort struct {
 	origin string
@@ -45,6 +53,7 @@ func (r *Recent) add(port, origin string, seq uint64, unit []byte) {
 	if r == nil {
 		return
 	}
+	r.units.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.ports[port]

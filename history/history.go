@@ -13,6 +13,7 @@ package history
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,6 +45,10 @@ type Config struct {
 	// memory for that long, so it should be no longer than a unit's attempts with
 	// some margin; DefaultDuplicates when 0.
 	Duplicates time.Duration
+	// Sync is how often the store is synced to disk (--history-sync): the embedded
+	// server's setting, given to it as it starts (bus.ServerOptions); the zero value
+	// is the server's default (every 2 minutes). An external server has its own.
+	Sync Sync
 }
 
 // ErrNoJetStream is returned by Setup when the server has no JetStream.
@@ -142,4 +147,55 @@ func parseSeq(s string) (uint64, error) {
 		return 0, nil
 	}
 	return strconv.ParseUint(s, 10, 64)
+}
+
+// Recovered reads what the stream holds after a start on a store from before, and
+// says what recovering it dropped (a block a power cut or a kill left short or
+// damaged): "" when nothing was seen dropped, else one line for the log and the
+// systemd status. The server does not say how many messages a block cut short
+// held, so the count is a floor: the messages it reports lost, those missing in the
+// middle (interior deletes: the limits drop only the oldest), and those beyond the
+// last readable up to the highest stream sequence the bucket's values name.
+// dir, if not nil, keeps the interior deletes already reported, so each is told once.
+func Recovered(ctx context.Context, js jetstream.JetStream, prefix string, dir *StateDir) (kept uint64, dropped string, err error) {
+	subj := bus.Subjects{Prefix: prefix}
+	s, err := js.Stream(ctx, subj.Stream())
+	if err != nil {
+		return 0, "", err
+	}
+	st := s.CachedInfo().State
+	var lost uint64
+	if st.Lost != nil {
+		lost = uint64(len(st.Lost.Msgs))
+	}
+	var tail uint64
+	if kv, err := js.KeyValue(ctx, subj.Boards()); err == nil {
+		if w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes()); err == nil {
+			for e := range w.Updates() {
+				if e == nil {
+					break
+				}
+				var v struct {
+					StreamSeq uint64 `json:"stream_seq"`
+				}
+				if json.Unmarshal(e.Value(), &v) == nil && v.StreamSeq > st.LastSeq {
+					tail = max(tail, v.StreamSeq-st.LastSeq)
+				}
+			}
+			w.Stop()
+		}
+	}
+	middle := uint64(st.NumDeleted)
+	if dir != nil {
+		seen := dir.note(deletedNote)
+		if middle != seen {
+			dir.setNote(deletedNote, middle)
+		}
+		middle -= min(middle, seen)
+	}
+	if lost+tail+middle == 0 {
+		return st.Msgs, "", nil
+	}
+	return st.Msgs, fmt.Sprintf("history: the store was damaged: dropped at least %d messages it could not read (%d reported lost, %d missing in the middle, %d after the last readable), kept %d",
+		lost+tail+middle, lost, middle, tail, st.Msgs), nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/worker"
 )
 
 const (
@@ -32,7 +33,7 @@ func goscore() string { return goscoreBoard[:1] + strings.Repeat(goscoreBoard[1:
 // bucket, workers for goscore and othello only, and the bucket's updater.
 type env struct {
 	u  *history.Updater
-	w  *bus.Workers
+	w  *worker.Workers
 	nc *nats.Conn
 	js jetstream.JetStream
 	kv jetstream.KeyValue
@@ -69,7 +70,7 @@ func startWith(t *testing.T, before func(*history.Updater)) *env {
 	if e.kv, err = history.Setup(ctx, e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := bus.StartWorkers(conn(), bus.WorkerOptions{Problems: []string{"goscore", "othello"}, Concurrency: 2}, zerolog.Nop())
+	w, err := worker.Start(conn(), worker.Options{Problems: []string{"goscore", "othello"}, Concurrency: 2}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func (e *env) dump(t *testing.T, problem, port, origin string, seq uint64, unit 
 // results subscribes to every result on the bus, as watch does.
 func (e *env) results(t *testing.T) chan *nats.Msg {
 	t.Helper()
-	ch := make(chan *nats.Msg, 64)
+	ch := make(chan *nats.Msg, 4096)
 	sub, err := e.nc.ChanSubscribe("scoreboard.result.>", ch)
 	if err != nil {
 		t.Fatal(err)

@@ -91,3 +91,38 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q: want %s", s, TimeForms)
 }
+
+// SyncAlways is the --history-sync value that syncs the store on every write.
+const SyncAlways = "always"
+
+// DefaultSync is the store's sync interval when none is given: nats-server's own.
+const DefaultSync = "2m"
+
+// Sync is how often the embedded server's store is synced to disk: Always on every
+// write, else every Interval. It is the server's own setting (nats-server's
+// sync_interval, "always" or a duration), applied to the whole JetStream store.
+type Sync struct {
+	Always   bool
+	Interval time.Duration
+}
+
+// ParseSync reads --history-sync: "always", or a positive duration ("2m", "10s",
+// "500ms", or in days as ParseAge reads them).
+func ParseSync(s string) (Sync, error) {
+	if strings.TrimSpace(s) == SyncAlways {
+		return Sync{Always: true}, nil
+	}
+	d, err := ParseAge(strings.TrimSpace(s))
+	if err != nil || d <= 0 {
+		return Sync{}, fmt.Errorf("%q: want %q (sync on every write) or an interval such as 2m, 10s or 500ms", s, SyncAlways)
+	}
+	return Sync{Interval: d}, nil
+}
+
+// String is the setting as ParseSync reads it.
+func (s Sync) String() string {
+	if s.Always {
+		return SyncAlways
+	}
+	return s.Interval.String()
+}

@@ -87,3 +87,34 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSync(t *testing.T) {
+	for in, want := range map[string]Sync{"always": {Always: true}, "2m": {Interval: 2 * time.Minute}, " 10s ": {Interval: 10 * time.Second}, "1d": {Interval: 24 * time.Hour}} {
+		if got, err := ParseSync(in); err != nil || got != want {
+			t.Errorf("ParseSync(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1s", "never", "Always", "5"} {
+		if _, err := ParseSync(in); err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("ParseSync(%q): %v; want an error saying what is accepted", in, err)
+		}
+	}
+}
+
+func FuzzParseSync(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSync(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "want") {
+				t.Fatalf("ParseSync(%q): error without the accepted forms: %v", s, err)
+			}
+			return
+		}
+		if !got.Always && got.Interval <= 0 {
+			t.Fatalf("ParseSync(%q) = %v", s, got)
+		}
+		if again, err := ParseSync(got.String()); err != nil || again != got {
+			t.Fatalf("ParseSync(%q) = %v; its String %q reads as %v, %v", s, got, got.String(), again, err)
+		}
+	})
+}

@@ -20,6 +20,12 @@ import (
 // A unit is answered, or given up by the daemon, within its attempts (6 s by default).
 const staleAfter = 10 * time.Minute
 
+// staleMsgs is how far the stream must also have gone past a unit's dump before it
+// is reported unanswered: times are the server's clock, which on a machine without
+// a battery clock jumps (a day forward when NTP comes), and a unit in flight at the
+// jump must not be reported unanswered and then shown again with its result.
+const staleMsgs = 100_000
+
 // unitKey names a unit: a port's dump numbered seq by origin.
 type unitKey struct {
 	port, origin string
@@ -209,7 +215,7 @@ func newPairer(q Query, subj bus.Subjects, emit func(*Entry) error) *pairer {
 func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, error) {
 	past := !p.q.Until.IsZero() && ts.After(p.q.Until)
 	if past && (len(p.queue) == 0 || ts.Sub(p.q.Until) > staleAfter) {
-		return false, p.flush(time.Time{}, true)
+		return false, p.flush(time.Time{}, 0, true)
 	}
 	h := m.Headers()
 	if problem, port, err := p.subj.ParseDump(m.Subject()); err == nil {
@@ -222,7 +228,7 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 			key: unitKey{port: port, origin: h.Get(bus.HeaderOrigin), seq: seq}, line: line}
 		p.open[e.key] = append(p.open[e.key], e)
 		p.queue = append(p.queue, e)
-		return true, p.flush(ts, false)
+		return true, p.flush(ts, streamSeq, false)
 	}
 	var r struct {
 		Problem string `json:"problem"`
@@ -263,16 +269,17 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 		p.done[p.next], p.answered[k] = k, true
 		p.next = (p.next + 1) % len(p.done)
 	}
-	return true, p.flush(ts, false)
+	return true, p.flush(ts, streamSeq, false)
 }
 
 // flush hands on the entries at the head of the queue that are complete: answered,
-// or unanswered for longer than a result can take (all, at the end).
-func (p *pairer) flush(now time.Time, end bool) error {
+// or unanswered for longer than a result can take, by the clock and by the stream
+// (staleMsgs) both (all, at the end).
+func (p *pairer) flush(now time.Time, streamSeq uint64, end bool) error {
 	n := 0
 	for _, e := range p.queue {
 		if !e.ok {
-			if !end && now.Sub(e.Time) <= staleAfter {
+			if !end && (now.Sub(e.Time) <= staleAfter || streamSeq-e.UnitSeq <= staleMsgs) {
 				break
 			}
 			p.unanswered(e)
@@ -317,7 +324,7 @@ func (p *pairer) out(e *Entry) error {
 // it with --last.
 func (p *pairer) endReplay() error {
 	if !p.q.Follow {
-		if err := p.flush(time.Time{}, true); err != nil {
+		if err := p.flush(time.Time{}, 0, true); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -20,6 +21,8 @@ var notSettled = []jetstream.ErrorCode{10008, 10005, 10023}
 // error is taken for what it says (three replicas asked of two nodes, say).
 const setupPatience = 2 * time.Minute
 
+var setupRetry = backoff.Policy{Min: 50 * time.Millisecond, Max: 2 * time.Second}
+
 // SetupWait is Setup on a server or cluster that may not be ready for it yet: a
 // cluster just formed, or one electing a leader after losing a node, does not answer,
 // or answers that it is not available, for a few seconds. It tries again with
@@ -32,15 +35,11 @@ func SetupWait(ctx context.Context, js jetstream.JetStream, c Config, log zerolo
 		if err == nil || !notReady(ctx, err) || time.Now().After(deadline) {
 			return kv, err
 		}
-		if attempt == 1 || attempt%10 == 0 {
+		if backoff.Logged(attempt) {
 			log.Warn().Str("component", "history").Err(err).Int("attempts", attempt).Msg("JetStream not ready yet: trying again")
 		}
-		t := time.NewTimer(min(50*time.Millisecond<<min(attempt-1, 6), 2*time.Second))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (waiting for JetStream: %v)", err, ctx.Err())
-		case <-t.C:
+		if cerr := backoff.Sleep(ctx, setupRetry.Wait(attempt-1)); cerr != nil {
+			return nil, fmt.Errorf("%w (waiting for JetStream: %v)", err, cerr)
 		}
 	}
 }

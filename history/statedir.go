@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -101,4 +104,74 @@ func (d *StateDir) streamStore(stream string) string {
 func (d *StateDir) HasStream(stream string) bool {
 	_, err := os.Stat(d.streamStore(stream))
 	return err == nil
+}
+
+// MinBytes is the least history worth keeping: a state dir's filesystem with room
+// for less runs the daemon without one.
+const MinBytes = 1 << 20
+
+// diskShare is the part of its filesystem's room the history takes at most (1/2):
+// the rest is for the bucket, the server's own files, and whatever else shares it.
+const diskShare = 2
+
+// Fit is the history's size on the state dir's filesystem: the smaller of want and
+// half its room, the free space plus what the store already holds. JetStream
+// reserves a stream's whole limit when the stream is created, so a limit beyond the
+// room would stop the history, and the daemon with it, at start.
+func (d *StateDir) Fit(want int64) (size, room int64, err error) {
+	free, err := d.Free()
+	if err != nil {
+		return 0, 0, err
+	}
+	var held int64
+	_ = filepath.WalkDir(filepath.Join(d.Path, "jetstream"), func(_ string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil {
+				held += fi.Size()
+			}
+		}
+		return nil
+	})
+	room = free + held
+	return min(want, room/diskShare), room, nil
+}
+
+// Free is the space free for this process on the state dir's filesystem.
+func (d *StateDir) Free() (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(d.Path, &st); err != nil {
+		return 0, fmt.Errorf("state dir %s: statfs: %w", d.Path, err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// MoveAside moves the store the server could not open out of the way, to
+// <state dir>/damaged-<time>/, so a fresh one can start: the answers matter more
+// than the history, and what was there is kept for whoever wants it. It returns
+// where it went.
+func (d *StateDir) MoveAside(now time.Time) (string, error) {
+	to := filepath.Join(d.Path, "damaged-"+now.UTC().Format("20060102T150405Z"))
+	if err := os.Rename(filepath.Join(d.Path, "jetstream"), to); err != nil {
+		return "", fmt.Errorf("state dir %s: move the damaged store aside: %w", d.Path, err)
+	}
+	return to, nil
+}
+
+// deletedNote keeps the stream's interior deletes already reported by Recovered.
+const deletedNote = "history-deleted-seen"
+
+// note reads a number kept in the state dir; 0 when there is none.
+func (d *StateDir) note(name string) uint64 {
+	b, err := os.ReadFile(filepath.Join(d.Path, name))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// setNote keeps a number in the state dir; a note that cannot be written is told
+// again at the next start, nothing worse.
+func (d *StateDir) setNote(name string, n uint64) {
+	_ = os.WriteFile(filepath.Join(d.Path, name), []byte(strconv.FormatUint(n, 10)+"\n"), 0o600)
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,14 +18,15 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/logging"
 )
 
 // Bounds of the updater.
 const (
-	// updaterQueue is how many messages wait for the actor; beyond, nats.go drops
-	// them and reports a slow consumer: the bucket then misses a board, never a port.
-	updaterQueue = 16384
+	// updaterQueue is how many results wait for the actor, read from the stream
+	// ahead of it; the reader waits beyond (a consumer of the stream drops nothing).
+	updaterQueue = 4096
 	// putTimeout bounds the wait for the bucket's ack of a put.
 	putTimeout = 5 * time.Second
 	// maxPending bounds the puts waiting for their ack. There is at most one a port.
@@ -30,12 +34,22 @@ const (
 	// putInterval is the least time between two puts of a port. A board on a screen
 	// a tenth of a second late is not late, and a port answering thousands of units
 	// a second would otherwise cost a put (a lookup of its unit and a message stored
-	// in the bucket) every few of them.
+	// in the bucket) every few of them. The port's latest is always put in the end.
 	putInterval = 100 * time.Millisecond
 	// maxRetryWait bounds the wait before a refused put is tried again; each refusal
 	// of the same value doubles it from putInterval, so a bucket gone for good is not
 	// asked ten times a second forever, and one back is filled within seconds.
 	maxRetryWait = 5 * time.Second
+	// lookupTries bounds the look-ups of a result's unit (lookupWait apart, doubling):
+	// a look-up that times out on a busy machine is tried again; past them the value
+	// is put without its unit, counted and logged.
+	lookupTries = 6
+	lookupWait  = 100 * time.Millisecond
+)
+
+var (
+	putRetry    = backoff.Policy{Min: putInterval, Max: maxRetryWait}
+	lookupRetry = backoff.Policy{Min: lookupWait, Max: lookupWait << lookupTries}
 )
 
 // NewJetStream is the JetStream context of the daemon's history connection, with the
@@ -45,11 +59,21 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 }
 
 // Updater is the actor that keeps the bucket's value of each port: the port's latest
-// result, its unit's text, when it came, and for othello the board after the command.
-// It takes the results from the bus as any subscriber does, so it never holds a port
-// back, and looks the unit's text up in the stream only for the values it puts; it puts at most one value a port at a time, without waiting for
-// the ack, and when results come faster than the bucket acks, only a port's latest
-// value is put. A put the bucket refuses is logged (sampled) and counted.
+// result in the stream, its unit's text, when it was stored, its stream sequence
+// ("stream_seq"), and for othello the board after the command.
+//
+// The bucket is a function of the stream: the updater reads the results from the
+// stream itself, in stream order, with an ordered consumer that starts with the
+// latest result of each port (last per subject) and goes on with every result
+// stored after. So at start-up it puts each port's latest wherever the bucket holds
+// another (a daemon killed before its last put), after a lost connection or
+// JetStream it goes on where it was, and what the bucket holds last is the stream's
+// last, never a result the stream did not keep. It never holds a port back: the
+// ports publish on the bus, and the stream captures on the server.
+//
+// It puts at most one value a port at a time, without waiting for the ack, and when
+// results come faster than the bucket acks, only a port's latest value is put. A put
+// the bucket refuses is logged (sampled), counted, and tried again.
 type Updater struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
@@ -61,26 +85,46 @@ type Updater struct {
 	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
-	msgs   chan *nats.Msg
-	subs   []*nats.Subscription
+	msgs   chan jetstream.Msg
+	itMu   sync.Mutex
+	it     jetstream.MessagesContext // the reader's, under itMu
+	reader chan struct{}             // closed when the reader has stopped
+	quit   chan struct{}             // closed when Run returns
 
-	puts, refused atomic.Uint64
-	inFlight      atomic.Int64 // puts sent and not acked yet
+	puts, refused, lost atomic.Uint64
+	inFlight            atomic.Int64  // puts sent and not acked yet
+	behind              atomic.Uint64 // results in the stream not read yet, at the last read
+	// handed is the stream sequence of the last result the reader handed on;
+	// lagging counts the comparisons in a row that found the stream's latest
+	// result beyond it (see reconcile).
+	handed  atomic.Uint64
+	lagging int
 
 	repair *Repairer // nil for a stream of one replica
+
+	// caughtUp is set once the reader has read the stream to its end once: before,
+	// nothing is put, so a start-up puts only each port's latest, not the values it
+	// reads on the way (startPatience bounds the wait).
+	caughtUp bool
+	started  time.Time
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
 type portValue struct {
-	result  []byte    // to put; nil when put already
-	at      time.Time // when it came
-	seq     uint64    // the newest result's, put or not
-	origin  string
-	put     jetstream.PubAckFuture
-	putting []byte        // the result of the put in flight, put again if it is refused
-	putAt   time.Time     // and when it came
-	retry   time.Duration // the wait before putting again a value refused; 0 when none was
-	sent    time.Time     // when the last put was sent
+	result    []byte    // to put; nil when put already
+	at        time.Time // when the stream stored it
+	seq       uint64    // its stream sequence
+	origin    string    // its publisher's origin
+	unitSeq   uint64    // and the unit's seq: of one origin, the highest is the latest
+	stored    uint64    // the stream sequence of the value the bucket holds
+	lookups   int       // failed look-ups of result's unit
+	put       jetstream.PubAckFuture
+	putting   []byte        // the result of the put in flight, put again if it is refused
+	putAt     time.Time     // and when it came
+	putSeq    uint64        // and its stream sequence
+	retry     time.Duration // the wait before putting again a value refused; 0 when none was
+	sent      time.Time     // when the last put was sent
+	notBefore time.Time     // no put before this (a refusal's or a look-up's back-off)
 }
 
 // NewUpdater makes the actor; Run runs it. js must come from NewJetStream on nc.
@@ -100,16 +144,19 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
 
-// Puts is how many values the bucket has acked; Refused how many it refused.
-func (u *Updater) Puts() uint64    { return u.puts.Load() }
-func (u *Updater) Refused() uint64 { return u.refused.Load() }
+// Puts is how many values the bucket has acked; Refused how many it refused;
+// LostUnits how many values were put without their unit, not found in the stream
+// after lookupTries look-ups.
+func (u *Updater) Puts() uint64      { return u.puts.Load() }
+func (u *Updater) Refused() uint64   { return u.refused.Load() }
+func (u *Updater) LostUnits() uint64 { return u.lost.Load() }
 
-// Pending is how many results the bucket has not taken yet: those queued for the
-// updater and the puts waiting for their ack. Safe for concurrent use (it feeds
-// scoreboard_history_pending) once Subscribe has returned; a bucket that keeps up
+// Pending is how many results the bucket has not taken yet: those in the stream not
+// read yet, those queued for the updater and the puts waiting for their ack. Safe
+// for concurrent use (it feeds scoreboard_history_pending); a bucket that keeps up
 // holds it near 0.
 func (u *Updater) Pending() int {
-	return len(u.msgs) + int(u.inFlight.Load())
+	return len(u.msgs) + int(u.inFlight.Load()) + int(u.behind.Load())
 }
 
 // WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
@@ -117,35 +164,170 @@ func (u *Updater) Pending() int {
 // actor for its history either way.
 func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
 
-// Subscribe subscribes to the dumps and the results, and returns once the server has
-// the subscriptions: called before the ports start, the bucket misses none of their
-// units. Run then takes what comes.
+// Subscribe reads what the bucket holds, and starts reading the stream's results:
+// each port's latest first, then every result as it is stored. Run then takes them.
+// Call it before the ports start, so a stream or a bucket that cannot be read is
+// told at start-up.
 func (u *Updater) Subscribe() error {
-	u.msgs = make(chan *nats.Msg, updaterQueue)
-	for _, s := range []string{u.subj.AllResults()} {
-		sub, err := u.nc.ChanSubscribe(s, u.msgs)
-		if err != nil {
-			u.unsubscribe()
-			return fmt.Errorf("history: subscribe to %s: %w", s, err)
-		}
-		u.subs = append(u.subs, sub)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := u.readBucket(ctx); err != nil {
+		return err
 	}
-	if err := u.nc.FlushTimeout(5 * time.Second); err != nil {
-		u.log.Warn().Err(err).Msg("the server has not confirmed the history's subscriptions yet")
+	// The last startWindow messages of the stream: each port's results in flight at
+	// the end, so the latest is its last unit's, not the last stored (reconcile
+	// takes, when idle, the ports whose last result is older).
+	stream, err := u.js.Stream(ctx, u.subj.Stream())
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
 	}
+	u.stream = stream
+	last := stream.CachedInfo().State.LastSeq
+	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{u.subj.AllResults()},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    max(last, startWindow) - startWindow + 1,
+	})
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	}
+	u.msgs = make(chan jetstream.Msg, updaterQueue)
+	if u.it, err = cons.Messages(); err != nil {
+		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	}
+	u.reader, u.quit = make(chan struct{}), make(chan struct{})
+	go u.read(cons)
 	if u.repair != nil {
 		if err := u.repair.Subscribe(); err != nil {
-			u.unsubscribe()
+			close(u.quit)
+			u.it.Stop()
+			<-u.reader
 			return err
 		}
 	}
 	return nil
 }
 
-func (u *Updater) unsubscribe() {
-	for _, sub := range u.subs {
-		_ = sub.Unsubscribe()
+// startWindow is how many of the stream's last messages the updater reads at start:
+// dumps and results of units in flight (a port has at most 1,024), of a few ports.
+const startWindow = 20_000
+
+// readBucket learns the stream sequence of each port's value in the bucket, so that
+// only a port whose value is not the stream's latest is put at start-up.
+func (u *Updater) readBucket(ctx context.Context) error {
+	kv, err := u.js.KeyValue(ctx, u.subj.Boards())
+	if err != nil {
+		return fmt.Errorf("history: bucket %s: %w", u.subj.Boards(), err)
 	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("history: read bucket %s: %w", u.subj.Boards(), err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				return nil // the values held; updates would follow
+			}
+			var v struct {
+				StreamSeq uint64 `json:"stream_seq"`
+			}
+			_ = json.Unmarshal(e.Value(), &v) // a value of before stream_seq: 0, put again
+			u.ports[e.Key()] = &portValue{stored: v.StreamSeq}
+		case <-ctx.Done():
+			return fmt.Errorf("history: read bucket %s: %w", u.subj.Boards(), ctx.Err())
+		}
+	}
+}
+
+// read hands the stream's results to the actor, until the iterator is stopped. The
+// ordered consumer starts again by itself after a lost connection or JetStream,
+// from the first result it has not read.
+func (u *Updater) read(cons jetstream.Consumer) {
+	defer close(u.reader)
+	var last uint64 // the stream sequence of the last result handed on
+	it := u.iterator()
+	failed := 0 // errors in a row
+	for {
+		m, err := it.Next()
+		if err != nil && !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket; trying again")
+			if failed++; failed < 5 {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			it.Stop() // this one is stuck: a new one below
+			err = jetstream.ErrMsgIteratorClosed
+		}
+		failed = 0
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			// Stopped by Run, or given up by the ordered consumer after resets that
+			// failed (a replicated stream without a leader for long): a new one
+			// goes on after the last result handed on.
+			select {
+			case <-u.quit:
+				return
+			case <-time.After(time.Second):
+			}
+			if it = u.restart(last); it == nil {
+				continue
+			}
+			select {
+			case <-u.quit:
+				it.Stop()
+				return
+			default:
+			}
+			continue
+		}
+		if meta, err := m.Metadata(); err == nil {
+			last = meta.Sequence.Stream
+		}
+		select {
+		case u.msgs <- m:
+			u.handed.Store(last)
+		case <-u.quit:
+			return
+		}
+	}
+}
+
+// iterator is the reader's current iterator.
+func (u *Updater) iterator() jetstream.MessagesContext {
+	u.itMu.Lock()
+	defer u.itMu.Unlock()
+	return u.it
+}
+
+// restart makes a new reader of the stream's results after stream sequence last,
+// or nil (logged) if it cannot yet; Run's stop stops it.
+func (u *Updater) restart(last uint64) jetstream.MessagesContext {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{u.subj.AllResults()}}
+	if last > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
+	} else if s, err := u.js.Stream(ctx, u.subj.Stream()); err == nil {
+		// Nothing handed on yet: the stream's last startWindow messages, as at the
+		// start, not the whole stream.
+		end := s.CachedInfo().State.LastSeq
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, max(end, startWindow)-startWindow+1
+	}
+	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), cfg)
+	var it jetstream.MessagesContext
+	if err == nil {
+		it, err = cons.Messages()
+	}
+	if err != nil {
+		u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket again; trying again")
+		return nil
+	}
+	u.itMu.Lock()
+	u.it = it
+	u.itMu.Unlock()
+	u.log.Info().Uint64("after_stream_seq", last).Msg("reading the history stream's results for the bucket again")
+	return it
 }
 
 // Run keeps the bucket up to date until ctx ends; then it gives the puts in flight a
@@ -156,18 +338,37 @@ func (u *Updater) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	defer u.unsubscribe()
+	defer func() {
+		// Stop waits for the ordered consumer's lock, which a reset holds while it
+		// retries (a server overloaded at a flood's stop): the daemon's stop does not
+		// wait for it beyond a second.
+		close(u.quit)
+		go u.iterator().Stop()
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-u.reader:
+		case <-t.C:
+			u.log.Warn().Msg("stopping: the history stream's reader has not stopped within 1 s; left to stop by itself")
+		}
+	}()
 	if u.repair != nil {
 		done := make(chan error, 1)
 		go func() { done <- u.repair.Run(ctx) }()
 		defer func() { <-done }()
 	}
 	msgs := u.msgs
+	u.started = time.Now()
 	// The tick paces the puts and collects their acks; with nothing to put and no
 	// ack awaited it is stopped, so an idle daemon does not wake 50 times a second.
 	tick := time.NewTicker(pumpTick)
 	defer tick.Stop()
 	ticking := true
+	// The reconciliation: once idle after results, then every reconcileEvery while
+	// idle, and every reconcileIdleEvery once idle for reconcileQuietAfter.
+	check := time.NewTimer(reconcileIdle)
+	defer check.Stop()
+	lastMsg := time.Now()
 	for {
 		select {
 		case m := <-msgs:
@@ -175,18 +376,32 @@ func (u *Updater) Run(ctx context.Context) error {
 			for range len(msgs) {
 				u.take(<-msgs)
 			}
+			lastMsg = time.Now()
+			check.Reset(reconcileIdle)
 		case <-tick.C:
+		case <-check.C:
+			if u.reconcile(ctx) {
+				// Behind: compared again soon, as after results.
+				lastMsg = time.Now()
+			}
+			if time.Since(lastMsg) < reconcileQuietAfter {
+				check.Reset(reconcileEvery)
+			} else {
+				check.Reset(reconcileIdleEvery)
+			}
 		case <-ctx.Done():
-			// What the server has already sent is taken too: a round trip makes sure
-			// it is here.
-			_ = u.nc.FlushTimeout(time.Second)
 			for range len(msgs) {
 				u.take(<-msgs)
 			}
 			u.finish()
 			return nil
 		}
-		if pending := u.pump(time.Now().Add(-putInterval)); pending != ticking {
+		// A start-up waits (ticking) to have read the stream's end before it puts.
+		pending := true
+		if u.caughtUp || time.Since(u.started) > startPatience {
+			pending = u.pump(time.Now().Add(-putInterval))
+		}
+		if pending != ticking {
 			ticking = pending
 			if pending {
 				tick.Reset(pumpTick)
@@ -200,66 +415,179 @@ func (u *Updater) Run(ctx context.Context) error {
 // pumpTick is how often Run looks at the puts while any is pending.
 const pumpTick = 20 * time.Millisecond
 
-// take records a dump's unit, or makes a result into its port's next value.
-func (u *Updater) take(m *nats.Msg) {
-	// A result only becomes its port's next value here; it is read when it is put,
-	// so of a burst of results only the one put is parsed.
-	i := strings.LastIndexByte(m.Subject, '.')
-	port := m.Subject[i+1:]
+// startPatience bounds how long a start-up waits to have read the stream's end
+// before it puts.
+const startPatience = 2 * time.Second
+
+// reconcileIdle is how long the updater waits without a result before it compares
+// each port's latest result in the stream with the one it has; reconcileEvery how
+// often it does so while idle all along.
+const (
+	reconcileIdle  = 500 * time.Millisecond
+	reconcileEvery = 2 * time.Second
+)
+
+// reconcileQuietAfter is how long after the last result the idle comparison goes on
+// every reconcileEvery (a replicated stream's new leader, the reader's restart);
+// then it runs every reconcileIdleEvery: an idle daemon wakes for it once a minute,
+// not every 2 s.
+const (
+	reconcileQuietAfter = time.Minute
+	reconcileIdleEvery  = time.Minute
+)
+
+// reconcile reads each port's latest result in the stream (last per subject) and
+// takes it where the updater has an older one: a safety net under the reader, so
+// that a reader that stalls or misses a result (an ordered consumer reset on a
+// loaded machine) cannot leave the bucket behind the stream.
+//
+// It reports whether it found the updater behind: a result taken, or the reader
+// behind the stream. A reader whose ordered consumer waits for good on a consumer
+// lost in a leader change (seen in TestFaultClusterNodeAndWorkerKilled: it handed
+// on nothing at all, and the stream's last result of the port was then an older
+// unit's, put back by the repairer, so this comparison could not find the port's
+// latest either) is stopped when two comparisons in a row find the stream's latest
+// result beyond the last it handed on: read starts a new one after that.
+func (u *Updater) reconcile(ctx context.Context) (behind bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if u.stream == nil {
+		s, err := u.js.Stream(ctx, u.subj.Stream())
+		if err != nil {
+			return
+		}
+		u.stream = s
+	}
+	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	if err != nil {
+		return false
+	}
+	var latest uint64 // the stream's last result of any port
+	defer func() {
+		if latest <= u.handed.Load() {
+			u.lagging = 0
+			return
+		}
+		behind = true
+		if u.lagging++; u.lagging >= 2 {
+			u.lagging = 0
+			u.log.Warn().Uint64("stream_seq", latest).Uint64("handed", u.handed.Load()).
+				Msg("the history stream's reader is behind the stream's latest result and idle: starting it again")
+			// Stop may wait for a reset in progress: not here.
+			go u.iterator().Stop()
+		}
+	}()
+	for subject := range info.State.Subjects {
+		port := subject[strings.LastIndexByte(subject, '.')+1:]
+		m, err := u.stream.GetLastMsgForSubject(ctx, subject)
+		if err != nil {
+			continue
+		}
+		latest = max(latest, m.Sequence)
+		pv := u.ports[port]
+		if pv == nil {
+			pv = &portValue{}
+			u.ports[port] = pv
+		}
+		unitSeq, origin := scanSeqOrigin(m.Data)
+		if !pv.newer(origin, unitSeq, m.Sequence) {
+			continue
+		}
+		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", pv.seq).
+			Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
+		pv.set(m.Data, m.Time, m.Sequence, origin, unitSeq)
+		behind = true
+	}
+	return behind
+}
+
+// newer says whether a result (its origin and unit seq, stored at streamSeq) is its
+// port's latest rather than pv's: the result of another publisher stored later (a
+// daemon started again, or another sender), or of the same one a later unit.
+// Workers answer a port's units in parallel, so its results are stored out of
+// order: the stream's last result of a port is not always its last unit's.
+func (pv *portValue) newer(origin string, unitSeq, streamSeq uint64) bool {
+	if pv.seq == 0 {
+		return true
+	}
+	if origin != pv.origin {
+		return streamSeq > pv.seq
+	}
+	return unitSeq > pv.unitSeq || unitSeq == pv.unitSeq && streamSeq > pv.seq
+}
+
+// take makes a result the stream stored into its port's next value, if it is newer.
+func (u *Updater) take(m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return
+	}
+	u.behind.Store(meta.NumPending)
+	if meta.NumPending == 0 {
+		u.caughtUp = true
+	}
+	subject := m.Subject()
+	port := subject[strings.LastIndexByte(subject, '.')+1:]
 	pv := u.ports[port]
 	if pv == nil {
 		pv = &portValue{}
 		u.ports[port] = pv
 	}
-	// Workers answer in parallel, so a port's results come out of order: the latest
-	// is the one of the highest seq (of the newest publisher, if another took over).
-	seq, origin := scanSeqOrigin(m.Data)
-	if origin == pv.origin && seq < pv.seq {
+	unitSeq, origin := scanSeqOrigin(m.Data())
+	if !pv.newer(origin, unitSeq, meta.Sequence.Stream) {
 		return
 	}
-	pv.result, pv.at, pv.seq, pv.origin = m.Data, time.Now(), seq, origin
-	pv.retry = 0
+	pv.set(m.Data(), meta.Timestamp, meta.Sequence.Stream, origin, unitSeq)
 }
 
-// scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
-// parsed only when it is put.
-func scanSeqOrigin(data []byte) (seq uint64, origin string) {
-	if i := bytes.Index(data, []byte(`"seq":`)); i >= 0 {
-		for _, c := range data[i+len(`"seq":`):] {
-			if c < '0' || c > '9' {
-				break
-			}
-			seq = seq*10 + uint64(c-'0')
-		}
+// set makes a result the port's next value, unless the bucket holds it already.
+func (pv *portValue) set(result []byte, at time.Time, seq uint64, origin string, unitSeq uint64) {
+	pv.seq, pv.origin, pv.unitSeq = seq, origin, unitSeq
+	if seq == pv.stored && pv.put == nil {
+		pv.result = nil // the bucket holds it already (a start-up's), and no put will change it
+		return
 	}
-	if i := bytes.Index(data, []byte(`"origin":"`)); i >= 0 {
-		rest := data[i+len(`"origin":"`):]
-		if j := bytes.IndexByte(rest, '"'); j >= 0 {
-			origin = string(rest[:j])
-		}
-	}
-	return seq, origin
+	pv.result, pv.at = result, at
+	pv.retry, pv.lookups, pv.notBefore = 0, 0, time.Time{}
 }
 
-// value makes a result into the bucket's value: with its unit's text, when it came,
-// and for othello the board after the command.
-func (u *Updater) value(port string, result []byte, at time.Time) []byte {
+// value makes a result into the bucket's value: with its unit's text, when it was
+// stored, its stream sequence, and for othello the board after the command. ok is
+// false when the result names a unit whose text was not found (nil value), or when
+// the result is not one of port's (nil value: nothing to put).
+func (u *Updater) value(port string, pv *portValue) (value []byte, ok bool) {
 	var res struct {
 		Problem string `json:"problem"`
 		Port    string `json:"port"`
 		Seq     uint64 `json:"seq"`
 		Origin  string `json:"origin"`
 	}
-	if err := json.Unmarshal(result, &res); err != nil || res.Port != port {
+	if err := json.Unmarshal(pv.result, &res); err != nil || res.Port != port {
 		u.warn.Warn(&u.log, "bad result").Str("port", port).Msg("a message on a results subject is not a result of its port; not kept in the bucket")
-		return nil
+		return nil, true
 	}
 	unit := u.unit(res.Problem, res.Port, res.Origin, res.Seq)
+	if unit == nil && res.Seq != 0 {
+		if pv.lookups++; pv.lookups < lookupTries {
+			return nil, false
+		}
+		n := u.lost.Add(1)
+		u.warn.Warn(&u.log, "lost unit").Str("port", port).Uint64("seq", res.Seq).Uint64("stream_seq", pv.seq).
+			Int("lookups", pv.lookups).Uint64("values_without_unit", n).
+			Msg("the unit of the port's latest result is not in the history stream; the bucket holds the result without it")
+	}
 	var board []string
 	if res.Problem == "othello" && unit != nil {
 		board, _ = engine.OthelloBoardAfter(unit) // a unit that does not parse has no board
 	}
-	return AppendRecord(nil, result, unit, at, board, false)
+	return AppendStreamSeq(AppendRecord(nil, pv.result, unit, pv.at, board, false), pv.seq), true
+}
+
+// AppendStreamSeq adds "stream_seq" to a record (a JSON object): the stream sequence
+// of the result a bucket's value holds, which orders the values, whatever the clocks.
+func AppendStreamSeq(record []byte, seq uint64) []byte {
+	record = append(record[:len(record)-1], `,"stream_seq":`...)
+	return append(strconv.AppendUint(record, seq, 10), '}')
 }
 
 // maxLookups bounds the stream requests that look for one result's unit: a binary
@@ -281,7 +609,7 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 			return unit
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if u.stream == nil {
 		s, err := u.js.Stream(ctx, u.subj.Stream())
@@ -340,19 +668,22 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 // ports whose last put was sent before since.
 // It reports whether anything is left: a value to put, or a put awaiting its ack.
 func (u *Updater) pump(since time.Time) (pending bool) {
+	now := time.Now()
 	for port, pv := range u.ports {
 		if pv.put != nil {
 			select {
 			case <-pv.put.Ok():
 				u.puts.Add(1)
+				pv.stored = pv.putSeq
 			case err := <-pv.put.Err():
 				u.refuse(port, err)
 				// A put refused (most often an ack late on a busy server) is put again,
 				// unless a newer result came meanwhile: else the port's board stays
 				// stale until its next result, which may never come.
 				if pv.result == nil {
-					pv.result, pv.at = pv.putting, pv.putAt
-					pv.retry = min(max(2*pv.retry, putInterval), maxRetryWait)
+					pv.result, pv.at, pv.seq = pv.putting, pv.putAt, pv.putSeq
+					pv.retry = putRetry.Next(pv.retry)
+					pv.notBefore = now.Add(pv.retry)
 				}
 			default:
 				continue // still waiting for its ack
@@ -360,10 +691,16 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 			u.inFlight.Add(-1)
 			pv.put = nil
 		}
-		if pv.result == nil || pv.sent.After(since) || time.Since(pv.sent) < pv.retry {
+		if pv.result == nil || pv.sent.After(since) || now.Before(pv.notBefore) {
 			continue
 		}
-		value := u.value(port, pv.result, pv.at)
+		value, ok := u.value(port, pv)
+		if !ok {
+			// Its unit not found: looked up again a moment later (a look-up that
+			// timed out on a busy machine), up to lookupTries.
+			pv.notBefore = now.Add(lookupRetry.Wait(pv.lookups - 1))
+			continue
+		}
 		if value == nil {
 			pv.result = nil
 			continue
@@ -371,10 +708,12 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 		f, err := u.js.PublishAsync(u.key+port, value)
 		if err != nil {
 			u.refuse(port, err)
-			continue // tried again with the next result or tick
+			pv.retry = putRetry.Next(pv.retry)
+			pv.notBefore = now.Add(pv.retry)
+			continue
 		}
 		u.inFlight.Add(1)
-		pv.put, pv.putting, pv.putAt, pv.result, pv.sent = f, pv.result, pv.at, nil, time.Now()
+		pv.put, pv.putting, pv.putAt, pv.putSeq, pv.result, pv.sent = f, pv.result, pv.at, pv.seq, nil, now
 	}
 	for _, pv := range u.ports {
 		if pv.put != nil || pv.result != nil {
@@ -383,7 +722,6 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 	}
 	return false
 }
-
 func (u *Updater) refuse(port string, err error) {
 	n := u.refused.Add(1)
 	u.warn.Warn(&u.log, "refused").Str("port", port).Uint64("refused", n).Err(err).
@@ -403,4 +741,24 @@ func (u *Updater) finish() {
 	case <-time.After(2 * time.Second):
 		u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
 	}
+}
+
+// scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
+// parsed only when it is put.
+func scanSeqOrigin(data []byte) (seq uint64, origin string) {
+	if i := bytes.Index(data, []byte(`"seq":`)); i >= 0 {
+		for _, c := range data[i+len(`"seq":`):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			seq = seq*10 + uint64(c-'0')
+		}
+	}
+	if i := bytes.Index(data, []byte(`"origin":"`)); i >= 0 {
+		rest := data[i+len(`"origin":"`):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 {
+			origin = string(rest[:j])
+		}
+	}
+	return seq, origin
 }

@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,11 +29,10 @@ const (
 // Metrics is one process's registry and its metric families.
 type Metrics struct {
 	reg         *prometheus.Registry
-	units       *prometheus.CounterVec
+	ports       portsCollector
 	unitSeconds *prometheus.HistogramVec
 	solve       *prometheus.HistogramVec
 	retries     *prometheus.CounterVec
-	portUp      *prometheus.GaugeVec
 }
 
 // New returns a registry with the Go and process collectors and the scoreboard's
@@ -40,10 +40,6 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		units: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "scoreboard_units_total",
-			Help: "Units read from a port that got their outcome: answered, error (a bad unit, or no worker answered), or stopped (unanswered when a stop's drain bound ended).",
-		}, []string{"port", "problem", "outcome"}),
 		unitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "scoreboard_unit_seconds",
 			Help: "Time from a unit read on a port to its outcome, ready to be written back.",
@@ -60,15 +56,11 @@ func New() *Metrics {
 			Name: "scoreboard_retries_total",
 			Help: "Dumps a port published again because no worker answered in time.",
 		}, []string{"port"}),
-		portUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "scoreboard_port_up",
-			Help: "1 while the port's device is open, 0 while it is waiting for it or stopped.",
-		}, []string{"port"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.units, m.unitSeconds, m.solve, m.retries, m.portUp,
+		&m.ports, m.unitSeconds, m.solve, m.retries,
 	)
 	return m
 }
@@ -100,30 +92,29 @@ func (m *Metrics) Info(name, help string, labels map[string]string) {
 		func() float64 { return 1 }))
 }
 
-// Port is a port's counters, resolved once.
-type Port struct {
-	answered, failed, stopped prometheus.Counter
-	seconds                   prometheus.Observer
-	retries                   prometheus.Counter
-	up                        prometheus.Gauge
+// Counter registers a counter read from f at each scrape
+// (scoreboard_history_units_not_stored_total): the count is the owner's.
+func (m *Metrics) Counter(name, help string, f func() float64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
 }
 
-// Port resolves the port's children. Both outcomes and the retries appear at 0 at
-// once, so that a rate over them exists before the first error.
-func (m *Metrics) Port(port, problem string) *Port {
+// Port is a port's histogram and retries, resolved once. Its units' outcomes and
+// whether it is up are the daemon's Monitor's counts (Ports).
+type Port struct {
+	seconds prometheus.Observer
+	retries prometheus.Counter
+}
+
+// Port resolves the port's children. The retries appear at 0 at once, so that a
+// rate over them exists before the first one.
+func (m *Metrics) Port(port string) *Port {
 	if m == nil {
 		return nil
 	}
-	p := &Port{
-		answered: m.units.WithLabelValues(port, problem, Answered),
-		failed:   m.units.WithLabelValues(port, problem, Error),
-		stopped:  m.units.WithLabelValues(port, problem, Stopped),
-		seconds:  m.unitSeconds.WithLabelValues(port),
-		retries:  m.retries.WithLabelValues(port),
-		up:       m.portUp.WithLabelValues(port),
-	}
-	p.up.Set(0)
-	return p
+	return &Port{seconds: m.unitSeconds.WithLabelValues(port), retries: m.retries.WithLabelValues(port)}
 }
 
 // Forget drops every series of a port a reload removed: a port_up of 0 kept for it
@@ -134,50 +125,22 @@ func (m *Metrics) Forget(port string) {
 	}
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{m.units, m.unitSeconds, m.retries, m.portUp} {
+	}{m.unitSeconds, m.retries} {
 		v.DeletePartialMatch(prometheus.Labels{"port": port})
 	}
 }
 
-// Outcome counts a unit's outcome and the seconds since it was read.
-func (p *Port) Outcome(failed bool, seconds float64) {
-	if p == nil {
-		return
+// Took records the seconds from a unit read to its outcome.
+func (p *Port) Took(seconds float64) {
+	if p != nil {
+		p.seconds.Observe(seconds)
 	}
-	if failed {
-		p.failed.Inc()
-	} else {
-		p.answered.Inc()
-	}
-	p.seconds.Observe(seconds)
-}
-
-// Stopped counts a unit the daemon stopped before it was answered, and the seconds
-// since it was read.
-func (p *Port) Stopped(seconds float64) {
-	if p == nil {
-		return
-	}
-	p.stopped.Inc()
-	p.seconds.Observe(seconds)
 }
 
 // Retry counts a dump published again.
 func (p *Port) Retry() {
 	if p != nil {
 		p.retries.Inc()
-	}
-}
-
-// Up says whether the port's device is open.
-func (p *Port) Up(open bool) {
-	if p == nil {
-		return
-	}
-	if open {
-		p.up.Set(1)
-	} else {
-		p.up.Set(0)
 	}
 }
 
@@ -213,4 +176,56 @@ func (m *Metrics) Beside(h http.Handler) http.Handler {
 	mux.Handle("GET "+Path, m.Handler())
 	mux.Handle("/", h)
 	return mux
+}
+
+// PortCounts are a port's units by outcome, and whether its device is open.
+type PortCounts struct {
+	Port, Problem             string
+	Answered, Failed, Stopped uint64
+	Up                        bool
+}
+
+// Ports makes f the source of scoreboard_units_total and scoreboard_port_up, read
+// at each scrape: the daemon's Monitor, whose counts systemd's status line shows
+// too, so that the two never disagree. A later call replaces f.
+func (m *Metrics) Ports(f func() []PortCounts) {
+	if m != nil {
+		m.ports.f.Store(&f)
+	}
+}
+
+var (
+	unitsDesc = prometheus.NewDesc("scoreboard_units_total",
+		"Units read from a port that got their outcome: answered, error (a bad unit, or no worker answered), or stopped (unanswered when a stop's drain bound ended).",
+		[]string{"port", "problem", "outcome"}, nil)
+	portUpDesc = prometheus.NewDesc("scoreboard_port_up",
+		"1 while the port's device is open, 0 while it is waiting for it or stopped.", []string{"port"}, nil)
+)
+
+// portsCollector serves the counts of Ports' source; every outcome of every port
+// appears at once, at 0, so that a rate over it exists before the first error.
+type portsCollector struct {
+	f atomic.Pointer[func() []PortCounts]
+}
+
+func (c *portsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- unitsDesc
+	ch <- portUpDesc
+}
+
+func (c *portsCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.f.Load()
+	if f == nil {
+		return
+	}
+	for _, p := range (*f)() {
+		for outcome, n := range map[string]uint64{Answered: p.Answered, Error: p.Failed, Stopped: p.Stopped} {
+			ch <- prometheus.MustNewConstMetric(unitsDesc, prometheus.CounterValue, float64(n), p.Port, p.Problem, outcome)
+		}
+		up := 0.0
+		if p.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(portUpDesc, prometheus.GaugeValue, up, p.Port)
+	}
 }

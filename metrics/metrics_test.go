@@ -17,15 +17,19 @@ func TestCountsServedBesidePage(t *testing.T) {
 	srv := httptest.NewServer(m.Beside(page))
 	defer srv.Close()
 
-	lobby := m.Port("lobby", "goscore")
-	for range 3 {
-		lobby.Outcome(false, 0.002)
+	lobby := m.Port("lobby")
+	for range 5 {
+		lobby.Took(0.002)
 	}
-	lobby.Outcome(true, 0.5)
-	lobby.Stopped(5)
 	lobby.Retry()
-	lobby.Up(true)
-	m.Port("hall", "othello") // resolved, no unit yet: everything at 0
+	m.Port("hall") // resolved, no unit yet: everything at 0
+	// The units and ports are their owner's counts (the daemon's Monitor).
+	m.Ports(func() []metrics.PortCounts {
+		return []metrics.PortCounts{
+			{Port: "lobby", Problem: "goscore", Answered: 3, Failed: 1, Stopped: 1, Up: true},
+			{Port: "hall", Problem: "othello"},
+		}
+	})
 	solve := m.Solve([]string{"goscore", "othello"})
 	solve.Observe("goscore", 0.0001)
 	solve.Observe("nosuch", 1) // not resolved: not counted, no panic
@@ -82,17 +86,18 @@ func TestCountsServedBesidePage(t *testing.T) {
 // resolved once.
 func TestHotPathAllocatesNothing(t *testing.T) {
 	m := metrics.New()
-	p := m.Port("lobby", "goscore")
+	p := m.Port("lobby")
 	s := m.Solve([]string{"goscore"})
 	if n := testing.AllocsPerRun(1000, func() {
-		p.Outcome(false, 0.001)
+		p.Took(0.001)
 		p.Retry()
 		s.Observe("goscore", 0.0001)
 	}); n != 0 {
 		t.Errorf("%v allocations per unit, want 0", n)
 	}
 	var none *metrics.Metrics // a process without metrics
-	none.Port("x", "goscore").Outcome(true, 1)
+	none.Port("x").Took(1)
+	none.Ports(nil)
 	none.Solve([]string{"goscore"}).Observe("goscore", 1)
 	none.Gauge("x", "x", func() float64 { return 0 })
 }

@@ -39,6 +39,21 @@ type Server struct {
 	subj bus.Subjects
 	log  zerolog.Logger
 	hub  *hub
+	// historyOK, when set, says whether the daemon's history is storing; the page
+	// shows a small warning while it is not (/api/status).
+	historyOK func() bool
+}
+
+// WithHistoryStatus has the page show whether the history is storing, as ok says
+// (run's history keeper); call it before Handler.
+func (s *Server) WithHistoryStatus(ok func() bool) { s.historyOK = ok }
+
+// apiStatus serves /api/status: {"history_ok": bool}, true when nothing says
+// otherwise.
+func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, struct {
+		HistoryOK bool `json:"history_ok"`
+	}{s.historyOK == nil || s.historyOK()})
 }
 
 // New returns a server reading the bus under prefix through nc. Run must run for the
@@ -213,6 +228,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/boards", s.apiBoards)
 	mux.HandleFunc("GET /api/history", s.apiHistory)
 	mux.HandleFunc("GET /api/events", s.events)
+	mux.HandleFunc("GET /api/status", s.apiStatus)
 	return headers(mux)
 }
 

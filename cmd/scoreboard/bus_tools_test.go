@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/rs/zerolog"
 )
 
@@ -27,7 +28,7 @@ func busDaemon(t *testing.T, workers bool) (*bus.Server, string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		w, err := bus.StartWorkers(nc, bus.WorkerOptions{}, zerolog.Nop())
+		w, err := worker.Start(nc, worker.Options{}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -316,7 +316,9 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		if err := json.Unmarshal(e.Value(), &latest); err != nil {
 			t.Fatalf("bucket value %q: %v", e.Value(), err)
 		}
-		return true
+		// The bucket follows the stream: it catches up within seconds of a new
+		// leader (the updater's reader starts again, or its idle comparison).
+		return latest.Seq == uint64(c.Sent)
 	})
 	t.Logf("bucket: the port's latest board is unit %d of %d", latest.Seq, c.Sent)
 	if latest.Seq != uint64(c.Sent) || latest.Unit == "" {

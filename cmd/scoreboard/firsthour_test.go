@@ -19,6 +19,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // logLine is one JSON log line, as far as these tests read it.
@@ -225,7 +226,7 @@ func TestToolsTakeNATSURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wnc.Close()
-	w, err := bus.StartWorkers(wnc, bus.WorkerOptions{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
+	w, err := worker.Start(wnc, worker.Options{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

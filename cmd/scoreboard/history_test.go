@@ -399,7 +399,9 @@ func TestHistoryServerWithoutJetStream(t *testing.T) {
 }
 
 // A state dir that cannot be used stops the daemon at start with an error naming it:
-// one in use by another daemon, a regular file, a store that cannot be recovered.
+// one in use by another daemon, a regular file. A store that cannot be opened at all
+// costs no answer: it is moved aside to <state dir>/damaged-<time>/, the log says
+// where, and a fresh history starts.
 func TestHistoryStateDirErrors(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "--nats-listen", "off", "--port", "-", "--problem", "goscore", "--state-dir", dir}
@@ -421,9 +423,12 @@ func TestHistoryStateDirErrors(t *testing.T) {
 	if err := os.WriteFile(meta, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs = runLocked(t, "", args...)
-	if code != 1 || !strings.Contains(errs, dir) || !strings.Contains(errs, "could not be recovered") {
-		t.Errorf("a corrupt store: exit %d: %s", code, errs)
+	in := samples.Read(t, "goscore.in")
+	code, out, errs := runLocked(t, string(in), args...)
+	moved, _ := filepath.Glob(filepath.Join(dir, "damaged-*", "$G", "streams", "SCOREBOARD", "meta.inf"))
+	if code != 0 || out != string(samples.Read(t, "goscore.out")) || len(moved) != 1 || !strings.Contains(errs, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(moved[0]))))) ||
+		!strings.Contains(errs, "moved aside") {
+		t.Errorf("a corrupt store: exit %d, answers %q, moved %q: %s", code, out, moved, errs)
 	}
 
 	file := filepath.Join(t.TempDir(), "state")

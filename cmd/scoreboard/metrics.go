@@ -17,8 +17,8 @@ import (
 
 // newMetrics is the registry of run and work: the actors count into it, and the
 // gauges below are read from their owners at each scrape. updater is nil without the
-// history.
-func newMetrics(updater *history.Updater, conns ...*nats.Conn) *metrics.Metrics {
+// history; keeper is nil without the embedded server's history.
+func newMetrics(updater *history.Updater, keeper *history.Keeper, conns ...*nats.Conn) *metrics.Metrics {
 	met := metrics.New()
 	met.Info("scoreboard_build_info", "The build: its version (as in the logs and $SRV.INFO), commit and Go version; always 1.",
 		map[string]string{"version": versionString(), "commit": commitString(), "goversion": runtime.Version()})
@@ -34,6 +34,22 @@ func newMetrics(updater *history.Updater, conns ...*nats.Conn) *metrics.Metrics 
 	if updater != nil {
 		met.Gauge("scoreboard_history_pending", "Results the history's board bucket has not taken yet: queued for its updater, or put and not acked.",
 			func() float64 { return float64(updater.Pending()) })
+		met.Gauge("scoreboard_history_ok", "1 while the history stores the units, 0 while it cannot (the embedded server turned JetStream off: a full disk); the ports answer either way.",
+			func() float64 {
+				if keeper != nil && !keeper.OK() {
+					return 0
+				}
+				return 1
+			})
+		met.Counter("scoreboard_history_units_not_stored_total", "Units the ports read while the history was not storing (a full disk); they were answered.",
+			func() float64 {
+				if keeper == nil {
+					return 0
+				}
+				return float64(keeper.NotStored())
+			})
+		met.Counter("scoreboard_history_values_without_unit_total", "Bucket values put without their unit: the unit of the port's latest result was not found in the stream.",
+			func() float64 { return float64(updater.LostUnits()) })
 	}
 	return met
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go/micro"
 )
 
@@ -45,21 +46,19 @@ func TestRunDumpsInMicroStats(t *testing.T) {
 		t.Fatalf("send: exit %d, %d answers, want 1 and %d:\n%s\n%s", code, strings.Count(out, answer), sendGood, out, errs)
 	}
 
-	const requests, errors = portGood + portBad + sendGood + sendBad, portBad + sendBad
-	want := bus.DumpCounts{Taken: requests, Solved: portGood + sendGood, Bad: errors}
+	const errors = portBad + sendBad
+	want := worker.DumpCounts{Taken: portGood + portBad + sendGood + sendBad, Solved: portGood + sendGood, Bad: errors}
 	// A worker counts a dump before it publishes the result, and every result has
-	// been read: the counts are final. The dumps' instance is one process's second.
+	// been read: the counts are final. The process is one instance of the service.
 	nc := busConnect(t, url)
-	var dumps *micro.Stats
-	for _, s := range busAllStats(t, nc, 2) {
-		if s.Metadata[bus.MetaWorker] != "" {
-			dumps = &s
-		}
+	all := busStats(t, nc, 1)
+	if len(all) != 1 {
+		t.Fatalf("%d instances answered $SRV.STATS.scoreboard, want 1; output:\n%s", len(all), p.Output())
 	}
-	if dumps == nil {
-		t.Fatalf("no dumps' instance answered $SRV.STATS.scoreboard; output:\n%s", p.Output())
+	var id string
+	for id = range all {
+		checkDumpStats(t, "$SRV.STATS (nats.go)", all[id], want)
 	}
-	checkDumpStats(t, "$SRV.STATS (nats.go)", *dumps, requests, errors, want)
 
 	// The same through the NATS CLI, as a user types it; its JSON is the list of the
 	// instances' stats, which it validates against the micro schema first.
@@ -76,60 +75,47 @@ func TestRunDumpsInMicroStats(t *testing.T) {
 		return string(out)
 	}
 	out := natsCmd("micro", "stats", "scoreboard", "--json")
-	var all []micro.Stats
-	if err := json.Unmarshal([]byte(out), &all); err != nil {
+	var stats []micro.Stats
+	if err := json.Unmarshal([]byte(out), &stats); err != nil {
 		t.Fatalf("nats micro stats --json: %v\n%s", err, out)
 	}
-	found := 0
-	for _, s := range all {
-		if s.ID == dumps.ID {
-			found++
-			checkDumpStats(t, "nats micro stats --json", s, requests, errors, want)
-		}
+	if len(stats) != 1 || stats[0].ID != id {
+		t.Fatalf("nats micro stats --json: %d instances, want 1 (%s):\n%s", len(stats), id, out)
 	}
-	if found != 1 || len(all) != 2 {
-		t.Fatalf("nats micro stats --json: %d instances, the dumps' %d times; want 2 and 1:\n%s", len(all), found, out)
+	checkDumpStats(t, "nats micro stats --json", stats[0], want)
+	// `nats micro ls` lists the daemon once.
+	out = natsCmd("micro", "ls", "--json")
+	var infos []micro.Info
+	if err := json.Unmarshal([]byte(out), &infos); err != nil {
+		t.Fatalf("nats micro ls --json: %v\n%s", err, out)
 	}
-	// The table: the dumps' row, with its requests and errors, found by the columns'
-	// headers (the CLI's releases differ in columns).
-	table := natsCmd("micro", "stats", "scoreboard")
-	var head, row []string
-	for line := range strings.SplitSeq(table, "\n") {
-		cells := strings.Split(line, "│")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		if slices.Contains(cells, "Endpoint") {
-			head = cells
-		}
-		if slices.Contains(cells, "dumps") {
-			row = cells
-		}
+	if len(infos) != 1 || infos[0].ID != id {
+		t.Errorf("nats micro ls --json: %d instances, want the daemon's %s once:\n%s", len(infos), id, out)
 	}
-	req, errs := slices.Index(head, "Requests"), slices.Index(head, "Errors")
-	if req < 0 || errs < 0 || len(row) != len(head) || row[req] != strconv.Itoa(requests) || row[errs] != strconv.Itoa(errors) {
-		t.Errorf("nats micro stats: the dumps' row %q under %q, want %d requests and %d errors:\n%s", row, head, requests, errors, table)
+	if table := natsCmd("micro", "ls"); strings.Count(table, id) != 1 {
+		t.Errorf("nats micro ls: want the daemon %s on one row:\n%s", id, table)
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatalf("after SIGTERM: %v; output:\n%s", err, p.Output())
 	}
 }
 
-func checkDumpStats(t *testing.T, how string, s micro.Stats, requests, errors int, want bus.DumpCounts) {
+// checkDumpStats checks the replay endpoint's dumps in an instance's stats.
+func checkDumpStats(t *testing.T, how string, s micro.Stats, want worker.DumpCounts) {
 	t.Helper()
-	if s.Name != bus.ServiceName || s.Type != micro.StatsResponseType || len(s.Endpoints) != 1 {
-		t.Fatalf("%s: the dumps' instance %+v, want one endpoint", how, s)
+	i := slices.IndexFunc(s.Endpoints, func(e *micro.EndpointStats) bool { return e.Name == "replay" })
+	if s.Name != bus.ServiceName || s.Type != micro.StatsResponseType || i < 0 {
+		t.Fatalf("%s: the instance %+v, want the replay endpoint", how, s)
 	}
-	e := s.Endpoints[0]
-	var got bus.DumpCounts
-	if err := json.Unmarshal(e.Data, &got); err != nil {
+	e := s.Endpoints[i]
+	var data worker.EndpointData
+	if err := json.Unmarshal(e.Data, &data); err != nil {
 		t.Fatalf("%s: data %s: %v", how, e.Data, err)
 	}
-	if e.Name != "dumps" || e.Subject != "scoreboard.dump.*.*" || e.QueueGroup != bus.QueueGroup ||
-		e.NumRequests != requests || e.NumErrors != errors || e.ProcessingTime <= 0 || e.AverageProcessingTime <= 0 ||
-		!strings.Contains(e.LastError, "replay") || got != want {
-		e.Data = nil
-		t.Errorf("%s: dumps' endpoint %+v, counts %+v; want %d requests, %d errors, a processing time, counts %+v",
-			how, e, got, requests, errors, want)
+	d := data.Dumps
+	if e.Subject != "scoreboard.solve.replay" || e.QueueGroup != bus.QueueGroup ||
+		d.ProcessingTime <= 0 || !strings.Contains(d.LastError, "replay") || d.DumpCounts != want {
+		t.Errorf("%s: replay's endpoint %s %s, data %s; want its dumps %+v, a processing time and a last error",
+			how, e.Name, e.Subject, e.Data, want)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
-	"github.com/goclub/scoreboard/sdnotify/sdnotifytest"
+	"github.com/goclub/scoreboard/internal/sdnotifytest"
 )
 
 // `run --no-workers` serves no instance of the service itself, and its watchdog

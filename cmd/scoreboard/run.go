@@ -19,8 +19,9 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/sdnotify"
+	"github.com/goclub/scoreboard/systemd"
 	"github.com/goclub/scoreboard/web"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // How often the daemon repeats its ports' states for subscribers that came later
@@ -95,7 +96,7 @@ func daemonConfig(c config.Config) daemon.Config {
 // the ports, and what tells systemd how they are. It returns when ctx ends, or when
 // every port has ended (stdin did).
 func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Config, reloads <-chan daemon.Config, log zerolog.Logger) error {
-	notify, err := sdnotify.FromEnv()
+	notify, err := systemd.FromEnv()
 	if err != nil {
 		return err
 	}
@@ -126,11 +127,14 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		held    bool // the state dir holds a history from before
 		// The embedded server with the history on, and the connections to it: what
 		// they published is stored before the server stops (settle).
-		stored *bus.Server
-		conns  []*nats.Conn
+		stored   *bus.Server
+		conns    []*nats.Conn
+		embedded *bus.Server
 		// hubLinked says whether the link to a league hub is up (nil: no hub).
 		hubLinked func() bool
 		hub       = hubLink(c)
+		// fitted is the history's size fitted to its disk, if less than asked.
+		fitted int64
 	)
 	if c.NATS.URL == "" {
 		// The history's store: locked for this process's life, so a second daemon
@@ -143,15 +147,24 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 		if store != nil {
 			defer store.Close()
-			opts.StoreDir = store.Path
-			held = store.HasStream(c.Subjects().Stream())
+			var ok bool
+			if fitted, ok = fitHistory(c, store, log); ok {
+				opts.StoreDir = store.Path
+				sync := historyConfig(c, fitted).Sync
+				opts.SyncAlways, opts.SyncInterval = sync.Always, sync.Interval
+				held = store.HasStream(c.Subjects().Stream())
+			} else {
+				// No room for any history: the daemon runs without one.
+				c.History.Enabled = false
+			}
 		}
 		opts.Hub = hub
-		srv, err := bus.StartServerWith(opts, log)
+		srv, err := startStore(opts, store, held, log)
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown()
+		embedded = srv
 		url = srv.ClientURL()
 		if hub != nil {
 			hubLinked = srv.HubLinked
@@ -174,19 +187,26 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 	}
 	// The history: set up before the first dump, so the stream keeps it.
-	var updater *history.Updater
+	var (
+		updater *history.Updater
+		keeper  *history.Keeper
+		damaged string // what recovering the store dropped, for the status
+	)
 	if c.History.Enabled {
 		hnc, err := connect("scoreboard run history")
 		if err != nil {
 			return err
 		}
 		defer hnc.Close()
-		if updater, err = startHistory(ctx, hnc, c, store, held, log); err != nil {
+		if updater, damaged, err = startHistory(ctx, hnc, c, fitted, store, held, log); err != nil {
 			return err
 		}
 		if updater != nil {
 			cfg.Recent = daemon.NewRecent()
 			updater.LookUpFirst(cfg.Recent.Unit)
+			if store != nil && embedded != nil {
+				keeper = history.NewKeeper(embedded, store, history.MinBytes, cfg.Recent.Units, log)
+			}
 		}
 	}
 	wnc, err := connect("scoreboard run workers")
@@ -208,28 +228,18 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	var stopping stopClock
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.
-	met := newMetrics(updater, wnc, pnc)
+	met := newMetrics(updater, keeper, wnc, pnc)
 	if hubLinked != nil {
 		met.Gauge("scoreboard_hub_link_up", "1 while the embedded server's leaf link to the league hub is up, 0 while it is down (the club goes on without it).",
 			func() float64 { return b2f(hubLinked()) })
 	}
 	cfg.Metrics = met
 	// Without them the health check pings any worker of the service.
-	var workers *bus.Workers
+	var workers *worker.Workers
 	ping := "$SRV.PING." + bus.ServiceName
 	if c.Daemon.Workers {
-		o := bus.WorkerOptions{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
-		if c.NATS.URL != "" {
-			// On a server of its own, the workers' connection may have the worker
-			// role: the dumps' instance of the service answers on a connection of
-			// its own (see bus.WorkerOptions.StatsConn). The embedded server's
-			// in-process connections have every right.
-			if o.StatsConn, err = connect("scoreboard run stats"); err != nil {
-				return err
-			}
-			defer o.StatsConn.Close()
-		}
-		if workers, err = bus.StartWorkers(wnc, o, log); err != nil {
+		o := worker.Options{Prefix: c.NATS.Prefix, Version: versionString(), Drain: cfg.Drain, Metrics: met}
+		if workers, err = worker.Start(wnc, o, log); err != nil {
 			return err
 		}
 		ping += "." + workers.ID()
@@ -291,6 +301,9 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	if updater != nil {
 		g.Go(func() error { return updater.Run(histCtx) })
 	}
+	if keeper != nil {
+		g.Go(func() error { keeper.Run(runCtx); return nil })
+	}
 
 	// Readiness: READY=1 once the bus is up (it is by now) and every port has tried
 	// its device; a device still unplugged then shows in the status, not as a start-up
@@ -311,7 +324,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 
 	// Status: STATUS= with the counts, whenever they change.
 	g.Go(func() error {
-		notify.RunStatus(runCtx, time.Second, mon.Status, log)
+		notify.RunStatus(runCtx, time.Second, historyStatus(mon.Status, keeper, damaged), log)
 		return nil
 	})
 
@@ -340,7 +353,11 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		defer wbnc.Close()
 		g.Go(func() error {
 			if err := servePage(runCtx, pageLn, func() (*web.Server, error) {
-				return web.New(wbnc, c.NATS.Prefix, log)
+				s, err := web.New(wbnc, c.NATS.Prefix, log)
+				if err == nil && keeper != nil {
+					s.WithHistoryStatus(keeper.OK)
+				}
+				return s, err
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}
@@ -389,8 +406,8 @@ func settle(srv *bus.Server, conns []*nats.Conn, bound time.Duration, log zerolo
 // connected, a worker answers a ping (subject ping: this process's own, or any
 // instance of the service with --no-workers) sent over the ports' connection, and
 // every port's display writer still turns over.
-func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify.Check {
-	return sdnotify.All(
+func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) systemd.Check {
+	return systemd.All(
 		func(context.Context) error {
 			for _, nc := range []*nats.Conn{wnc, pnc} {
 				if s := nc.Status(); s != nats.CONNECTED {
@@ -400,7 +417,7 @@ func healthCheck(wnc, pnc *nats.Conn, ping string, mon *daemon.Monitor) sdnotify
 			return nil
 		},
 		func(ctx context.Context) error {
-			if err := bus.PingSolver(ctx, pnc, ping); err != nil {
+			if _, err := pnc.RequestWithContext(ctx, ping, nil); err != nil {
 				return fmt.Errorf("workers do not answer a ping: %w", err)
 			}
 			return nil

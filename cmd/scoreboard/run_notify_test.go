@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
-	"github.com/goclub/scoreboard/sdnotify/sdnotifytest"
+	"github.com/goclub/scoreboard/internal/sdnotifytest"
 )
 
 // nextMatching reads notify messages until one satisfies match, returning it and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/internal/proctest"
-	"github.com/goclub/scoreboard/sdnotify/sdnotifytest"
+	"github.com/goclub/scoreboard/internal/sdnotifytest"
 )
 
 const retryMsg = "nats not reachable yet: trying again"

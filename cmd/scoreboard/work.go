@@ -14,7 +14,8 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/metrics"
-	"github.com/goclub/scoreboard/sdnotify"
+	"github.com/goclub/scoreboard/systemd"
+	"github.com/goclub/scoreboard/worker"
 )
 
 func init() { register(workCommand) }
@@ -73,7 +74,7 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 		return err
 	}
 	defer keepOnHangup(log)()
-	notify, err := sdnotify.FromEnv()
+	notify, err := systemd.FromEnv()
 	if err != nil {
 		return err
 	}
@@ -88,18 +89,10 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 	defer nc.Close()
 	var met *metrics.Metrics
 	if httpListen != config.HTTPOff {
-		met = newMetrics(nil, nc)
+		met = newMetrics(nil, nil, nc)
 	}
-	// The dumps' instance of the service answers on a connection of its own (see
-	// bus.WorkerOptions.StatsConn).
-	snc, err := c.ConnectWait(ctx, "scoreboard work stats", log)
-	if err != nil {
-		return err
-	}
-	defer snc.Close()
-	workers, err := bus.StartWorkers(nc, bus.WorkerOptions{
+	workers, err := worker.Start(nc, worker.Options{
 		Prefix: c.NATS.Prefix, Version: versionString(), Problems: names, Concurrency: concurrency, Drain: c.Daemon.Drain, Metrics: met,
-		StatsConn: snc,
 	}, log)
 	if err != nil {
 		return err

@@ -271,6 +271,16 @@ if (large) {
   document.title = large + " · Scoreboard";
   loadHistory();
 }
+// The daemon's history not storing (a full disk): a small warning, the boards go on.
+async function status() {
+  try {
+    const r = await fetch("/api/status", { cache: "no-store" });
+    if (r.ok) document.getElementById("history-off").hidden = (await r.json()).history_ok;
+  } catch (e) { /* the connection badge says it */ }
+}
+
 tick();
 setInterval(tick, 1000);
+status();
+setInterval(status, 5000);
 loadBoards().then(connect);

@@ -1,4 +1,4 @@
-package bus
+package worker
 
 import (
 	"strings"
@@ -145,7 +145,7 @@ func TestDumpQueueWaitEmpty(t *testing.T) {
 	}
 }
 
-// Subjects share the solvers' time, not their turns: a port's light units are all
+// bus.Subjects share the solvers' time, not their turns: a port's light units are all
 // served before another subject's second heavy dump, and a heavy dump being solved
 // is charged at once, so that a second solver does not take the next one too.
 func TestDumpQueueSharesTime(t *testing.T) {

@@ -1,10 +1,9 @@
-package bus
+package worker
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/metrics"
@@ -21,13 +21,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// QueueGroup is the queue group every worker joins, on the solve endpoints and on the
-// dumps, so that each request or dump is served by one worker among all processes.
-const QueueGroup = "scoreboard-workers"
-
-// WorkerOptions configures the workers of one process.
-type WorkerOptions struct {
-	// Prefix is the first token(s) of every subject; DefaultPrefix when empty.
+// Options configures the workers of one process.
+type Options struct {
+	// Prefix is the first token(s) of every subject; bus.DefaultPrefix when empty.
 	Prefix string
 	// Version is the build's version. The micro service wants semantic versioning,
 	// so one that is not ("dev", "v1.2.3") is made into one ("0.0.0-dev", "1.2.3").
@@ -41,21 +37,16 @@ type WorkerOptions struct {
 	Drain time.Duration
 	// Metrics, when set, gets each dump's solve time (scoreboard_solve_seconds).
 	Metrics *metrics.Metrics
-	// StatsConn is the connection on which the dumps' instance of the service
-	// answers $SRV requests; the workers' own when nil. Give it one of its own when
-	// the workers' has the worker role: the server lets such a connection answer a
-	// message once (allow_responses), and both instances get every $SRV request.
-	StatsConn *nats.Conn
 }
 
 // Workers are one process's instance of the scoreboard micro service (an endpoint
 // per problem on <prefix>.solve.<problem>) and its consumer of the dumps on
-// <prefix>.dump.<problem>.<port>, both in QueueGroup. The dumps are reported as a
-// second instance of the service, with one endpoint, dumps (dumpstats.go).
+// <prefix>.dump.<problem>.<port>, both in bus.QueueGroup. Each problem's endpoint reports
+// that problem's dumps in its stats' data (dumpstats.go).
 type Workers struct {
 	nc   *nats.Conn
 	svc  micro.Service
-	subj Subjects
+	subj bus.Subjects
 	log  zerolog.Logger
 	id   string
 
@@ -65,10 +56,10 @@ type Workers struct {
 	wg      sync.WaitGroup
 	stopped sync.Once
 	stopErr error
-	counts  dumpCounts
-	solve   metrics.Solve // nil without metrics
-	// dumpSvc is the dumps' own instance of the service, reporting counts.
-	dumpSvc *dumpService
+	// counts are the dumps' counts by problem, and "" for a dump of none (written
+	// once at start, then only read).
+	counts map[string]*dumpCounts
+	solve  metrics.Solve // nil without metrics
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
 
@@ -77,12 +68,12 @@ type Workers struct {
 	warn *logging.Sampler
 }
 
-// StartWorkers adds the workers to nc. Stop them with Stop; closing nc stops them too.
-func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers, error) {
+// Start adds the workers to nc. Stop them with Stop; closing nc stops them too.
+func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+		o.Prefix = bus.DefaultPrefix
 	}
-	if !ValidPrefix(o.Prefix) {
+	if !bus.ValidPrefix(o.Prefix) {
 		return nil, fmt.Errorf("subject prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", o.Prefix)
 	}
 	if len(o.Problems) == 0 {
@@ -93,7 +84,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	}
 	w := &Workers{
 		nc:    nc,
-		subj:  Subjects{Prefix: o.Prefix},
+		subj:  bus.Subjects{Prefix: o.Prefix},
 		log:   log.With().Str("component", "workers").Logger(),
 		queue: newDumpQueue(),
 		drain: o.Drain,
@@ -108,13 +99,16 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 			return nil, fmt.Errorf("workers: unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
 		}
 	}
-	dumpsID := newDumpServiceID()
+	w.counts = map[string]*dumpCounts{"": {}}
+	for _, name := range o.Problems {
+		w.counts[name] = &dumpCounts{}
+	}
 	svc, err := micro.AddService(nc, micro.Config{
-		Name:        ServiceName,
-		Version:     SemVer(o.Version),
-		Description: "Go club scoreboard: contest input in, contest output out",
-		Metadata:    map[string]string{MetaDumps: dumpsID},
-		QueueGroup:  QueueGroup,
+		Name:         bus.ServiceName,
+		Version:      bus.SemVer(o.Version),
+		Description:  "Go club scoreboard: contest input in, contest output out",
+		StatsHandler: w.endpointStats,
+		QueueGroup:   bus.QueueGroup,
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
 			w.log.Error().Err(err).Msg("service error")
 		},
@@ -158,7 +152,7 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	// of a problem no worker serves is not taken (a request for it gets NATS's "no
 	// responders" at once), nor is a copy of a port's dumps published under it.
 	for _, name := range o.Problems {
-		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), QueueGroup, w.takeDump)
+		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
 		if err != nil {
 			_ = svc.Stop()
 			w.unsubscribeDumps()
@@ -175,17 +169,6 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 		}
 		w.dumps = append(w.dumps, sub)
 	}
-	statsConn := o.StatsConn
-	if statsConn == nil {
-		statsConn = nc
-	}
-	if w.dumpSvc, err = startDumpService(statsConn, dumpsID, SemVer(o.Version), w.id, w.subj, &w.counts); err != nil {
-		_ = svc.Stop()
-		w.unsubscribeDumps()
-		w.queue.close()
-		w.wg.Wait()
-		return nil, fmt.Errorf("workers: dumps' service instance: %w", err)
-	}
 	// Subscriptions leave in the connection's write buffer: without a round trip, a
 	// request from another connection made just after start can find no responders
 	// yet. A connection that is reconnecting resends them when it is back, so a
@@ -193,18 +176,15 @@ func StartWorkers(nc *nats.Conn, o WorkerOptions, log zerolog.Logger) (*Workers,
 	if err := nc.FlushTimeout(5 * time.Second); err != nil {
 		w.log.Warn().Err(err).Msg("the server has not confirmed the workers' subscriptions yet")
 	}
-	w.log.Info().Str("version", SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
+	w.log.Info().Str("version", bus.SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
 	return w, nil
 }
 
 // ID is the micro service instance id of these workers, as in results' worker field.
 func (w *Workers) ID() string { return w.id }
 
-// DumpsID is the id of the service instance that reports these workers' dumps.
-func (w *Workers) DumpsID() string { return w.dumpSvc.id }
-
 // Stop stops taking requests and dumps, solves those already taken within the drain
-// bound (WorkerOptions.Drain), gives each one still queued then an error result, and
+// bound (Options.Drain), gives each one still queued then an error result, and
 // returns once the dumps being solved are done. No dump taken goes without a result.
 // It is safe to call more than once.
 func (w *Workers) Stop() error { return w.StopWithin(w.drain) }
@@ -233,19 +213,14 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 			if w.handBack(msg) {
 				continue
 			}
-			buf = w.reject(msg, buf[:0], &w.counts.stopping, "worker stopping: not solved within the drain bound")
+			buf = w.reject(msg, buf[:0], dumpStopping, "worker stopping: not solved within the drain bound")
 		}
 		w.wg.Wait()
-		// The dumps' instance answers until the last dump is done, so that the
-		// stats show the drain.
-		if err := w.dumpSvc.stop(); err != nil {
-			errs = append(errs, fmt.Errorf("stop the dumps' service instance: %w", err))
-		}
 		w.stopErr = errors.Join(errs...)
-		c := &w.counts
-		w.log.Info().Int64("dumps", c.taken.Load()).Int64("solved", c.solved.Load()).Int64("bad", c.bad.Load()).
-			Int64("oversize", c.oversize.Load()).Int64("shed", c.shed.Load()).Int64("stopping", c.stopping.Load()).
-			Int64("handed_back", c.handedBack.Load()).
+		c := w.Counts()
+		w.log.Info().Int64("dumps", c.Taken).Int64("solved", c.Solved).Int64("bad", c.Bad).
+			Int64("oversize", c.Oversize).Int64("shed", c.Shed).Int64("stopping", c.Stopping).
+			Int64("handed_back", c.HandedBack).
 			Msg("workers stopped")
 	})
 	return w.stopErr
@@ -255,7 +230,7 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 // bad (the worker's error result), oversize, shed (its port's queue was full) or
 // stopping (not solved within the drain bound), each with its result, or handed
 // back: not solved, and not answered, for its publisher to publish again to another
-// worker (HeaderAttempt).
+// worker (bus.HeaderAttempt).
 type DumpCounts struct {
 	Taken    int64 `json:"taken"`
 	Solved   int64 `json:"solved"`
@@ -268,11 +243,38 @@ type DumpCounts struct {
 	HandedBack int64 `json:"handed_back"`
 }
 
-// Counts returns the workers' dump counts so far.
-func (w *Workers) Counts() DumpCounts { return w.counts.load() }
+// Counts returns the workers' dump counts so far, all problems together.
+func (w *Workers) Counts() DumpCounts {
+	var sum DumpCounts
+	for _, c := range w.counts {
+		n := c.load()
+		sum.Taken += n.Taken
+		sum.Solved += n.Solved
+		sum.Bad += n.Bad
+		sum.Oversize += n.Oversize
+		sum.Shed += n.Shed
+		sum.Stopping += n.Stopping
+		sum.HandedBack += n.HandedBack
+	}
+	return sum
+}
+
+// outcome is what became of a dump, one of DumpCounts' fields.
+type outcome int
+
+const (
+	dumpTaken outcome = iota
+	dumpSolved
+	dumpBad
+	dumpOversize
+	dumpShed
+	dumpStopping
+	dumpHandedBack
+	outcomes
+)
 
 type dumpCounts struct {
-	taken, solved, bad, oversize, shed, stopping, handedBack atomic.Int64
+	n [outcomes]atomic.Int64
 	// solveNanos is the solvers' time on the dumps solved, bad ones included.
 	solveNanos atomic.Int64
 	lastError  atomic.Pointer[string]
@@ -280,29 +282,44 @@ type dumpCounts struct {
 
 func (c *dumpCounts) load() DumpCounts {
 	return DumpCounts{
-		Taken: c.taken.Load(), Solved: c.solved.Load(), Bad: c.bad.Load(),
-		Oversize: c.oversize.Load(), Shed: c.shed.Load(), Stopping: c.stopping.Load(), HandedBack: c.handedBack.Load(),
+		Taken: c.n[dumpTaken].Load(), Solved: c.n[dumpSolved].Load(), Bad: c.n[dumpBad].Load(),
+		Oversize: c.n[dumpOversize].Load(), Shed: c.n[dumpShed].Load(), Stopping: c.n[dumpStopping].Load(),
+		HandedBack: c.n[dumpHandedBack].Load(),
 	}
 }
 
-// failed counts a dump answered (or dropped) with an error in n.
-func (c *dumpCounts) failed(n *atomic.Int64, why string) {
-	n.Add(1)
+// failed counts a dump answered (or dropped) with an error as o.
+func (c *dumpCounts) failed(o outcome, why string) {
+	c.n[o].Add(1)
 	c.lastError.Store(&why)
+}
+
+// countsOf are the counts of problem's dumps.
+func (w *Workers) countsOf(problem string) *dumpCounts {
+	if c, ok := w.counts[problem]; ok {
+		return c
+	}
+	return w.counts[""]
+}
+
+// countsOfDump are the counts of the problem msg is a dump of.
+func (w *Workers) countsOfDump(msg *nats.Msg) *dumpCounts {
+	problem, _, _ := w.subj.ParseDump(msg.Subject)
+	return w.countsOf(problem)
 }
 
 // takeDump is the dumps subscription's callback. It never waits, so the
 // subscription never holds a dump the workers have not seen, and a stop never finds
 // it blocked.
 func (w *Workers) takeDump(msg *nats.Msg) {
-	w.counts.taken.Add(1)
 	problem, _, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem = "unknown"
 	}
+	w.countsOf(problem).n[dumpTaken].Add(1)
 	if p, ok := engine.Lookup(problem); ok && len(msg.Data) > p.Limits().MaxUnit {
 		// Checked before anything copies it: such a dump is no unit of the problem.
-		w.reject(msg, nil, &w.counts.oversize, fmt.Sprintf("%s: dump of %d bytes: larger than the problem's largest unit (%d bytes)",
+		w.reject(msg, nil, dumpOversize, fmt.Sprintf("%s: dump of %d bytes: larger than the problem's largest unit (%d bytes)",
 			problem, len(msg.Data), p.Limits().MaxUnit))
 		return
 	}
@@ -310,8 +327,8 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 	// publisher (anyone with the tool role may publish dumps) waits, and is shed,
 	// apart from the port's own dumps.
 	key := msg.Subject
-	if o := msg.Header.Get(HeaderOrigin); o != "" {
-		key += " " + o[:min(len(o), maxOrigin)]
+	if o := msg.Header.Get(bus.HeaderOrigin); o != "" {
+		key += " " + o[:min(len(o), bus.MaxOrigin)]
 	}
 	shed, ok := w.queue.push(key, msg)
 	for _, m := range shed {
@@ -319,7 +336,7 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 	}
 	if !ok {
 		if !w.handBack(msg) {
-			w.reject(msg, nil, &w.counts.stopping, "worker stopping: dump not taken")
+			w.reject(msg, nil, dumpStopping, "worker stopping: dump not taken")
 		}
 	}
 }
@@ -336,32 +353,32 @@ func (w *Workers) shed(msg *nats.Msg) {
 		return
 	}
 	if msg.Reply != "" {
-		w.reject(msg, nil, &w.counts.shed, why)
+		w.reject(msg, nil, dumpShed, why)
 		return
 	}
-	w.counts.failed(&w.counts.shed, why)
+	w.countsOfDump(msg).failed(dumpShed, why)
 	if e := w.warn.Warn(&w.log, "shed"); e != nil {
 		problem, port, _ := w.subj.ParseDump(msg.Subject)
 		e.Str("problem", problem).Str("port", port).Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
 	}
 }
 
-// handBack leaves a dump whose publisher publishes it again (HeaderAttempt)
+// handBack leaves a dump whose publisher publishes it again (bus.HeaderAttempt)
 // unanswered, counted, for another worker to answer its next attempt; it reports
 // false for any other dump, which gets its error result.
 func (w *Workers) handBack(msg *nats.Msg) bool {
-	if msg.Reply == "" || msg.Header.Get(HeaderAttempt) == "" {
+	if msg.Reply == "" || msg.Header.Get(bus.HeaderAttempt) == "" {
 		return false
 	}
-	w.counts.handedBack.Add(1)
+	w.countsOfDump(msg).n[dumpHandedBack].Add(1)
 	return true
 }
 
 // reject publishes (and replies with) the error result of a dump that is not solved,
-// counts it in n, and logs it, sampled per port. It returns buf, as handleDump.
-func (w *Workers) reject(msg *nats.Msg, buf []byte, n *atomic.Int64, why string) []byte {
-	w.counts.failed(n, why)
+// counts it as o, and logs it, sampled per port. It returns buf, as handleDump.
+func (w *Workers) reject(msg *nats.Msg, buf []byte, o outcome, why string) []byte {
 	res := w.describe(msg)
+	w.countsOf(res.Problem).failed(o, why)
 	res.Error = why
 	w.warn.Warn(&w.log, res.Port).Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
 		Int("bytes", len(msg.Data)).Str("error", why).Msg("dump not solved")
@@ -464,11 +481,12 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 	took := time.Since(start)
 	res.SolveMicros = float64(took.Nanoseconds()) / 1e3
 	w.solve.Observe(res.Problem, took.Seconds())
-	w.counts.solveNanos.Add(took.Nanoseconds())
+	c := w.countsOf(res.Problem)
+	c.solveNanos.Add(took.Nanoseconds())
 	// The unit's fields go on each event rather than on a child logger: building one
 	// per dump would allocate on the hot path even when nothing is logged.
 	if res.Error != "" {
-		w.counts.failed(&w.counts.bad, res.Error)
+		c.failed(dumpBad, res.Error)
 		// The port's display warns of it, with its line: the daemon's log says it
 		// once. A debug line here, for a worker on another machine.
 		if e := w.log.Debug(); e.Enabled() {
@@ -476,7 +494,7 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 				Str("error", res.Error).Msg("bad unit")
 		}
 	} else {
-		w.counts.solved.Add(1)
+		c.n[dumpSolved].Add(1)
 		if e := w.log.Debug(); e.Enabled() {
 			e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq).
 				Float64("solve_us", res.SolveMicros).Msg("unit solved")
@@ -487,7 +505,7 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 
 // publish publishes a dump's result, and replies with it when the dump was sent as a
 // request. It encodes the result in buf and returns it.
-func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
+func (w *Workers) publish(msg *nats.Msg, res bus.Result, buf []byte) []byte {
 	data := res.AppendJSON(buf)
 	unit := func(e *zerolog.Event) *zerolog.Event {
 		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
@@ -501,9 +519,9 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 	// The history keeps one result per unit: the stream drops a second one with the
 	// same id (a dump published again and answered twice).
 	out := &nats.Msg{Subject: w.subj.Result(res.Problem, res.Port), Data: data,
-		Header: nats.Header{HeaderTime: {FormatTime(time.Now())}}}
-	if id := ResultID(res.Origin, res.Seq); id != "" {
-		out.Header[HeaderMsgID] = []string{id}
+		Header: nats.Header{bus.HeaderTime: {bus.FormatTime(time.Now())}}}
+	if id := bus.ResultID(res.Origin, res.Seq); id != "" {
+		out.Header[bus.HeaderMsgID] = []string{id}
 	}
 	if err := w.nc.PublishMsg(out); err != nil {
 		unit(w.log.Error()).Err(err).Msg("publish result")
@@ -512,21 +530,21 @@ func (w *Workers) publish(msg *nats.Msg, res Result, buf []byte) []byte {
 }
 
 // describe is the result of a dump before it is solved: which unit it is.
-func (w *Workers) describe(msg *nats.Msg) Result {
+func (w *Workers) describe(msg *nats.Msg) bus.Result {
 	problem, port, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem, port = "unknown", "unknown"
 	}
-	res := Result{Problem: problem, Port: port, Worker: w.id}
-	if s := msg.Header.Get(HeaderSeq); s != "" {
+	res := bus.Result{Problem: problem, Port: port, Worker: w.id}
+	if s := msg.Header.Get(bus.HeaderSeq); s != "" {
 		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
 			w.warn.Warn(&w.log, port).Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
 		}
 	}
-	res.Origin = msg.Header.Get(HeaderOrigin)
-	res.Origin = res.Origin[:min(len(res.Origin), maxOrigin)]
-	res.UnitDigest = UnitDigest(msg.Data)
-	if s := msg.Header.Get(HeaderLine); s != "" {
+	res.Origin = msg.Header.Get(bus.HeaderOrigin)
+	res.Origin = res.Origin[:min(len(res.Origin), bus.MaxOrigin)]
+	res.UnitDigest = bus.UnitDigest(msg.Data)
+	if s := msg.Header.Get(bus.HeaderLine); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			res.Line = n
 		}
@@ -534,7 +552,7 @@ func (w *Workers) describe(msg *nats.Msg) Result {
 	return res
 }
 
-func (w *Workers) solveDump(msg *nats.Msg) (res Result) {
+func (w *Workers) solveDump(msg *nats.Msg) (res bus.Result) {
 	res = w.describe(msg)
 	problem := res.Problem
 	p, ok := engine.Lookup(problem)
@@ -583,31 +601,3 @@ func headerSafe(s string) string {
 }
 
 const maxErrorHeader = 1024
-
-// ValidPrefix reports whether prefix can start subjects: one or more dot-separated
-// tokens, each a ValidToken.
-func ValidPrefix(prefix string) bool {
-	for tok := range strings.SplitSeq(prefix, ".") {
-		if !ValidToken(tok) {
-			return false
-		}
-	}
-	return true
-}
-
-var semVer = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
-
-var notIdent = regexp.MustCompile(`[^0-9A-Za-z-]+`)
-
-// SemVer makes a build version into the semantic version the micro service requires:
-// "v1.2.3" becomes "1.2.3", and anything else ("dev", "") "0.0.0-" and its letters.
-func SemVer(v string) string {
-	if s := strings.TrimPrefix(v, "v"); semVer.MatchString(s) {
-		return s
-	}
-	pre := strings.Trim(notIdent.ReplaceAllString(v, "-"), "-")
-	if pre == "" {
-		pre = "unknown"
-	}
-	return "0.0.0-" + pre
-}

@@ -1,4 +1,4 @@
-package bus_test
+package worker_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )
@@ -41,7 +42,7 @@ func BenchmarkRequest(b *testing.B) {
 			return nc
 		}
 		responder := dial()
-		w, err := bus.StartWorkers(responder, bus.WorkerOptions{Problems: []string{"goscore"}}, zerolog.Nop())
+		w, err := worker.Start(responder, worker.Options{Problems: []string{"goscore"}}, zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sdnotify_test
+package systemd_test
 
 import (
 	"bytes"
@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/sdnotify"
-	"github.com/goclub/scoreboard/sdnotify/sdnotifytest"
+	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/goclub/scoreboard/internal/sdnotifytest"
+	"github.com/goclub/scoreboard/systemd"
 	"github.com/rs/zerolog"
 )
 
@@ -30,7 +31,7 @@ func TestMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sock := tc.listen(t)
 			t.Setenv("NOTIFY_SOCKET", sock.Path())
-			n, err := sdnotify.FromEnv()
+			n, err := systemd.FromEnv()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,15 +65,15 @@ func TestMessages(t *testing.T) {
 
 func TestNoSocketIsNoop(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
-	n, err := sdnotify.FromEnv()
+	n, err := systemd.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n.Enabled() {
 		t.Error("notifier without NOTIFY_SOCKET is enabled")
 	}
-	var nilNotifier *sdnotify.Notifier
-	for _, n := range []*sdnotify.Notifier{n, nilNotifier} {
+	var nilNotifier *systemd.Notifier
+	for _, n := range []*systemd.Notifier{n, nilNotifier} {
 		if err := n.Ready(); err != nil {
 			t.Errorf("Ready without a socket: %v", err)
 		}
@@ -80,11 +81,13 @@ func TestNoSocketIsNoop(t *testing.T) {
 }
 
 func TestBadSocket(t *testing.T) {
-	if _, err := sdnotify.New("vsock:2:1234"); err == nil {
+	t.Setenv("NOTIFY_SOCKET", "vsock:2:1234")
+	if _, err := systemd.FromEnv(); err == nil {
 		t.Error("vsock address accepted")
 	}
 	// A socket that is gone is an error the caller can log.
-	n, err := sdnotify.New("/nonexistent/notify.sock")
+	t.Setenv("NOTIFY_SOCKET", "/nonexistent/notify.sock")
+	n, err := systemd.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +114,8 @@ func TestWatchdogInterval(t *testing.T) {
 	} {
 		t.Setenv("WATCHDOG_USEC", tc.usec)
 		t.Setenv("WATCHDOG_PID", tc.pid)
-		got, ok, err := sdnotify.WatchdogInterval()
+		got, err := daemon.SdWatchdogEnabled(false)
+		ok := got > 0
 		if got != tc.want || ok != tc.ok || (err != nil) != tc.err {
 			t.Errorf("WATCHDOG_USEC=%q WATCHDOG_PID=%q: got %v %v %v, want %v %v err=%v",
 				tc.usec, tc.pid, got, ok, err, tc.want, tc.ok, tc.err)
@@ -146,7 +150,7 @@ func TestWatchdogFollowsHealth(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock.Path())
 	t.Setenv("WATCHDOG_USEC", "20000") // a ping every 10 ms
 	t.Setenv("WATCHDOG_PID", "")
-	n, err := sdnotify.FromEnv()
+	n, err := systemd.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +226,7 @@ func TestWatchWithoutWatchdogReturns(t *testing.T) {
 	sock := sdnotifytest.Listen(t)
 	t.Setenv("NOTIFY_SOCKET", sock.Path())
 	t.Setenv("WATCHDOG_USEC", "")
-	n, _ := sdnotify.FromEnv()
+	n, _ := systemd.FromEnv()
 	called := false
 	err := n.Watch(context.Background(), func(context.Context) error { called = true; return nil }, zerolog.Nop())
 	if err != nil || called {
@@ -233,10 +237,10 @@ func TestWatchWithoutWatchdogReturns(t *testing.T) {
 func TestAll(t *testing.T) {
 	ok := func(context.Context) error { return nil }
 	bad := func(context.Context) error { return errors.New("port com1 reader stopped") }
-	if err := sdnotify.All(ok, ok)(context.Background()); err != nil {
+	if err := systemd.All(ok, ok)(context.Background()); err != nil {
 		t.Error(err)
 	}
-	if err := sdnotify.All(ok, bad, ok)(context.Background()); err == nil || !strings.Contains(err.Error(), "com1") {
+	if err := systemd.All(ok, bad, ok)(context.Background()); err == nil || !strings.Contains(err.Error(), "com1") {
 		t.Errorf("got %v, want the failing check's error", err)
 	}
 }
@@ -244,7 +248,8 @@ func TestAll(t *testing.T) {
 // TestRunStatus: the status goes out when it changes, not on every tick.
 func TestRunStatus(t *testing.T) {
 	sock := sdnotifytest.Listen(t)
-	n, err := sdnotify.New(sock.Path())
+	t.Setenv("NOTIFY_SOCKET", sock.Path())
+	n, err := systemd.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}

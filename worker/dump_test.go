@@ -1,13 +1,13 @@
-package bus
+package worker
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/nats-io/nats.go"
@@ -17,14 +17,14 @@ import (
 // FuzzDump: any dump, whatever its subject tokens, headers and body, gets exactly one
 // result that names its problem and port and has either an answer or an error.
 func FuzzDump(f *testing.F) {
-	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "fuzz", warn: logging.NewSampler(10, time.Second, 100)}
+	w := &Workers{subj: bus.Subjects{Prefix: bus.DefaultPrefix}, log: zerolog.Nop(), id: "fuzz", warn: logging.NewSampler(10, time.Second, 100)}
 	f.Fuzz(func(t *testing.T, problem, port, seq, line string, unit []byte) {
-		if !ValidToken(problem) || !ValidToken(port) {
+		if !bus.ValidToken(problem) || !bus.ValidToken(port) {
 			t.Skip() // the subscription's wildcard only lets such subjects in
 		}
 		msg := nats.NewMsg(w.subj.Dump(problem, port))
-		msg.Header.Set(HeaderSeq, seq)
-		msg.Header.Set(HeaderLine, line)
+		msg.Header.Set(bus.HeaderSeq, seq)
+		msg.Header.Set(bus.HeaderLine, line)
 		msg.Data = unit
 		r := w.solveDump(msg)
 		if r.Problem != problem || r.Port != port || r.Worker != "fuzz" {
@@ -56,46 +56,16 @@ func TestHeaderSafe(t *testing.T) {
 // A result carries its dump's origin back, cut to 64 bytes; a dump without one gets a
 // result without one.
 func TestDumpOrigin(t *testing.T) {
-	w := &Workers{subj: Subjects{Prefix: DefaultPrefix}, log: zerolog.Nop(), id: "test", warn: logging.NewSampler(10, time.Second, 100)}
+	w := &Workers{subj: bus.Subjects{Prefix: bus.DefaultPrefix}, log: zerolog.Nop(), id: "test", warn: logging.NewSampler(10, time.Second, 100)}
 	long := strings.Repeat("o", 100)
 	for origin, want := range map[string]string{"": "", "9f86d081884c7d65": "9f86d081884c7d65", long: long[:64]} {
 		msg := nats.NewMsg(w.subj.Dump("goscore", "hall"))
 		if origin != "" {
-			msg.Header.Set(HeaderOrigin, origin)
+			msg.Header.Set(bus.HeaderOrigin, origin)
 		}
 		msg.Data = []byte("garbage")
-		if r := w.solveDump(msg); r.Origin != want || r.UnitDigest != UnitDigest(msg.Data) {
+		if r := w.solveDump(msg); r.Origin != want || r.UnitDigest != bus.UnitDigest(msg.Data) {
 			t.Errorf("origin %q: result origin %q, digest %q; want %q and the unit's digest", origin, r.Origin, r.UnitDigest, want)
 		}
-	}
-}
-
-// A reply answers a dump only with its origin, its seq, its unit's digest, and an
-// answer within the problem's bound: a result without an origin or a digest (a
-// forger's, or an old worker's) is refused.
-func TestDumpedCheck(t *testing.T) {
-	d := Dumped{Seq: 7, Origin: "mine", Digest: UnitDigest([]byte("unit")), MaxAnswer: 8}
-	if err := d.Check(7, "mine", d.Digest, 8); err != nil {
-		t.Errorf("the right reply: %v", err)
-	}
-	for _, c := range []struct {
-		seq            uint64
-		origin, digest string
-		n              int
-		want           error
-	}{
-		{7, "", d.Digest, 4, ErrNotMine},
-		{7, "theirs", d.Digest, 4, ErrNotMine},
-		{8, "mine", d.Digest, 4, ErrOtherSeq},
-		{7, "mine", "", 4, ErrOtherUnit},
-		{7, "mine", UnitDigest([]byte("unit2")), 4, ErrOtherUnit},
-		{7, "mine", d.Digest, 9, ErrTooLong},
-	} {
-		if err := d.Check(c.seq, c.origin, c.digest, c.n); !errors.Is(err, c.want) {
-			t.Errorf("%+v: %v, want %v", c, err, c.want)
-		}
-	}
-	if err := (Dumped{Seq: 1}).Check(1, "", "", 0); err == nil {
-		t.Error("a publisher without an answer bound accepted a reply")
 	}
 }

@@ -1,9 +1,10 @@
-package bus_test
+package worker_test
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/rs/zerolog"
@@ -76,9 +78,9 @@ func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
 	return nc
 }
 
-func startWorkers(t testing.TB, nc *nats.Conn, o bus.WorkerOptions) *bus.Workers {
+func startWorkers(t testing.TB, nc *nats.Conn, o worker.Options) *worker.Workers {
 	t.Helper()
-	w, err := bus.StartWorkers(nc, o, testLogger(t))
+	w, err := worker.Start(nc, o, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestEmbeddedLoopback(t *testing.T) {
 }
 
 func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
-	w := startWorkers(t, workersConn, bus.WorkerOptions{Version: "v1.2.3"})
+	w := startWorkers(t, workersConn, worker.Options{Version: "v1.2.3"})
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 
 	t.Run("solve samples", func(t *testing.T) {
@@ -156,27 +158,17 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 	})
 
 	t.Run("monitoring", func(t *testing.T) {
-		// Every process is two instances: the solve endpoints (micro's) and the
-		// dumps (dumpstats.go), each naming the other in its metadata.
-		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 2, 10*time.Second)
-		if len(pings) != 2 {
-			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 2: %q", len(pings), pings)
+		// Every process is one instance, its solve endpoints' and its dumps'.
+		pings := proctest.Gather(t, nc, "$SRV.PING.scoreboard", 1, 10*time.Second)
+		if len(pings) != 1 {
+			t.Fatalf("%d instances answered $SRV.PING.scoreboard, want 1: %q", len(pings), pings)
 		}
-		for _, data := range pings {
-			var ping micro.Ping
-			if err := json.Unmarshal(data, &ping); err != nil {
-				t.Fatal(err)
-			}
-			if ping.Name != "scoreboard" || ping.Version != "1.2.3" || ping.Type != micro.PingResponseType ||
-				!(ping.ID == w.ID() && ping.Metadata[bus.MetaDumps] == w.DumpsID() ||
-					ping.ID == w.DumpsID() && ping.Metadata[bus.MetaWorker] == w.ID()) {
-				t.Errorf("PING = %+v; want instance %s or its dumps' %s, each naming the other", ping, w.ID(), w.DumpsID())
-			}
+		var ping micro.Ping
+		if err := json.Unmarshal(pings[0], &ping); err != nil {
+			t.Fatal(err)
 		}
-		var dumpsInfo micro.Info
-		request(t, nc, "$SRV.INFO.scoreboard."+w.DumpsID(), &dumpsInfo)
-		if e := dumpsInfo.Endpoints; len(e) != 1 || e[0].Name != "dumps" || e[0].Subject != "scoreboard.dump.*.*" || e[0].QueueGroup != bus.QueueGroup {
-			t.Errorf("the dumps' INFO lists %+v, want the one endpoint dumps", dumpsInfo.Endpoints)
+		if ping.Name != "scoreboard" || ping.Version != "1.2.3" || ping.Type != micro.PingResponseType || ping.ID != w.ID() {
+			t.Errorf("PING = %+v; want instance %s", ping, w.ID())
 		}
 		var info micro.Info
 		request(t, nc, "$SRV.INFO.scoreboard."+w.ID(), &info)
@@ -283,22 +275,28 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 			t.Errorf("a dump of an unknown problem as a request: %v, want no responders", err)
 		}
 
-		// The three dumps in the dumps' stats: a worker counts a dump before it
-		// publishes the result, so the results read above are all in.
+		// The three dumps in goscore's endpoint's stats: a worker counts a dump
+		// before it publishes the result, so the results read above are all in.
 		var stats micro.Stats
-		request(t, nc, "$SRV.STATS.scoreboard."+w.DumpsID(), &stats)
-		if len(stats.Endpoints) != 1 {
-			t.Fatalf("the dumps' STATS lists %d endpoints, want 1: %+v", len(stats.Endpoints), stats)
+		request(t, nc, "$SRV.STATS.scoreboard."+w.ID(), &stats)
+		i := slices.IndexFunc(stats.Endpoints, func(e *micro.EndpointStats) bool { return e.Name == "goscore" })
+		if i < 0 {
+			t.Fatalf("no goscore endpoint in STATS: %+v", stats)
 		}
-		e := stats.Endpoints[0]
-		var counts bus.DumpCounts
-		if err := json.Unmarshal(e.Data, &counts); err != nil {
-			t.Fatalf("the dumps' stats data %s: %v", e.Data, err)
+		e := stats.Endpoints[i]
+		var data worker.EndpointData
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			t.Fatalf("goscore's stats data %s: %v", e.Data, err)
 		}
-		if e.Name != "dumps" || e.NumRequests != 3 || e.NumErrors != 1 || e.ProcessingTime <= 0 ||
-			e.AverageProcessingTime != e.ProcessingTime/3 || !strings.Contains(e.LastError, "line 105") ||
-			counts != (bus.DumpCounts{Taken: 3, Solved: 2, Bad: 1}) || stats.Type != micro.StatsResponseType {
-			t.Errorf("the dumps' stats %+v, data %s; want 3 requests, 1 error (the bad unit), a processing time", e, e.Data)
+		d := data.Dumps
+		if d.ProcessingTime <= 0 || !strings.Contains(d.LastError, "line 105") ||
+			d.DumpCounts != (worker.DumpCounts{Taken: 3, Solved: 2, Bad: 1}) || stats.Type != micro.StatsResponseType {
+			t.Errorf("goscore's dumps in its stats: %s; want 3 taken, 2 solved, 1 bad (line 105), a processing time", e.Data)
+		}
+		for _, e := range stats.Endpoints {
+			if e.Name != "goscore" && !strings.Contains(string(e.Data), `"taken":0,`) {
+				t.Errorf("endpoint %s counts goscore's dumps: %s", e.Name, e.Data)
+			}
 		}
 	})
 }
@@ -337,7 +335,7 @@ func decode(t *testing.T, msg *nats.Msg) bus.Result {
 func TestPrefixAndStop(t *testing.T) {
 	srv := startServer(t, bus.ListenOff)
 	nc := connect(t, bus.ConnOptions{Server: srv})
-	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
+	w, err := worker.Start(nc, worker.Options{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,60 +353,10 @@ func TestPrefixAndStop(t *testing.T) {
 	if _, err := nc.Request("club.sb.solve.goscore", in, 2*time.Second); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("request after Stop: %v, want no responders", err)
 	}
-	for _, o := range []bus.WorkerOptions{{Prefix: "Club"}, {Prefix: "a..b"}, {Problems: []string{"chess"}}} {
-		if _, err := bus.StartWorkers(nc, o, testLogger(t)); err == nil {
-			t.Errorf("StartWorkers(%+v) accepted", o)
+	for _, o := range []worker.Options{{Prefix: "Club"}, {Prefix: "a..b"}, {Problems: []string{"chess"}}} {
+		if _, err := worker.Start(nc, o, testLogger(t)); err == nil {
+			t.Errorf("Start(%+v) accepted", o)
 		}
-	}
-}
-
-func TestStartServerErrors(t *testing.T) {
-	srv := startServer(t, "127.0.0.1:0")
-	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
-	if _, err := bus.StartServer(addr, testLogger(t)); err == nil {
-		t.Errorf("a second server on %s started", addr)
-	}
-	for _, bad := range []string{"4222", "127.0.0.1:http", ":4222", "127.0.0.1:70000", ""} {
-		if _, err := bus.StartServer(bad, testLogger(t)); err == nil {
-			t.Errorf("StartServer(%q) accepted", bad)
-		}
-	}
-}
-
-func TestSemVer(t *testing.T) {
-	for in, want := range map[string]string{
-		"v1.2.3":          "1.2.3",
-		"1.2.3-rc.1":      "1.2.3-rc.1",
-		"v0.4.0-3-gabc12": "0.4.0-3-gabc12",
-		"dev":             "0.0.0-dev",
-		"":                "0.0.0-unknown",
-		"(devel)":         "0.0.0-devel",
-		"1.2":             "0.0.0-1-2",
-	} {
-		if got := bus.SemVer(in); got != want {
-			t.Errorf("SemVer(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestConnectErrors(t *testing.T) {
-	s := proctest.StartNATS(t, proctest.NATSOptions{Token: "s3cret"})
-	_, err := bus.Connect(bus.ConnOptions{URL: s.URL()}, testLogger(t))
-	if err == nil || !strings.Contains(err.Error(), "Authorization Violation") || !strings.Contains(err.Error(), "--nats-token") {
-		t.Errorf("no token: %v, want an authorization error with a hint", err)
-	}
-	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Token: "s3cret"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc.Close()
-	_, err = bus.Connect(bus.ConnOptions{URL: "nats://bob:hunter2@127.0.0.1:1"}, testLogger(t))
-	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "no servers") {
-		t.Errorf("unreachable server: %v, want no servers, no password", err)
-	}
-	_, err = bus.Connect(bus.ConnOptions{URL: s.URL(), TLSCert: "cert.pem"}, testLogger(t))
-	if err == nil {
-		t.Error("a TLS cert without a key was accepted")
 	}
 }
 
@@ -417,7 +365,7 @@ func TestConnectErrors(t *testing.T) {
 func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	nc := connect(t, bus.ConnOptions{URL: s.URL()})
-	startWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}})
+	startWorkers(t, nc, worker.Options{Problems: []string{"goscore"}})
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	results := make(chan *nats.Msg, 64)
 	if _, err := nc.ChanSubscribe(subj.Result("goscore", "p1"), results); err != nil {
@@ -465,20 +413,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// The embedded server's max payload fits the largest unit of every problem with its
-// headers, and little more: a flood of huge messages must cost little.
-func TestMaxPayloadFitsLargestUnit(t *testing.T) {
-	largest := 0
-	for _, name := range engine.Names() {
-		p, _ := engine.Lookup(name)
-		largest = max(largest, p.Limits().MaxUnit)
-	}
-	const headers = 4 << 10
-	if largest+headers > bus.MaxPayload || bus.MaxPayload > 2*largest {
-		t.Fatalf("max payload %d bytes for a largest unit of %d bytes: want it to fit with %d bytes of headers, and be under twice the unit", bus.MaxPayload, largest, headers)
-	}
-}
-
 // A dump larger than its problem's largest unit gets an error result at once and is
 // counted; the workers go on. Stopped with a backlog, the workers give every dump they
 // took exactly one result: solved within the drain bound, or an error.
@@ -486,7 +420,7 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 	srv := startServer(t, bus.ListenOff)
 	nc := connect(t, bus.ConnOptions{Server: srv})
 	client := connect(t, bus.ConnOptions{Server: srv})
-	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
+	w, err := worker.Start(nc, worker.Options{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

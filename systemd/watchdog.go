@@ -1,8 +1,10 @@
-package sdnotify
+package systemd
 
 import (
 	"context"
 	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/rs/zerolog"
 )
@@ -26,8 +28,8 @@ func All(checks ...Check) Check {
 // Watch runs the watchdog loop for the interval systemd asked for ($WATCHDOG_USEC),
 // until ctx ends. Without a watchdog, or without a notify socket, it returns at once.
 func (n *Notifier) Watch(ctx context.Context, check Check, log zerolog.Logger) error {
-	interval, ok, err := WatchdogInterval()
-	if err != nil || !ok || !n.Enabled() {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval == 0 || !n.Enabled() {
 		return err
 	}
 	n.RunWatchdog(ctx, interval, check, log)

@@ -1,0 +1,144 @@
+package bus_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/worker"
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+)
+
+func TestMain(m *testing.M) { proctest.Main(m) }
+
+// testLogger keeps the components' logs, and shows them if the test fails. It does
+// not write to t directly: the connections' callbacks may log after the test ended.
+func testLogger(t testing.TB) zerolog.Logger {
+	b := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", b.String())
+		}
+	})
+	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func startServer(t testing.TB, listen string) *bus.Server {
+	t.Helper()
+	srv, err := bus.StartServer(listen, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(o, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startWorkers serves the roles' and security tests' solve requests.
+func startWorkers(t testing.TB, nc *nats.Conn, o worker.Options) *worker.Workers {
+	t.Helper()
+	w, err := worker.Start(nc, o, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return w
+}
+
+func TestStartServerErrors(t *testing.T) {
+	srv := startServer(t, "127.0.0.1:0")
+	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
+	if _, err := bus.StartServer(addr, testLogger(t)); err == nil {
+		t.Errorf("a second server on %s started", addr)
+	}
+	for _, bad := range []string{"4222", "127.0.0.1:http", ":4222", "127.0.0.1:70000", ""} {
+		if _, err := bus.StartServer(bad, testLogger(t)); err == nil {
+			t.Errorf("StartServer(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSemVer(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3":          "1.2.3",
+		"1.2.3-rc.1":      "1.2.3-rc.1",
+		"v0.4.0-3-gabc12": "0.4.0-3-gabc12",
+		"dev":             "0.0.0-dev",
+		"":                "0.0.0-unknown",
+		"(devel)":         "0.0.0-devel",
+		"1.2":             "0.0.0-1-2",
+	} {
+		if got := bus.SemVer(in); got != want {
+			t.Errorf("SemVer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestConnectErrors(t *testing.T) {
+	s := proctest.StartNATS(t, proctest.NATSOptions{Token: "s3cret"})
+	_, err := bus.Connect(bus.ConnOptions{URL: s.URL()}, testLogger(t))
+	if err == nil || !strings.Contains(err.Error(), "Authorization Violation") || !strings.Contains(err.Error(), "--nats-token") {
+		t.Errorf("no token: %v, want an authorization error with a hint", err)
+	}
+	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Token: "s3cret"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	_, err = bus.Connect(bus.ConnOptions{URL: "nats://bob:hunter2@127.0.0.1:1"}, testLogger(t))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "no servers") {
+		t.Errorf("unreachable server: %v, want no servers, no password", err)
+	}
+	_, err = bus.Connect(bus.ConnOptions{URL: s.URL(), TLSCert: "cert.pem"}, testLogger(t))
+	if err == nil {
+		t.Error("a TLS cert without a key was accepted")
+	}
+}
+
+// The embedded server's max payload fits the largest unit of every problem with its
+// headers, and little more: a flood of huge messages must cost little.
+func TestMaxPayloadFitsLargestUnit(t *testing.T) {
+	largest := 0
+	for _, name := range engine.Names() {
+		p, _ := engine.Lookup(name)
+		largest = max(largest, p.Limits().MaxUnit)
+	}
+	const headers = 4 << 10
+	if largest+headers > bus.MaxPayload || bus.MaxPayload > 2*largest {
+		t.Fatalf("max payload %d bytes for a largest unit of %d bytes: want it to fit with %d bytes of headers, and be under twice the unit", bus.MaxPayload, largest, headers)
+	}
+}

@@ -1,0 +1,126 @@
+package history_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
+)
+
+// bucketRecord is what the test reads of a bucket's value.
+type bucketRecord struct {
+	Seq       uint64 `json:"seq"`
+	StreamSeq uint64 `json:"stream_seq"`
+	Unit      string `json:"unit"`
+	Answer    string `json:"answer"`
+}
+
+// bucketMatchesStream says whether each port's value is the stream's latest result
+// of the port (its last unit's, of its one publisher), and how they differ if not.
+func (e *env) bucketMatchesStream(t *testing.T, n int, ports ...string) (bool, string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, "SCOREBOARD")
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, port := range ports {
+		last, err := s.GetLastMsgForSubject(ctx, "scoreboard.result.goscore."+port)
+		if err != nil {
+			return false, port + ": stream: " + err.Error()
+		}
+		v, err := e.kv.Get(ctx, port)
+		if err != nil {
+			return false, port + ": bucket: " + err.Error()
+		}
+		var got bucketRecord
+		if err := json.Unmarshal(v.Value(), &got); err != nil {
+			return false, err.Error()
+		}
+		var want bucketRecord
+		json.Unmarshal(last.Data, &want)
+		// Each port of these tests has one publisher: its latest is its last unit.
+		if got.Seq != uint64(n) || got.Unit == "" {
+			return false, fmt.Sprintf("%s: bucket holds unit %d (stream seq %d, unit %d bytes); the stream's latest is unit %d at %d",
+				port, got.Seq, got.StreamSeq, len(got.Unit), want.Seq, last.Sequence)
+		}
+		m, err := s.GetMsg(ctx, got.StreamSeq)
+		var at bucketRecord
+		if err != nil || json.Unmarshal(m.Data, &at) != nil || at.Seq != got.Seq || m.Subject != "scoreboard.result.goscore."+port {
+			return false, fmt.Sprintf("%s: bucket's stream_seq %d is not its result (%v)", port, got.StreamSeq, err)
+		}
+	}
+	return true, ""
+}
+
+// A burst of units on two ports: once answered, each port's value in the bucket is
+// the stream's latest result of the port, with its unit, whatever the put interval
+// coalesced.
+func TestBucketFollowsStream(t *testing.T) {
+	e := start(t)
+	results := e.results(t)
+	const n = 200
+	for seq := range uint64(n) {
+		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
+		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
+	}
+	await(t, results, 2*n)
+	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+}
+
+// A bucket that holds a port's older value (a daemon killed before its last put) is
+// set right by the next updater as it starts, from the stream alone; a port whose
+// value is the stream's latest is not put again.
+func TestBucketRebuiltAtStart(t *testing.T) {
+	e := start(t)
+	results := e.results(t)
+	const n = 20
+	for seq := range uint64(n) {
+		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
+		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
+	}
+	await(t, results, 2*n)
+	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+	ctx := context.Background()
+	stale := history.AppendStreamSeq(history.AppendRecord(nil, []byte(`{"problem":"goscore","port":"lobby","seq":1}`), []byte("old"), time.Time{}, nil, false), 1)
+	if _, err := e.kv.Put(ctx, "lobby", stale); err != nil {
+		t.Fatal(err)
+	}
+	hall, err := e.kv.Get(ctx, "hall")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	u := history.NewUpdater(e.nc, e.js, bus.DefaultPrefix, zerolog.Nop())
+	if err := u.Subscribe(); err != nil {
+		t.Fatal(err)
+	}
+	uctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { u.Run(uctx) })
+	defer func() { stop(); wg.Wait() }()
+	waitFor(t, "the stale value set right", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+	if v, err := e.kv.Get(ctx, "hall"); err != nil || v.Revision() != hall.Revision() {
+		t.Errorf("hall, at the stream's latest already, put again: revision %v, was %d (%v)", revision(v), hall.Revision(), err)
+	}
+	waitFor(t, "the put acked", func() (bool, string) { return u.Puts() >= 1, "" })
+	if u.Puts() != 1 {
+		t.Errorf("the new updater put %d values, want 1 (lobby's)", u.Puts())
+	}
+}
+
+func revision(e jetstream.KeyValueEntry) string {
+	if e == nil {
+		return "none"
+	}
+	return strconv.FormatUint(e.Revision(), 10)
+}
