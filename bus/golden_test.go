@@ -38,9 +38,9 @@ var goldenResults = map[string]bus.Result{
 	// Every optional field, and text that JSON escapes: an answer of several lines,
 	// HTML characters, a tab, U+2028 and a byte that is not UTF-8.
 	"full": {Problem: "othello", Port: "p-1_x", Seq: 18446744073709551615, Line: 2147483647,
-		Answer: "(3,4) (4,3)\nBlack -  1 White -  4\n\"<&>\"\t\\ \u2028 \xff\n",
-		Error:  "partial: <b>&amp;</b>",
-		Result: json.RawMessage(`{"moves":[[3,4],[4,3]],"note":"a } in \"a string\" ]","u":"\u003c\u2028"}`),
+		Answer:      "(3,4) (4,3)\nBlack -  1 White -  4\n\"<&>\"\t\\ \u2028 \xff\n",
+		Error:       "partial: <b>&amp;</b>",
+		Result:      json.RawMessage(`{"moves":[[3,4],[4,3]],"note":"a } in \"a string\" ]","u":"\u003c\u2028"}`),
 		SolveMicros: 1e-7, Origin: "o", UnitDigest: "d", Worker: "w", Outcome: "stopped"},
 }
 
