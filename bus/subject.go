@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/goclub/scoreboard/result"
 )
 
 // DefaultPrefix is the first token of every subject the scoreboard uses.
@@ -230,37 +231,13 @@ func ValidToken(name string) bool {
 	return true
 }
 
-// Result is the JSON message published on a result subject for every unit: its
-// answer, or its error.
-type Result struct {
-	Problem string `json:"problem"`
-	Port    string `json:"port"`
-	Seq     uint64 `json:"seq"`
-	// Line is the stream line the unit started on, when the port reader knows it.
-	Line int `json:"line,omitempty"`
-	// Answer is the exact text written to the port (empty on error).
-	Answer string `json:"answer"`
-	// Error says why the unit has no answer; absent when it has one.
-	Error string `json:"error,omitempty"`
-	// Result is the structured answer (scores, moves, counts), absent on error.
-	Result json.RawMessage `json:"result,omitempty"`
-	// SolveMicros is how long the worker took to parse and solve the unit.
-	SolveMicros float64 `json:"solve_us"`
-	// Origin is the dump's Scoreboard-Origin header, if it had one.
-	Origin string `json:"origin,omitempty"`
-	// UnitDigest is UnitDigest of the dump's data: which unit this answers.
-	UnitDigest string `json:"unit_digest,omitempty"`
-	// Worker names the process that solved the unit (the micro service instance id),
-	// or "reader" for a unit the port reader rejected before it reached a worker.
-	Worker string `json:"worker,omitempty"`
-	// Outcome is OutcomeStopped for the result a daemon publishes for a unit still
-	// unanswered when its drain bound ended; absent otherwise.
-	Outcome string `json:"outcome,omitempty"`
-}
+// Result is the JSON message published on a result subject for every unit: the
+// one result record, which package result defines. The name stays for the workers
+// and the tests that use it.
+type Result = result.Record
 
-// OutcomeStopped is the Outcome of a unit the daemon stopped before any worker
-// answered it: read, kept in the history, never answered.
-const OutcomeStopped = "stopped"
+// OutcomeStopped is result.OutcomeStopped.
+const OutcomeStopped = result.OutcomeStopped
 
 // ValidPrefix reports whether prefix can start subjects: one or more dot-separated
 // tokens, each a ValidToken.

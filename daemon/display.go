@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/result"
 )
 
 // flight is a unit published as a dump and not answered yet.
@@ -24,13 +24,11 @@ type flight struct {
 	deadline time.Time
 }
 
-// outcome is what a unit came to: its answer, or why it has none.
+// outcome is what a unit came to: its result (its answer, or why it has none, and
+// whether the drain bound ended before any answer), and when it was read.
 type outcome struct {
-	answer  []byte
-	err     string
-	stopped bool // err is stopGiveUp: the drain bound ended before any answer
-	line    int
-	read    time.Time
+	result.Record
+	read time.Time
 }
 
 // display is a port's display writer actor. It publishes each unit as a dump whose
@@ -255,8 +253,8 @@ func (d *display) take(it item) {
 	}
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
-		d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
-		d.done[it.seq] = outcome{err: it.err.Error(), line: it.line, read: it.read}
+		res := d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
+		d.done[it.seq] = outcome{Record: res, read: it.read}
 		return
 	}
 	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
@@ -322,7 +320,7 @@ func (d *display) answer(m *nats.Msg) {
 		d.refuse(m, 0, err)
 		return
 	}
-	res, err := parseResult(m.Data)
+	res, err := result.Decode(m.Data)
 	if err != nil {
 		d.refuse(m, 0, err)
 		return
@@ -356,13 +354,13 @@ func (d *display) answer(m *nats.Msg) {
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
-		d.done[seq] = outcome{err: res.Error, line: f.it.line, read: f.it.read}
+		d.done[seq] = outcome{Record: res, read: f.it.read}
 		return
 	}
 	if e := d.log.Debug(); e.Enabled() {
 		e.Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg("unit answered")
 	}
-	d.done[seq] = outcome{answer: []byte(res.Answer), line: f.it.line, read: f.it.read}
+	d.done[seq] = outcome{Record: res, read: f.it.read}
 }
 
 // slot is the token of a unit's reply subject. The units in flight span fewer seqs
@@ -399,30 +397,27 @@ func (d *display) expire(now time.Time) {
 func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
 	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
-	stopped := why == stopGiveUp
-	d.publishError(f.it.seq, f.it.line, why, "daemon", stopped)
-	d.done[f.it.seq] = outcome{err: why, stopped: stopped, line: f.it.line, read: f.it.read}
+	res := d.publishError(f.it.seq, f.it.line, why, "daemon", why == stopGiveUp)
+	d.done[f.it.seq] = outcome{Record: res, read: f.it.read}
 }
 
 // publishError publishes the error result of a unit no worker answered, with the
 // outcome "stopped" for one the drain bound ended: the history keeps it as it keeps
 // any result. It comes back to answer, which ignores it: the unit already has its
-// outcome.
-func (d *display) publishError(seq uint64, line int, msg, who string, stopped bool) {
-	res := bus.Result{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who}
+// outcome. It returns the result, the unit's outcome.
+func (d *display) publishError(seq uint64, line int, msg, who string, stopped bool) result.Record {
+	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who}
 	if stopped {
-		res.Outcome = bus.OutcomeStopped
+		res.Outcome = result.OutcomeStopped
 	}
-	data, err := json.Marshal(res)
-	if err == nil {
-		// The workers' id for the unit's result: whichever comes first is the one the
-		// history keeps, as on the port.
-		err = d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: data, Header: nats.Header{
-			bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}})
-	}
+	// The workers' id for the unit's result: whichever comes first is the one the
+	// history keeps, as on the port.
+	err := d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: res.AppendJSON(nil), Header: nats.Header{
+		bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}})
 	if err != nil {
 		d.log.Error().Err(err).Uint64("seq", seq).Msg("publish error result")
 	}
+	return res
 }
 
 // flush hands the outcomes that are next in sequence to the device writer. It never
@@ -433,12 +428,12 @@ func (d *display) flush() {
 		if !ok {
 			return
 		}
-		text := o.answer
-		if o.err != "" {
-			text = nil
-			if d.pc.ErrorLine {
-				text = []byte("error: " + strings.ReplaceAll(o.err, "\n", " ") + "\n")
-			}
+		var text []byte
+		switch {
+		case o.Error == "":
+			text = []byte(o.Answer)
+		case d.pc.ErrorLine:
+			text = []byte("error: " + strings.ReplaceAll(o.Error, "\n", " ") + "\n")
 		}
 		if len(text) > 0 {
 			select {
@@ -456,12 +451,12 @@ func (d *display) flush() {
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
 			}
 		}
-		d.cfg.Monitor.outcome(d.pc.Name, o.err != "", o.stopped)
+		d.cfg.Monitor.outcome(d.pc.Name, o.Error != "", o.Stopped())
 		d.met.Took(time.Since(o.read).Seconds())
 		switch {
-		case o.stopped:
+		case o.Stopped():
 			d.stopped++
-		case o.err != "":
+		case o.Error != "":
 			d.failed++
 		default:
 			d.answered++

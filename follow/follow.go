@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/result"
 )
 
 // DefaultHold is how long a result waits for the units before it: long enough for a
@@ -59,7 +59,7 @@ func (p *Printer) Limit(n int) {
 // Add takes a result received at now, shown with the time t; it prints it, and what
 // it released, when it is its port's next, and holds it otherwise. It returns how
 // many results have been printed in all.
-func (p *Printer) Add(r *bus.Result, t, now time.Time) int {
+func (p *Printer) Add(r *result.Record, t, now time.Time) int {
 	return p.add(r.Port, r.Seq, Format(t, r), now)
 }
 
@@ -128,7 +128,7 @@ const TimeFormat = "15:04:05"
 // first line; its other lines follow, each under the first, so an answer of 9 lines
 // (an Othello board) reads as the scoreboard shows it, and one that starts with a
 // blank line shows that line empty. An error result says error: and the error.
-func Format(t time.Time, r *bus.Result) string {
+func Format(t time.Time, r *result.Record) string {
 	head := fmt.Sprintf("%s %s %s #%d", t.Local().Format(TimeFormat), r.Port, r.Problem, r.Seq)
 	if r.Error != "" {
 		return head + " error: " + r.Error

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Defaults of the limits.
@@ -110,11 +111,11 @@ func nonZero(d, or time.Duration) time.Duration {
 }
 
 // AppendRecord appends a result's JSON with the unit's text and the time as more
-// fields: what the bucket holds and `history --json` prints. result must be a JSON
+// fields: what the bucket holds and `history --json` prints. res must be a JSON
 // object. board, if not nil, is added as "board"; unanswered adds "unanswered":true.
-func AppendRecord(dst, result, unit []byte, at time.Time, board []string, unanswered bool) []byte {
-	if n := len(result); n >= 2 && result[n-1] == '}' {
-		dst = append(dst, result[:n-1]...)
+func AppendRecord(dst, res, unit []byte, at time.Time, board []string, unanswered bool) []byte {
+	if n := len(res); n >= 2 && res[n-1] == '}' {
+		dst = append(dst, res[:n-1]...)
 		if n > 2 {
 			dst = append(dst, ',')
 		}
@@ -122,7 +123,7 @@ func AppendRecord(dst, result, unit []byte, at time.Time, board []string, unansw
 		dst = append(dst, '{')
 	}
 	dst = append(dst, `"unit":`...)
-	dst = bus.AppendJSONString(dst, string(unit))
+	dst = result.AppendJSONString(dst, string(unit))
 	dst = append(dst, `,"time":"`...)
 	dst = at.UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, '"')

@@ -2,17 +2,16 @@ package history
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/result"
 )
 
 // staleAfter is how long after a unit was read its result may still come: beyond, a
@@ -70,26 +69,20 @@ func (e *Entry) JSON(dst []byte) []byte {
 	return AppendRecord(dst, e.Result, e.Unit, e.Time, nil, e.Unanswered)
 }
 
+// Record is the entry's result, decoded.
+func (e *Entry) Record() (result.Record, error) { return result.Decode(e.Result) }
+
 // Line is the entry as watch prints a result: port, problem, #seq, and the answer
 // (its lines joined by " | "), or the error.
 func (e *Entry) Line() string {
-	var r bus.Result
-	if err := json.Unmarshal(e.Result, &r); err != nil {
+	r, err := e.Record()
+	if err != nil {
 		return fmt.Sprintf("%s %s #%d malformed result: %v", e.Port, e.Problem, e.Seq, err)
 	}
 	if e.Unanswered {
 		return fmt.Sprintf("%s %s #%d unanswered: read %s, no result kept", r.Port, r.Problem, r.Seq, e.Time.Local().Format(time.DateTime))
 	}
-	return ResultLine(&r)
-}
-
-// ResultLine is how watch prints a result.
-func ResultLine(r *bus.Result) string {
-	if r.Error != "" {
-		return fmt.Sprintf("%s %s #%d error: %s", r.Port, r.Problem, r.Seq, r.Error)
-	}
-	answer := strings.ReplaceAll(strings.TrimSuffix(r.Answer, "\n"), "\n", " | ")
-	return fmt.Sprintf("%s %s #%d %s", r.Port, r.Problem, r.Seq, answer)
+	return r.OneLine()
 }
 
 // ErrNoHistory is returned by Read when the server keeps no history.
@@ -230,13 +223,8 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 		p.queue = append(p.queue, e)
 		return true, p.flush(ts, streamSeq, false)
 	}
-	var r struct {
-		Problem string `json:"problem"`
-		Port    string `json:"port"`
-		Seq     uint64 `json:"seq"`
-		Origin  string `json:"origin"`
-	}
-	if err := json.Unmarshal(m.Data(), &r); err != nil {
+	r, err := result.Decode(m.Data())
+	if err != nil {
 		return true, nil // not a result: nothing to show
 	}
 	k := unitKey{port: r.Port, origin: r.Origin, seq: r.Seq}
@@ -302,7 +290,7 @@ func (p *pairer) unanswered(e *entry) {
 			p.open[e.key] = es[1:]
 		}
 	}
-	r := bus.Result{Problem: e.Problem, Port: e.Port, Seq: e.Seq, Line: e.line, Origin: e.key.origin,
+	r := result.Record{Problem: e.Problem, Port: e.Port, Seq: e.Seq, Line: e.line, Origin: e.key.origin,
 		Error: "read, never answered: no result is kept (the daemon stopped, or no worker answered)"}
 	e.Result, e.Unanswered = r.AppendJSON(nil), true
 }

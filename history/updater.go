@@ -20,6 +20,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Bounds of the updater.
@@ -556,13 +557,8 @@ func (pv *portValue) set(result []byte, at time.Time, seq uint64, origin string,
 // false when the result names a unit whose text was not found (nil value), or when
 // the result is not one of port's (nil value: nothing to put).
 func (u *Updater) value(port string, pv *portValue) (value []byte, ok bool) {
-	var res struct {
-		Problem string `json:"problem"`
-		Port    string `json:"port"`
-		Seq     uint64 `json:"seq"`
-		Origin  string `json:"origin"`
-	}
-	if err := json.Unmarshal(pv.result, &res); err != nil || res.Port != port {
+	res, err := result.Decode(pv.result)
+	if err != nil || res.Port != port {
 		u.warn.Warn(&u.log, "bad result").Str("port", port).Msg("a message on a results subject is not a result of its port; not kept in the bucket")
 		return nil, true
 	}

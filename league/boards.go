@@ -2,7 +2,6 @@ package league
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Bucket is the hub's KV bucket of each club's ports' latest boards, keyed
@@ -98,11 +98,8 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 			}
 			units[club+" "+m.Headers().Get(bus.HeaderOrigin)+" "+m.Headers().Get(bus.HeaderSeq)] = m.Data()
 		case "result":
-			var r struct {
-				Problem, Port, Origin string
-				Seq                   uint64
-			}
-			if json.Unmarshal(m.Data(), &r) != nil || !bus.ValidToken(r.Port) {
+			r, err := result.Decode(m.Data())
+			if err != nil || !bus.ValidToken(r.Port) {
 				continue
 			}
 			key := fmt.Sprintf("%s %s %d", club, r.Origin, r.Seq)

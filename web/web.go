@@ -27,6 +27,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/render"
+	"github.com/goclub/scoreboard/result"
 )
 
 //go:embed static
@@ -188,24 +189,15 @@ func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error 
 	}
 }
 
-// record is a kept result as the history writes it: the result's fields, the unit's
-// text and when the result came (and othello's board).
-type record struct {
-	bus.Result
-	Unit  string   `json:"unit"`
-	Time  string   `json:"time"`
-	Board []string `json:"board"`
-}
-
 // decodeBoard reads a bucket value and draws its unit.
 func decodeBoard(key string, value []byte) (*Board, error) {
-	var r record
+	var r result.Kept
 	if err := json.Unmarshal(value, &r); err != nil {
 		return nil, fmt.Errorf("value is not a result JSON: %w", err)
 	}
 	b := &Board{
 		Port: key, Problem: r.Problem, Seq: r.Seq, Line: r.Line, Answer: r.Answer, Error: r.Error,
-		Result: r.Result.Result, Unit: r.Unit, Time: r.Time, Board: r.Board,
+		Result: r.Result, Unit: r.Unit, Time: r.Time, Board: r.Board,
 	}
 	if r.Error == "" && r.Unit != "" {
 		svg, err := render.SVG(r.Problem, []byte(r.Unit))
@@ -441,8 +433,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 // historyItem is a kept unit as /api/history lists it: its picture is the unit's
 // dump in the stream.
 func historyItem(e *history.Entry) HistoryItem {
-	var r bus.Result
-	_ = json.Unmarshal(e.Result, &r) // the history made it, or the worker did
+	r, _ := e.Record() // the history made it, or the worker did
 	it := HistoryItem{StreamSeq: e.UnitSeq, Problem: e.Problem, Seq: e.Seq, Answer: r.Answer, Error: r.Error,
 		Time: e.Time.UTC().Format(time.RFC3339Nano)}
 	if e.UnitSeq != 0 && r.Error == "" && !e.Unanswered {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -111,8 +110,8 @@ func answered(e *history.Entry) bool {
 	if e.Unanswered || e.Unit == nil {
 		return false
 	}
-	var r bus.Result
-	return json.Unmarshal(e.Result, &r) == nil && r.Error == ""
+	r, err := e.Record()
+	return err == nil && r.Error == ""
 }
 
 // queryFlags are the filters of history, and of watch's replay.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/result"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
@@ -120,13 +120,13 @@ func (s *sentDumps) sent(seq uint64, unit []byte) {
 
 // check reads a reply on the inbox and says why it is not the answer to a dump
 // still waiting for one, if it is not.
-func (s *sentDumps) check(m *nats.Msg) (*bus.Result, error) {
+func (s *sentDumps) check(m *nats.Msg) (*result.Record, error) {
 	seq, err := strconv.ParseUint(strings.TrimPrefix(m.Subject, s.inbox+"."), 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("reply subject %s: %w", m.Subject, err)
 	}
-	var r bus.Result
-	if err := json.Unmarshal(m.Data, &r); err != nil {
+	r, err := result.Decode(m.Data)
+	if err != nil {
 		return nil, fmt.Errorf("malformed result for unit %d: %w", seq, err)
 	}
 	s.mu.Lock()
@@ -221,7 +221,7 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, events <-chan s
 	var (
 		published uint64 // the highest sequence number published
 		next      uint64 = 1
-		waiting          = map[uint64]*bus.Result{}
+		waiting          = map[uint64]*result.Record{}
 		bad       int
 		inputDone bool
 	)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,10 +9,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/follow"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/result"
 )
 
 func init() { register(watchCommand) }
@@ -82,8 +81,8 @@ func watch(ctx context.Context, c *config.Config, query history.Query, raw bool,
 			n++
 			return !enough(n)
 		}
-		var r bus.Result
-		if err := json.Unmarshal(data, &r); err != nil {
+		r, err := result.Decode(data)
+		if err != nil {
 			fmt.Fprintf(stdio.out, "%s: malformed result: %v\n", subject, err)
 			return true
 		}

@@ -1,38 +1,30 @@
-package daemon
+package result
 
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 )
 
-// result is what the display writer needs of a worker's result.
-type result struct {
-	Problem    string `json:"problem"`
-	Port       string `json:"port"`
-	Seq        uint64 `json:"seq"`
-	Origin     string `json:"origin"`
-	Answer     string `json:"answer"`
-	Error      string `json:"error"`
-	UnitDigest string `json:"unit_digest"`
-}
-
-// parseResult reads a result's JSON. It walks the top-level object and skips the
-// values it does not need (the structured answer can be long) instead of decoding
-// them; anything it does not expect goes to encoding/json, whose answer and errors
-// are the reference.
-func parseResult(data []byte) (result, error) {
-	if r, ok := fastResult(data); ok {
+// Decode reads a result's JSON as encoding/json reads it into a Record, with the
+// same answer and the same errors. It walks the object once and copies each field
+// out of it, without encoding/json's reflection: the display writer reads every
+// answer a port gets. Anything it does not expect (an escape it does not decode, a
+// key in another case, nesting past its depth) goes to encoding/json, whose answer
+// and errors are the reference; a fuzz target holds the two to agreeing.
+func Decode(data []byte) (Record, error) {
+	if r, ok := fastDecode(data); ok {
 		return r, nil
 	}
-	var r result
+	var r Record
 	err := json.Unmarshal(data, &r)
 	return r, err
 }
 
 var errSlow = errors.New("take the slow path")
 
-func fastResult(d []byte) (r result, ok bool) {
+func fastDecode(d []byte) (r Record, ok bool) {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
 		return r, false
@@ -58,6 +50,28 @@ func fastResult(d []byte) (r result, ok bool) {
 			if !ok {
 				return r, false
 			}
+		case "line":
+			r.Line, end, ok = readInt(d, i)
+			if !ok {
+				return r, false
+			}
+		case "solve_us":
+			r.SolveMicros, end, ok = readFloat(d, i)
+			if !ok {
+				return r, false
+			}
+		case "result":
+			// encoding/json hands a RawMessage the value's bytes as they are, null
+			// included; the fast path takes objects and arrays that are valid JSON.
+			if i >= len(d) || d[i] != '{' && d[i] != '[' {
+				return r, false
+			}
+			if end, err = skipValue(d, i); err == nil {
+				if !json.Valid(d[i:end]) {
+					return r, false
+				}
+				r.Result = append(json.RawMessage(nil), d[i:end]...)
+			}
 		case "problem":
 			r.Problem, end, err = readString(d, i)
 		case "port":
@@ -70,6 +84,10 @@ func fastResult(d []byte) (r result, ok bool) {
 			r.Error, end, err = readString(d, i)
 		case "unit_digest":
 			r.UnitDigest, end, err = readString(d, i)
+		case "worker":
+			r.Worker, end, err = readString(d, i)
+		case "outcome":
+			r.Outcome, end, err = readString(d, i)
 		default:
 			if foldsToField(key) {
 				return r, false // encoding/json matches keys regardless of case
@@ -112,7 +130,7 @@ func readKey(d []byte, i int) (key []byte, end int, ok bool) {
 }
 
 func foldsToField(key []byte) bool {
-	for _, f := range [...]string{"problem", "port", "seq", "origin", "answer", "error", "unit_digest"} {
+	for _, f := range [...]string{"problem", "port", "seq", "line", "answer", "error", "result", "solve_us", "origin", "unit_digest", "worker", "outcome"} {
 		if len(key) == len(f) && strings.EqualFold(string(key), f) {
 			return true
 		}
@@ -137,6 +155,37 @@ func readUint(d []byte, i int) (n uint64, end int, ok bool) {
 		n = n*10 + uint64(c-'0')
 	}
 	return n, j, true
+}
+
+// readInt reads the integer at d[i] that fits a Line; anything else is left to
+// encoding/json.
+func readInt(d []byte, i int) (n int, end int, ok bool) {
+	neg := i < len(d) && d[i] == '-'
+	if neg {
+		i++
+	}
+	u, end, ok := readUint(d, i)
+	if !ok || u > 1<<31-1 {
+		return 0, 0, false // past what every int holds: encoding/json decides
+	}
+	if neg {
+		return -int(u), end, true
+	}
+	return int(u), end, true
+}
+
+// readFloat reads the number at d[i] as encoding/json does, with strconv.ParseFloat
+// on its text.
+func readFloat(d []byte, i int) (f float64, end int, ok bool) {
+	if i >= len(d) || d[i] != '-' && (d[i] < '0' || d[i] > '9') {
+		return 0, 0, false // null, or not a number
+	}
+	end, err := skipValue(d, i)
+	if err != nil {
+		return 0, 0, false
+	}
+	f, err = strconv.ParseFloat(string(d[i:end]), 64)
+	return f, end, err == nil
 }
 
 func skipSpace(d []byte, i int) int {

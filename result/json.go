@@ -1,4 +1,4 @@
-package bus
+package result
 
 import (
 	"math"
@@ -11,11 +11,11 @@ import (
 // costliest step of a worker's dump after the solving itself. r.Result must be JSON as
 // json.Marshal writes it (compact, HTML-escaped), as the workers make it; it is
 // copied as it is.
-func (r *Result) AppendJSON(b []byte) []byte {
+func (r *Record) AppendJSON(b []byte) []byte {
 	b = append(b, `{"problem":`...)
-	b = appendJSONString(b, r.Problem)
+	b = AppendJSONString(b, r.Problem)
 	b = append(b, `,"port":`...)
-	b = appendJSONString(b, r.Port)
+	b = AppendJSONString(b, r.Port)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
 	if r.Line != 0 {
@@ -23,10 +23,10 @@ func (r *Result) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(r.Line), 10)
 	}
 	b = append(b, `,"answer":`...)
-	b = appendJSONString(b, r.Answer)
+	b = AppendJSONString(b, r.Answer)
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = AppendJSONString(b, r.Error)
 	}
 	if len(r.Result) != 0 {
 		b = append(b, `,"result":`...)
@@ -36,28 +36,29 @@ func (r *Result) AppendJSON(b []byte) []byte {
 	b = appendJSONFloat(b, r.SolveMicros)
 	if r.Origin != "" {
 		b = append(b, `,"origin":`...)
-		b = appendJSONString(b, r.Origin)
+		b = AppendJSONString(b, r.Origin)
 	}
 	if r.UnitDigest != "" {
 		b = append(b, `,"unit_digest":`...)
-		b = appendJSONString(b, r.UnitDigest)
+		b = AppendJSONString(b, r.UnitDigest)
 	}
 	if r.Worker != "" {
 		b = append(b, `,"worker":`...)
-		b = appendJSONString(b, r.Worker)
+		b = AppendJSONString(b, r.Worker)
 	}
 	if r.Outcome != "" {
 		b = append(b, `,"outcome":`...)
-		b = appendJSONString(b, r.Outcome)
+		b = AppendJSONString(b, r.Outcome)
 	}
 	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString quotes s as encoding/json does: HTML-safe, invalid UTF-8 as
-// U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSONString appends s quoted as encoding/json does: HTML-safe, invalid UTF-8
+// as U+FFFD, U+2028 and U+2029 escaped. It is also for those who add fields to a
+// result's JSON (the history's records).
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -1,4 +1,4 @@
-package bus_test
+package result_test
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/result"
 )
 
 // resultJSONAgrees fails t unless AppendJSON writes what json.Marshal does.
-func resultJSONAgrees(t *testing.T, r bus.Result) {
+func resultJSONAgrees(t *testing.T, r result.Record) {
 	t.Helper()
 	want, err := json.Marshal(r)
 	if err != nil {
@@ -25,11 +25,11 @@ func resultJSONAgrees(t *testing.T, r bus.Result) {
 
 func TestResultAppendJSON(t *testing.T) {
 	answer, _ := json.Marshal(map[string]any{"black": 5, "white": 3, "note": "<&> \u2028"})
-	for _, r := range []bus.Result{
+	for _, r := range []result.Record{
 		{},
 		{Problem: "goscore", Port: "hall", Seq: 7, Line: 12, Answer: "5 3\n", Result: answer, SolveMicros: 1.25, Origin: "9f86d081884c7d65", UnitDigest: "00ff", Worker: "w1"},
 		{Problem: "replay", Port: "p", Seq: math.MaxUint64, Line: -3, Error: "replay: line 2: bad move \"B(99,1)\"\t<x>&", Worker: "daemon"},
-		{Problem: "goscore", Port: "hall", Seq: 9, Error: "daemon stopping", Origin: "o", Worker: "daemon", Outcome: bus.OutcomeStopped},
+		{Problem: "goscore", Port: "hall", Seq: 9, Error: "daemon stopping", Origin: "o", Worker: "daemon", Outcome: result.OutcomeStopped},
 		{Answer: "\x00\x01\x1f\x7f\b\f\n\r\t\\\"/", SolveMicros: 1e21},
 		{Answer: "caf\xc3\xa9 \xff\xfe bad \xe2\x80 cut \u2029 \U0001F600", SolveMicros: 1e-7},
 		{SolveMicros: 123456789.125},
@@ -50,7 +50,7 @@ func FuzzResultAppendJSON(f *testing.F) {
 			return // json.Marshal refuses them; a solve time is neither
 		}
 		raw, _ := json.Marshal(map[string]string{"a": answer, "e": errText})
-		resultJSONAgrees(t, bus.Result{
+		resultJSONAgrees(t, result.Record{
 			Problem: problem, Port: port, Seq: seq, Line: line, Answer: answer, Error: errText,
 			Result: raw, SolveMicros: us, Origin: origin, UnitDigest: origin, Worker: worker,
 		})
@@ -59,7 +59,7 @@ func FuzzResultAppendJSON(f *testing.F) {
 
 // The encoder beside encoding/json, on a goscore result.
 func BenchmarkResultJSON(b *testing.B) {
-	r := bus.Result{Problem: "goscore", Port: "hall", Seq: 1234, Line: 24661, Answer: "177 175\n",
+	r := result.Record{Problem: "goscore", Port: "hall", Seq: 1234, Line: 24661, Answer: "177 175\n",
 		Result: json.RawMessage(`{"black":177,"white":175}`), SolveMicros: 1.234, Origin: "9f86d081884c7d65", Worker: "Edl2cd5MmB7cXiLlfPBmpe"}
 	b.Run("AppendJSON", func(b *testing.B) {
 		var buf []byte
