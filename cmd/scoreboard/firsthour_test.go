@@ -437,7 +437,7 @@ func TestREADMEQuickStartFromRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const test = "go test -race -count=1 ./..."
+	const test = "go test -race -count=1 -timeout 20m ./..."
 	if !strings.Contains(text, "    "+test+"\n") || !strings.Contains(string(ci), "\n"+test+"\n") {
 		t.Errorf("the README's test command and .ci/run's differ: want both to be %q", test)
 	}
