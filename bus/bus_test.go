@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/nats-io/nats.go"
@@ -30,40 +30,13 @@ func sample(t testing.TB, file string) (in, out []byte) {
 // testLogger keeps the components' logs, and shows them if the test fails. It does
 // not write to t directly: the connections' callbacks may log after the test ended.
 func testLogger(t testing.TB) zerolog.Logger {
-	b := &logBuffer{}
+	b := &proctest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", b.String())
 		}
 	})
 	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func startServer(t testing.TB, listen string) *bus.Server {
-	t.Helper()
-	srv, err := bus.StartServer(listen, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
 }
 
 func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
@@ -76,45 +49,31 @@ func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
 	return nc
 }
 
-func startWorkers(t testing.TB, nc *nats.Conn, o bus.WorkerOptions) *bus.Workers {
-	t.Helper()
-	w, err := bus.StartWorkers(nc, o, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return w
-}
-
 // The same suite runs on a connection in-process to the embedded server, and on one
 // through its loopback listener.
 func TestEmbeddedInProcess(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
+	srv := bustest.Start(t, bustest.Options{Off: true})
 	if url := srv.ClientURL(); url != "" {
 		t.Errorf("ClientURL with the listener off = %q, want none", url)
 	}
-	nc := connect(t, bus.ConnOptions{Server: srv})
+	nc := srv.Daemon()
 	busSuite(t, nc, nc)
 }
 
 func TestEmbeddedLoopback(t *testing.T) {
-	srv := startServer(t, "127.0.0.1:0")
+	srv := bustest.Start(t, bustest.Options{})
 	url := srv.ClientURL()
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
 		t.Fatalf("ClientURL = %q, want a loopback URL", url)
 	}
 	// The workers are in-process, as in the daemon; the client comes over TCP.
-	workersConn := connect(t, bus.ConnOptions{Server: srv})
+	workersConn := srv.Daemon()
 	client := connect(t, bus.ConnOptions{URL: url})
 	busSuite(t, workersConn, client)
 }
 
 func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
-	w := startWorkers(t, workersConn, bus.WorkerOptions{Version: "v1.2.3"})
+	w := bustest.StartWorkers(t, workersConn, bus.WorkerOptions{Version: "v1.2.3"}, testLogger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 
 	t.Run("solve samples", func(t *testing.T) {
@@ -335,8 +294,8 @@ func decode(t *testing.T, msg *nats.Msg) bus.Result {
 }
 
 func TestPrefixAndStop(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
-	nc := connect(t, bus.ConnOptions{Server: srv})
+	srv := bustest.Start(t, bustest.Options{Off: true})
+	nc := srv.Daemon()
 	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +322,7 @@ func TestPrefixAndStop(t *testing.T) {
 }
 
 func TestStartServerErrors(t *testing.T) {
-	srv := startServer(t, "127.0.0.1:0")
+	srv := bustest.Start(t, bustest.Options{})
 	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
 	if _, err := bus.StartServer(addr, testLogger(t)); err == nil {
 		t.Errorf("a second server on %s started", addr)
@@ -417,7 +376,7 @@ func TestConnectErrors(t *testing.T) {
 func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	nc := connect(t, bus.ConnOptions{URL: s.URL()})
-	startWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}})
+	bustest.StartWorkers(t, nc, bus.WorkerOptions{Problems: []string{"goscore"}}, testLogger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	results := make(chan *nats.Msg, 64)
 	if _, err := nc.ChanSubscribe(subj.Result("goscore", "p1"), results); err != nil {
@@ -430,7 +389,7 @@ func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	board := strings.Join(strings.Split(string(in), "\n")[:20], "\n") + "\n"
 
 	s.Stop()
-	waitFor(t, "disconnect", func() bool { return !nc.IsConnected() })
+	bustest.Wait(t, "disconnect", func() (bool, string) { return !nc.IsConnected(), "status " + nc.Status().String() })
 	const n = 20
 	for seq := 1; seq <= n; seq++ {
 		dump := nats.NewMsg(subj.Dump("goscore", "p1"))
@@ -454,17 +413,6 @@ func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 20s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The embedded server's max payload fits the largest unit of every problem with its
 // headers, and little more: a flood of huge messages must cost little.
 func TestMaxPayloadFitsLargestUnit(t *testing.T) {
@@ -483,9 +431,9 @@ func TestMaxPayloadFitsLargestUnit(t *testing.T) {
 // counted; the workers go on. Stopped with a backlog, the workers give every dump they
 // took exactly one result: solved within the drain bound, or an error.
 func TestWorkersOversizeAndStopBacklog(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
-	nc := connect(t, bus.ConnOptions{Server: srv})
-	client := connect(t, bus.ConnOptions{Server: srv})
+	srv := bustest.Start(t, bustest.Options{Off: true})
+	nc := srv.Daemon()
+	client := srv.Daemon()
 	w, err := bus.StartWorkers(nc, bus.WorkerOptions{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)

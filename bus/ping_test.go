@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 )
 
 // PingSolver is answered by a worker's solve instance, not by its dumps' instance
 // alone: with the connection that takes the dumps gone and the stats connection up,
 // a ping is still answered (by the dumps' instance), and PingSolver fails.
 func TestPingSolver(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
-	dumps := connect(t, bus.ConnOptions{Server: srv, Name: "worker"})
-	stats := connect(t, bus.ConnOptions{Server: srv, Name: "worker stats"})
-	tool := connect(t, bus.ConnOptions{Server: srv, Name: "health"})
+	srv := bustest.Start(t, bustest.Options{Off: true})
+	dumps := srv.Conn(bus.ConnOptions{Server: srv.Server, Name: "worker"})
+	stats := srv.Conn(bus.ConnOptions{Server: srv.Server, Name: "worker stats"})
+	tool := srv.Conn(bus.ConnOptions{Server: srv.Server, Name: "health"})
 	w, err := bus.StartWorkers(dumps, bus.WorkerOptions{StatsConn: stats}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)

@@ -1,44 +1,25 @@
 package daemon_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // collector reads everything a pseudo-terminal's master gets, until it is closed.
-type collector struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type collector struct{ proctest.Buffer }
 
 func (c *collector) read(r io.Reader, done chan<- struct{}) {
 	defer close(done)
-	b := make([]byte, 4096)
-	for {
-		n, err := r.Read(b)
-		c.mu.Lock()
-		c.buf.Write(b[:n])
-		c.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (c *collector) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
+	_, _ = io.Copy(&c.Buffer, r)
 }
 
 // faultWait polls cond until it holds, failing the test after a long wait.
@@ -63,7 +44,7 @@ func faultWait(t *testing.T, what string, cond func() bool, logs *logs) {
 // daemon could recover (a real unplug loses the bytes on the wire the same way).
 func TestFaultUnplugReplug100(t *testing.T) {
 	const cycles, burst = 100, 5
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	link := filepath.Join(t.TempDir(), "usb-scoreboard")
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:     []daemon.PortConfig{{Device: link, Problem: "goscore", ErrorLine: true}},
@@ -138,7 +119,7 @@ func deafFor(t *testing.T) time.Duration {
 func TestFaultDeafDevice(t *testing.T) {
 	deaf := deafFor(t)
 	const units = 20000 // answers of ~8 bytes: far more than the pseudo-terminal buffers
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	pt := newPTY(t)
 	d := startDaemonLogging(t, nc, daemon.Config{
 		Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},

@@ -75,7 +75,7 @@ func TestFaultDeafRelay(t *testing.T) {
 		}
 	}
 
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	d := startDaemonLogging(t, nc, daemon.Config{
 		Ports:        []daemon.PortConfig{{Device: link, Problem: "othello", ErrorLine: true}},
 		WriteTimeout: 20 * time.Millisecond,

@@ -24,14 +24,13 @@ import (
 // result with the outcome "stopped", and the display writer's count of units read
 // is what the port got.
 func TestStopTakesEveryUnitRead(t *testing.T) {
-	nc := startBus(t, false)
+	bb, nc := startBus(t, false)
 	res := results(t, nc)
-	srv, _ := servers.Load(nc)
 	// Units 3 to 10 are held until the stop, so that the units pile up behind them;
 	// those after 10, until the test ends: they end as errors at the drain bound.
 	release, never := make(chan struct{}), make(chan struct{})
 	defer close(never)
-	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+	slowWorker(t, bb.Daemon(), func(seq int) time.Duration {
 		switch {
 		case seq > 10:
 			<-never
@@ -132,7 +131,7 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 // Stopped while its stdin (a pipe it cannot interrupt) is blocked in a read, with
 // nothing in flight, the daemon does not wait out its drain bound for the reader.
 func TestStopStdinBlocked(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	t.Cleanup(func() { inW.Close(); outR.Close() })
@@ -156,13 +155,12 @@ func TestStopStdinBlocked(t *testing.T) {
 // again; the new ones then answer what comes next. No unit is stopped, none gets an
 // error line, none vanishes.
 func TestFaultReloadDrainsRestartedPort(t *testing.T) {
-	nc := startBus(t, false)
-	srv, _ := servers.Load(nc)
+	bb, nc := startBus(t, false)
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	defer free()
-	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+	slowWorker(t, bb.Daemon(), func(seq int) time.Duration {
 		if seq > 10 {
 			<-release
 		}
@@ -196,9 +194,7 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 		b := make([]byte, 4096)
 		for {
 			n, err := pt.Master.Read(b)
-			c.mu.Lock()
-			c.buf.Write(b[:n])
-			c.mu.Unlock()
+			c.Write(b[:n])
 			if err != nil {
 				select {
 				case <-quit:

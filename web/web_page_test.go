@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
 
@@ -34,8 +35,9 @@ type pageBoard struct {
 // and returns its address.
 func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte, histProblem string) string {
 	t.Helper()
-	ns := startJS(t)
-	nc := ns.connect("web page test")
+	// The page reads as a tool ('scoreboard web'); the daemon's history writes.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	nc := ns.Daemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	js, _ := jetstream.New(nc)
@@ -86,7 +88,7 @@ func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(serveWeb(t, nc, ln))
+	t.Cleanup(serveWeb(t, ns.Tool(), ln))
 	return "http://" + ln.Addr().String()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/web"
 )
@@ -51,8 +52,9 @@ func waitGet(t *testing.T, url string) string {
 // TestEndpoints: the pictures, the game records, the JSON API and the history, from a
 // board bucket and a history stream written as the history keeps them.
 func TestEndpoints(t *testing.T) {
-	ns := startJS(t)
-	nc := ns.connect("web test")
+	// The page reads as a tool ('scoreboard web'); the daemon's history writes.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	nc := ns.Daemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js, _ := jetstream.New(nc)
@@ -71,7 +73,7 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := serveWeb(t, nc, ln)
+	stop := serveWeb(t, ns.Tool(), ln)
 	defer stop()
 	base := "http://" + ln.Addr().String()
 
