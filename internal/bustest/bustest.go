@@ -125,6 +125,10 @@ func (b *Bus) start() {
 		b.t.Fatalf("start the embedded bus: %v", err)
 	}
 	b.Server = srv
+	// Started again, it takes the same port.
+	if url := srv.ClientURL(); url != "" {
+		b.so.Listen = strings.TrimPrefix(url, "nats://")
+	}
 }
 
 // Restart shuts the server down and starts it again on the same port with the same
@@ -132,10 +136,14 @@ func (b *Bus) start() {
 // are gone (connect again with Daemon).
 func (b *Bus) Restart() {
 	b.t.Helper()
-	if url := b.URL(); url != "" {
-		b.so.Listen = strings.TrimPrefix(url, "nats://")
-	}
 	b.Shutdown()
+	b.start()
+}
+
+// StartAgain starts a server that was shut down (Shutdown) again on its port with its
+// state directory, for a test that watches its clients while it is away.
+func (b *Bus) StartAgain() {
+	b.t.Helper()
 	b.start()
 }
 
