@@ -36,17 +36,13 @@ func get(t *testing.T, url string) (int, string, string) {
 // waitGet polls url until it answers 200.
 func waitGet(t *testing.T, url string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _, body := get(t, url)
-		if code == http.StatusOK {
-			return body
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %d %s", url, code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var body string
+	bustest.Wait(t, "GET "+url, func() (bool, string) {
+		var code int
+		code, _, body = get(t, url)
+		return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
+	})
+	return body
 }
 
 // TestEndpoints: the pictures, the game records, the JSON API and the history, from a
