@@ -151,7 +151,7 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 		// micro counts a request once its handler has returned, after the reply has
 		// gone: the stats may trail the replies the subtests above already read.
 		var goscore *micro.EndpointStats
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		bustest.Wait(t, "goscore stats of 2 requests or more, 1 error or more", func() (bool, string) {
 			var stats micro.Stats
 			request(t, nc, "$SRV.STATS.scoreboard."+w.ID(), &stats)
 			for _, e := range stats.Endpoints {
@@ -159,13 +159,8 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 					goscore = e
 				}
 			}
-			if goscore != nil && goscore.NumRequests >= 2 && goscore.NumErrors >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("goscore stats %+v, want 2 requests or more, 1 error or more", goscore)
-			}
-		}
+			return goscore != nil && goscore.NumRequests >= 2 && goscore.NumErrors >= 1, fmt.Sprintf("goscore stats %+v", goscore)
+		})
 	})
 
 	t.Run("dumps", func(t *testing.T) {
@@ -493,11 +488,10 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 	if err := client.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent+ported; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workers took %+v of %d dumps", w.Counts(), 1+sent)
-		}
-	}
+	bustest.Wait(t, "the workers taking every dump", func() (bool, string) {
+		c := w.Counts()
+		return c.Taken >= 1+sent+ported, fmt.Sprintf("the workers took %+v of %d dumps", c, 1+sent+ported)
+	})
 	if err := w.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
@@ -20,18 +21,6 @@ type collector struct{ proctest.Buffer }
 func (c *collector) read(r io.Reader, done chan<- struct{}) {
 	defer close(done)
 	_, _ = io.Copy(&c.Buffer, r)
-}
-
-// faultWait polls cond until it holds, failing the test after a long wait.
-func faultWait(t *testing.T, what string, cond func() bool, logs *logs) {
-	t.Helper()
-	deadline := time.Now().Add(long)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v; logs:\n%s", what, long, logs.String())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // 100 unplug/replug cycles of a pseudo-terminal behind a stable path while units
@@ -81,11 +70,17 @@ func TestFaultUnplugReplug100(t *testing.T) {
 		if _, err := pt.Master.Write([]byte(in.String())); err != nil {
 			t.Fatal(err)
 		}
-		faultWait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() bool { return d.logs.count(lines) >= before+n }, d.logs)
+		bustest.Wait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() (bool, string) {
+			have := d.logs.count(lines)
+			return have >= before+n, fmt.Sprintf("%d lines read, %d before the cycle; logs:\n%s", have, before, d.logs.String())
+		})
 		all.Write(readN(t, pt.Master, answers.Len()))
 		lost := d.logs.count(map[string]any{"message": "port lost"})
 		unplug(t, link, pt)
-		faultWait(t, "port lost", func() bool { return d.logs.count(map[string]any{"message": "port lost"}) > lost }, d.logs)
+		bustest.Wait(t, "port lost", func() (bool, string) {
+			have := d.logs.count(map[string]any{"message": "port lost"})
+			return have > lost, fmt.Sprintf("%d \"port lost\" lines, %d before; logs:\n%s", have, lost, d.logs.String())
+		})
 	}
 	d.stop(t)
 	counts := faulttest.Tally("unplug-replug-100", want, all.String())

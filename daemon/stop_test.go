@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
@@ -227,7 +229,10 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 	logs.wait(t, 1, map[string]any{"message": "display writer stopped"})
 	logs.wait(t, 2, map[string]any{"message": "port opened"})
 	write(100, 110)
-	faultWaitFor(t, 20*time.Second, "110 answers", func() bool { return strings.Count(c.String(), "\n") >= 110 }, logs)
+	bustest.WaitWithin(t, 20*time.Second, "110 answers", func() (bool, string) {
+		n := strings.Count(c.String(), "\n")
+		return n >= 110, fmt.Sprintf("%d answers; logs:\n%s", n, logs.String())
+	})
 	logs.mu.Lock()
 	var first map[string]any
 	for _, l := range logs.lines {
@@ -244,17 +249,5 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 	}
 	if got := c.String(); got != want.String() {
 		t.Errorf("the port got %q, want %q", got, want.String())
-	}
-}
-
-// faultWaitFor is faultWait with its own patience.
-func faultWaitFor(t *testing.T, patience time.Duration, what string, cond func() bool, logs *logs) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v; logs:\n%s", what, patience, logs.String())
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

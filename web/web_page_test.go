@@ -166,17 +166,10 @@ func boardsFor(t *testing.T, n int) []pageBoard {
 // waitTiles waits until the page shows n tiles with their units.
 func waitTiles(t *testing.T, b *browsertest.Browser, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	bustest.Wait(t, fmt.Sprintf("%d tiles with a unit", n), func() (bool, string) {
 		got := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile[data-seq]").length`)
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page shows %d tiles with a unit, want %d within 30s", got, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got == n, fmt.Sprintf("the page shows %d", got)
+	})
 }
 
 // TestPageReadableAcrossRoom: on a 1920x1080 screen with 1, 4 and 12 boards, no
@@ -212,14 +205,10 @@ func TestPageReadableAcrossRoom(t *testing.T) {
 		// One port's own page: its tile and its earlier units, all on the screen.
 		b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/hall"))
 		waitTiles(t, b, 1)
-		deadline := time.Now().Add(30 * time.Second)
-		for browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`) < len(othello) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the page of port hall lists %d earlier units, want %d",
-					browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`), len(othello))
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		bustest.Wait(t, fmt.Sprintf("the page of port hall listing %d earlier units", len(othello)), func() (bool, string) {
+			n := browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`)
+			return n >= len(othello), fmt.Sprintf("it lists %d", n)
+		})
 		check("one port's page")
 		hidden := browsertest.Eval[[]string](t, b, `[...document.querySelectorAll("#history h2, #history li")].filter(e => {
 			const r = e.getBoundingClientRect();

@@ -354,7 +354,7 @@ func TestDemo(t *testing.T) {
 		Port string `json:"port"`
 		Seq  uint64 `json:"seq"`
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	bustest.Wait(t, "the page's boards of hall past #2 and lobby past #8", func() (bool, string) {
 		boards = boards[:0]
 		if resp, err := http.Get("http://" + httpAddr + "/api/boards"); err == nil {
 			_ = json.NewDecoder(resp.Body).Decode(&boards)
@@ -366,13 +366,8 @@ func TestDemo(t *testing.T) {
 				looped++
 			}
 		}
-		if looped == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page's boards %+v, want hall past #2 and lobby past #8 within 60s", boards)
-		}
-	}
+		return looped == 2, fmt.Sprintf("boards %+v", boards)
+	})
 	if err := p.Stop(); err != nil {
 		t.Errorf("demo after SIGTERM: %v", err)
 	}
