@@ -256,7 +256,11 @@ func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]strin
 	}
 	// A hub cluster that just lost a node answers nothing until LEAGUE has a leader
 	// again: what was read so far is returned, short, and the caller reads again.
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	// An ordered consumer recreates itself after a lost leader, by default forever:
+	// within a wait's condition that would hang the test (it did, for 6 minutes,
+	// after a hub node was killed), so it gives up after 3 attempts and the caller
+	// reads again.
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
 	if err != nil {
 		t.Logf("LEAGUE: %v; reading again", err)
 		return map[string][]string{}, map[string][]string{}
