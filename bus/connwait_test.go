@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -25,7 +26,7 @@ func TestConnectWaitInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	var logs logBuffer
+	var logs proctest.Buffer
 	log := zerolog.New(&logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -70,14 +71,10 @@ func TestConnectWaitInProcess(t *testing.T) {
 
 // A server that answers no (wrong credentials) is not waited for.
 func TestConnectWaitRefusedAtOnce(t *testing.T) {
-	s, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "right"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
+	s := bustest.Start(t, bustest.Options{Token: "right"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err = bus.ConnectWait(ctx, bus.ConnOptions{URL: s.ClientURL(), Token: "wrong"}, zerolog.Nop())
+	_, err := bus.ConnectWait(ctx, bus.ConnOptions{URL: s.URL(), Token: "wrong"}, zerolog.Nop())
 	if !errors.Is(err, nats.ErrAuthorization) || ctx.Err() != nil {
 		t.Errorf("wrong token: %v (context: %v), want an authorization error at once", err, ctx.Err())
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/worker"
 )
@@ -263,13 +264,9 @@ func checkCoreRoles(t *testing.T, daemon, worker, tool *nats.Conn, workerErrs, t
 // The embedded server: in-process clients have every right, a listener's client
 // with the worker credentials is a worker, one without is a tool.
 func TestRolesEmbedded(t *testing.T) {
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "worker-t0ken"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := bustest.Start(t, bustest.Options{Workers: true})
 	daemon, _ := roleConn(t, "", nats.InProcessServer(srv.NATS()))
-	worker, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
+	worker, workerErrs := roleConn(t, srv.ClientURL(), nats.Token(bustest.WorkerToken))
 	tool, toolErrs := roleConn(t, srv.ClientURL())
 	checkCoreRoles(t, daemon, worker, tool, workerErrs, toolErrs)
 }
@@ -277,11 +274,7 @@ func TestRolesEmbedded(t *testing.T) {
 // Beyond loopback the embedded listener lets in no client without credentials: a
 // tool's rights are for the machine's own users.
 func TestRolesEmbeddedBeyondLoopback(t *testing.T) {
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "0.0.0.0:0", Token: "worker-t0ken"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := bustest.Start(t, bustest.Options{Listen: "0.0.0.0:0", Workers: true})
 	url := strings.Replace(srv.ClientURL(), "0.0.0.0", "127.0.0.1", 1)
 	if nc, err := nats.Connect(url); err == nil {
 		nc.Close()
@@ -289,7 +282,7 @@ func TestRolesEmbeddedBeyondLoopback(t *testing.T) {
 	} else if !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("refused with %v, want an authorization violation", err)
 	}
-	nc, err := nats.Connect(url, nats.Token("worker-t0ken"))
+	nc, err := nats.Connect(url, nats.Token(bustest.WorkerToken))
 	if err != nil {
 		t.Fatalf("the worker credentials: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/worker"
@@ -26,11 +27,11 @@ func TestSecurityListenLoopbackOnly(t *testing.T) {
 	if err != nil || !bus.Loopback(host) {
 		t.Fatalf("default listener %q (%v): want a loopback address", bus.DefaultListen, err)
 	}
-	srv := startServer(t, "127.0.0.1:0")
+	srv := bustest.Start(t, bustest.Options{})
 	if h, _, _ := net.SplitHostPort(strings.TrimPrefix(srv.ClientURL(), "nats://")); h != "127.0.0.1" {
 		t.Errorf("listening on %s, want 127.0.0.1", srv.ClientURL())
 	}
-	startServer(t, "localhost:0")
+	bustest.Start(t, bustest.Options{Listen: "localhost:0"})
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.7:0", "scoreboard.club.lan:0"} {
 		_, err := bus.StartServer(listen, testLogger(t))
 		if !errors.Is(err, bus.ErrListenNeedsAuth) || !strings.Contains(err.Error(), "--nats-listen-token") ||
@@ -56,33 +57,29 @@ func TestSecurityListenLoopbackOnly(t *testing.T) {
 func TestSecurityListenAuth(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		opts  bus.ServerOptions
+		opts  bustest.Options
 		right bus.ConnOptions
 		wrong []bus.ConnOptions
 	}{
 		{
 			name:  "token",
-			opts:  bus.ServerOptions{Listen: "0.0.0.0:0", Token: "s3cret-token"},
+			opts:  bustest.Options{Listen: "0.0.0.0:0", Token: "s3cret-token"},
 			right: bus.ConnOptions{Token: "s3cret-token"},
 			wrong: []bus.ConnOptions{{}, {Token: "s3cret-tokem"}, {User: "club", Password: "s3cret-token"}},
 		},
 		{
 			name:  "user-password",
-			opts:  bus.ServerOptions{Listen: "0.0.0.0:0", User: "club", Password: "pa55word"},
+			opts:  bustest.Options{Listen: "0.0.0.0:0", User: "club", Password: "pa55word"},
 			right: bus.ConnOptions{User: "club", Password: "pa55word"},
 			wrong: []bus.ConnOptions{{}, {User: "club", Password: "pa55wort"}, {User: "clue", Password: "pa55word"}, {Token: "pa55word"}},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := bus.StartServerWith(c.opts, testLogger(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Shutdown)
+			srv := bustest.Start(t, c.opts)
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.ClientURL(), "nats://"))
 			url := "nats://127.0.0.1:" + port
 
-			inproc := connect(t, bus.ConnOptions{Server: srv})
+			inproc := srv.Daemon()
 			startWorkers(t, inproc, worker.Options{Problems: []string{"goscore"}})
 			for i, o := range c.wrong {
 				o.URL = url

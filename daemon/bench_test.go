@@ -18,7 +18,7 @@ import (
 // One board at a time, as a scoreboard sends them; the embedded NATS server and the
 // workers run in this process, as with `scoreboard run`.
 func BenchmarkPTYLatency(b *testing.B) {
-	nc := startBus(b, true)
+	_, nc := startBus(b, true)
 	pt := newPTY(b)
 	d := startDaemonLogging(b, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}}}}, zerolog.InfoLevel)
 	waitOpened(b, pt)

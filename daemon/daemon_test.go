@@ -15,7 +15,7 @@ import (
 // Every seed sample through stdin and stdout: the daemon returns at the end of input,
 // every unit answered, byte-exact.
 func TestStdioSamples(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	for _, c := range samples.Cases {
 		t.Run(c.File, func(t *testing.T) {
 			var out bytes.Buffer
@@ -42,7 +42,7 @@ func TestStdioSamples(t *testing.T) {
 
 // Every seed sample through a pseudo-terminal, byte-exact.
 func TestPTYSamples(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	for _, c := range samples.Cases {
 		t.Run(c.File, func(t *testing.T) {
 			pt := newPTY(t)
@@ -72,7 +72,7 @@ func TestGarbageBetweenBoards(t *testing.T) {
 			name = "error-line"
 		}
 		t.Run(name, func(t *testing.T) {
-			nc := startBus(t, true)
+			_, nc := startBus(t, true)
 			res := results(t, nc)
 			pt := newPTY(t)
 			d := startDaemon(t, nc, daemon.Config{
@@ -168,7 +168,7 @@ func TestGarbageBetweenBoards(t *testing.T) {
 // Othello answers each command as soon as its line arrives: the scoreboard sends a
 // line, and reads its answer before it sends the next.
 func TestOthelloAnswersEachCommand(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	pt := newPTY(t)
 	d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "othello"}}})
 	waitOpened(t, pt)

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,8 +17,10 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/worker"
 )
 
 // slowWorker joins the workers' queue group on the dumps and answers each after a
@@ -68,10 +71,9 @@ func fakeWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration, 
 
 // Two workers, one slowed down: the answers still come in order, each once.
 func TestSlowWorkerKeepsOrder(t *testing.T) {
-	nc := startBus(t, true)
-	srv, _ := servers.Load(nc)
+	bb, nc := startBus(t, true)
 	// The slow worker holds the early units longest, so they finish last.
-	served := slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+	served := slowWorker(t, bb.Daemon(), func(seq int) time.Duration {
 		return time.Duration(40-seq) * 2 * time.Millisecond
 	})
 	pt := newPTY(t)
@@ -103,7 +105,7 @@ func TestSlowWorkerKeepsOrder(t *testing.T) {
 // A unit no worker answers ends as an error result after its attempts, and does not
 // hold back the units after it, which a worker started meanwhile answers.
 func TestNoWorkerGivesUp(t *testing.T) {
-	nc := startBus(t, false)
+	bb, nc := startBus(t, false)
 	res := results(t, nc)
 	pt := newPTY(t)
 	met := metrics.New()
@@ -135,20 +137,17 @@ func TestNoWorkerGivesUp(t *testing.T) {
 	// outcome is counted once the line is handed to the device's writer: it may
 	// trail the line a little.
 	var retries, errs float64
-	for deadline := time.Now().Add(long); ; time.Sleep(10 * time.Millisecond) {
+	bustest.Wait(t, "the unit given up counted in /metrics", func() (bool, string) {
 		fams, _ := promtest.Scrape(t, scrape.URL)
 		retries, _ = promtest.Value(fams, "scoreboard_retries_total", map[string]string{"port": "lonely"})
 		errs, _ = promtest.Value(fams, "scoreboard_units_total", map[string]string{"port": "lonely", "problem": "goscore", "outcome": "error"})
-		if errs >= 1 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return errs >= 1, fmt.Sprintf("scoreboard_retries_total %v, units_total{outcome=error} %v", retries, errs)
+	})
 	if retries != 1 || errs != 1 {
 		t.Errorf("scoreboard_retries_total %v, units_total{outcome=error} %v; want 1 and 1", retries, errs)
 	}
 
-	srv, _ := servers.Load(nc)
-	startWorkers(t, srv.(*bus.Server))
+	bb.Workers(worker.Options{Version: "0.0.0-test"})
 	b := board(2)
 	if _, err := pt.Master.Write([]byte(b)); err != nil {
 		t.Fatal(err)
@@ -166,7 +165,7 @@ func TestNoWorkerGivesUp(t *testing.T) {
 // units and in the middle of one, and a new one is linked at the same path. The
 // daemon reopens the path and answers what comes next; the half unit is dropped.
 func TestUnplugReplug(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	link := filepath.Join(t.TempDir(), "usb-scoreboard")
 	// The daemon starts before the device is there, as at boot.
 	d := startDaemon(t, nc, daemon.Config{
@@ -216,7 +215,7 @@ func TestUnplugReplug(t *testing.T) {
 // A device that never reads its answers: the daemon holds them, keeps serving another
 // port, and stops cleanly, giving the deaf port's answers up.
 func TestDeviceNeverReads(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	deaf, good := newPTY(t), newPTY(t)
 	d := startDaemon(t, nc, daemon.Config{
 		Ports: []daemon.PortConfig{
@@ -264,12 +263,11 @@ func TestStopDrains(t *testing.T) {
 		{"bounded", false, 300 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			nc := startBus(t, false)
+			bb, nc := startBus(t, false)
 			res := results(t, nc)
-			srv, _ := servers.Load(nc)
 			stopWorker, release := make(chan struct{}), make(chan struct{})
 			defer close(stopWorker)
-			slowWorker(t, connect(t, srv.(*bus.Server)), func(int) time.Duration {
+			slowWorker(t, bb.Daemon(), func(int) time.Duration {
 				select {
 				case <-release:
 				case <-stopWorker:
@@ -328,9 +326,8 @@ func TestStopDrains(t *testing.T) {
 // each still answers only its own units, with its own answers, taken from its own
 // inbox.
 func TestPortNameUsedTwice(t *testing.T) {
-	nc := startBus(t, true)
-	srv, _ := servers.Load(nc)
-	other := connect(t, srv.(*bus.Server))
+	bb, nc := startBus(t, true)
+	other := bb.Daemon()
 	ptA, ptB := newPTY(t), newPTY(t)
 	a := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: ptA.Path, Problem: "goscore", Name: "hall"}}})
 	b := startDaemon(t, other, daemon.Config{Ports: []daemon.PortConfig{{Device: ptB.Path, Problem: "goscore", Name: "hall"}}})
@@ -364,9 +361,8 @@ func TestPortNameUsedTwice(t *testing.T) {
 // anyone's, so the display refuses and counts each, and the units end as errors;
 // nothing it says reaches the port.
 func TestWorkerWithoutOriginRefused(t *testing.T) {
-	nc := startBus(t, false)
-	srv, _ := servers.Load(nc)
-	served := fakeWorker(t, connect(t, srv.(*bus.Server)), func(int) time.Duration { return 0 }, false)
+	bb, nc := startBus(t, false)
+	served := fakeWorker(t, bb.Daemon(), func(int) time.Duration { return 0 }, false)
 	pt := newPTY(t)
 	mon := daemon.NewMonitor()
 	d := startDaemon(t, nc, daemon.Config{

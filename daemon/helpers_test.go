@@ -17,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
 	"github.com/goclub/scoreboard/worker"
@@ -27,7 +28,7 @@ import (
 // tests with twice as many busy loops as cores, on a machine that other builds
 // share. Still well short of `go test`'s 10 minutes, so that the test fails with its
 // counts.
-const long = 2 * time.Minute
+const long = bustest.Long
 
 // sample returns a seed sample file, such as "goscore.in".
 func sample(t testing.TB, name string) []byte {
@@ -105,46 +106,16 @@ func (l *logs) String() string {
 	return l.raw.String()
 }
 
-// startBus starts an embedded NATS server (no listener) and returns a connection to
-// it. With workers, it also starts the scoreboard workers on their own connection.
-func startBus(t testing.TB, workers bool) *nats.Conn {
+// startBus starts an embedded bus with its listener off and connects to it as the
+// daemon does. With workers, the scoreboard's workers run on a connection of their
+// own.
+func startBus(t testing.TB, workers bool) (*bustest.Bus, *nats.Conn) {
 	t.Helper()
-	nop := zerolog.Nop()
-	srv, err := bus.StartServer(bus.ListenOff, nop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc := connect(t, srv)
+	b := bustest.Start(t, bustest.Options{Off: true})
 	if workers {
-		startWorkers(t, srv)
+		b.Workers(worker.Options{Version: "0.0.0-test"})
 	}
-	// The tests reach the server again through this connection's server.
-	servers.Store(nc, srv)
-	return nc
-}
-
-var servers sync.Map // *nats.Conn -> *bus.Server
-
-func connect(t testing.TB, srv *bus.Server) *nats.Conn {
-	t.Helper()
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
-func startWorkers(t testing.TB, srv *bus.Server) *worker.Workers {
-	t.Helper()
-	wnc := connect(t, srv)
-	w, err := worker.Start(wnc, worker.Options{Version: "0.0.0-test"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop() })
-	return w
+	return b, b.Daemon()
 }
 
 // daemonRun is a daemon running in the background of a test.

@@ -10,29 +10,18 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/serialio"
 )
-
-// waitFor polls cond until it holds, failing the test after a long wait.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(long)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestMonitor follows a daemon with one port on a pty and one whose device is not
 // there: it is started once both have tried their device, the status counts what the
 // ports answered and failed and names the port still waiting, and it is healthy.
 // /metrics shows the same counts: they are the Monitor's.
 func TestMonitor(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	pt := newPTY(t)
 	missing := filepath.Join(t.TempDir(), "ttyUSB9")
 	mon := daemon.NewMonitor()
@@ -47,9 +36,12 @@ func TestMonitor(t *testing.T) {
 			{Name: "lobby", Device: missing, Problem: "goscore"},
 		},
 	})
-	waitFor(t, "both ports to try their device", func() bool { return mon.Started(2) })
+	bustest.Wait(t, "both ports to try their device", func() (bool, string) { return mon.Started(2), "status: " + mon.Status() })
 	waitOpened(t, pt)
-	waitFor(t, "the hall port to count as open", func() bool { return strings.HasPrefix(mon.Status(), "1 of 2 ports open") })
+	bustest.Wait(t, "the hall port to count as open", func() (bool, string) {
+		s := mon.Status()
+		return strings.HasPrefix(s, "1 of 2 ports open"), "status: " + s
+	})
 
 	good := board(3)
 	bad := strings.Replace(board(4), "+", "x", 1)
@@ -61,7 +53,10 @@ func TestMonitor(t *testing.T) {
 		t.Fatalf("port got %q, want %q twice", got, want)
 	}
 	wantStatus := "1 of 2 ports open, 2 units answered, 1 errors; waiting for lobby"
-	waitFor(t, "the status "+wantStatus, func() bool { return mon.Status() == wantStatus })
+	bustest.Wait(t, "the status "+wantStatus, func() (bool, string) {
+		s := mon.Status()
+		return s == wantStatus, "status: " + s
+	})
 	if err := mon.Health(); err != nil {
 		t.Errorf("Health: %v", err)
 	}
@@ -95,7 +90,7 @@ func TestMonitor(t *testing.T) {
 // gets its warnings thinned out, never silenced: some are logged, the rest are
 // counted in a "suppressed" field, and every bad board still has its error result.
 func TestBadUnitFloodIsSampled(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	res := results(t, nc)
 	pt := newPTY(t)
 	d := startDaemonLogging(t, nc, daemon.Config{

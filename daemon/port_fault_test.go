@@ -1,56 +1,26 @@
 package daemon_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // collector reads everything a pseudo-terminal's master gets, until it is closed.
-type collector struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type collector struct{ proctest.Buffer }
 
 func (c *collector) read(r io.Reader, done chan<- struct{}) {
 	defer close(done)
-	b := make([]byte, 4096)
-	for {
-		n, err := r.Read(b)
-		c.mu.Lock()
-		c.buf.Write(b[:n])
-		c.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (c *collector) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
-}
-
-// faultWait polls cond until it holds, failing the test after a long wait.
-func faultWait(t *testing.T, what string, cond func() bool, logs *logs) {
-	t.Helper()
-	deadline := time.Now().Add(long)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v; logs:\n%s", what, long, logs.String())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	_, _ = io.Copy(&c.Buffer, r)
 }
 
 // 100 unplug/replug cycles of a pseudo-terminal behind a stable path while units
@@ -63,7 +33,7 @@ func faultWait(t *testing.T, what string, cond func() bool, logs *logs) {
 // daemon could recover (a real unplug loses the bytes on the wire the same way).
 func TestFaultUnplugReplug100(t *testing.T) {
 	const cycles, burst = 100, 5
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	link := filepath.Join(t.TempDir(), "usb-scoreboard")
 	d := startDaemon(t, nc, daemon.Config{
 		Ports:     []daemon.PortConfig{{Device: link, Problem: "goscore", ErrorLine: true}},
@@ -100,11 +70,17 @@ func TestFaultUnplugReplug100(t *testing.T) {
 		if _, err := pt.Master.Write([]byte(in.String())); err != nil {
 			t.Fatal(err)
 		}
-		faultWait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() bool { return d.logs.count(lines) >= before+n }, d.logs)
+		bustest.Wait(t, fmt.Sprintf("cycle %d: %d lines read", cycle, n), func() (bool, string) {
+			have := d.logs.count(lines)
+			return have >= before+n, fmt.Sprintf("%d lines read, %d before the cycle; logs:\n%s", have, before, d.logs.String())
+		})
 		all.Write(readN(t, pt.Master, answers.Len()))
 		lost := d.logs.count(map[string]any{"message": "port lost"})
 		unplug(t, link, pt)
-		faultWait(t, "port lost", func() bool { return d.logs.count(map[string]any{"message": "port lost"}) > lost }, d.logs)
+		bustest.Wait(t, "port lost", func() (bool, string) {
+			have := d.logs.count(map[string]any{"message": "port lost"})
+			return have > lost, fmt.Sprintf("%d \"port lost\" lines, %d before; logs:\n%s", have, lost, d.logs.String())
+		})
 	}
 	d.stop(t)
 	counts := faulttest.Tally("unplug-replug-100", want, all.String())
@@ -138,7 +114,7 @@ func deafFor(t *testing.T) time.Duration {
 func TestFaultDeafDevice(t *testing.T) {
 	deaf := deafFor(t)
 	const units = 20000 // answers of ~8 bytes: far more than the pseudo-terminal buffers
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	pt := newPTY(t)
 	d := startDaemonLogging(t, nc, daemon.Config{
 		Ports: []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", ErrorLine: true}},

@@ -19,7 +19,7 @@ import (
 // published as open, unplugged (since when), open; and a subscriber that comes late
 // learns every port's state from the periodic repeat.
 func TestPublishPortStates(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	states := make(chan *nats.Msg, 256)
 	sub, err := nc.ChanSubscribe(subj.PortState("hall"), states)

@@ -13,7 +13,9 @@ import (
 
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // socat finds the socat binary. CI installs it (.ci/run): there a missing one fails
@@ -57,7 +59,7 @@ func TestFaultDeafRelay(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "relay")
 	ctx, cancel := context.WithCancel(context.Background())
 	relay := exec.CommandContext(ctx, bin, "PTY,link="+link+",raw,echo=0", "FILE:"+dev.Path+",raw,echo=0")
-	var relayOut bytes.Buffer
+	var relayOut proctest.Buffer
 	relay.Stderr = &relayOut
 	if err := relay.Start(); err != nil {
 		t.Fatal(err)
@@ -66,16 +68,12 @@ func TestFaultDeafRelay(t *testing.T) {
 		cancel()
 		_ = relay.Wait()
 	})
-	for deadline := time.Now().Add(long); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(link); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("socat made no pty at %s: %s", link, relayOut.String())
-		}
-	}
+	bustest.Wait(t, "socat's pty at "+link, func() (bool, string) {
+		_, err := os.Stat(link)
+		return err == nil, fmt.Sprintf("%v; socat wrote: %s", err, relayOut.String())
+	})
 
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	d := startDaemonLogging(t, nc, daemon.Config{
 		Ports:        []daemon.PortConfig{{Device: link, Problem: "othello", ErrorLine: true}},
 		WriteTimeout: 20 * time.Millisecond,

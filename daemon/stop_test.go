@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
@@ -24,14 +26,13 @@ import (
 // result with the outcome "stopped", and the display writer's count of units read
 // is what the port got.
 func TestStopTakesEveryUnitRead(t *testing.T) {
-	nc := startBus(t, false)
+	bb, nc := startBus(t, false)
 	res := results(t, nc)
-	srv, _ := servers.Load(nc)
 	// Units 3 to 10 are held until the stop, so that the units pile up behind them;
 	// those after 10, until the test ends: they end as errors at the drain bound.
 	release, never := make(chan struct{}), make(chan struct{})
 	defer close(never)
-	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+	slowWorker(t, bb.Daemon(), func(seq int) time.Duration {
 		switch {
 		case seq > 10:
 			<-never
@@ -132,7 +133,7 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 // Stopped while its stdin (a pipe it cannot interrupt) is blocked in a read, with
 // nothing in flight, the daemon does not wait out its drain bound for the reader.
 func TestStopStdinBlocked(t *testing.T) {
-	nc := startBus(t, true)
+	_, nc := startBus(t, true)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	t.Cleanup(func() { inW.Close(); outR.Close() })
@@ -156,13 +157,12 @@ func TestStopStdinBlocked(t *testing.T) {
 // again; the new ones then answer what comes next. No unit is stopped, none gets an
 // error line, none vanishes.
 func TestFaultReloadDrainsRestartedPort(t *testing.T) {
-	nc := startBus(t, false)
-	srv, _ := servers.Load(nc)
+	bb, nc := startBus(t, false)
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	defer free()
-	slowWorker(t, connect(t, srv.(*bus.Server)), func(seq int) time.Duration {
+	slowWorker(t, bb.Daemon(), func(seq int) time.Duration {
 		if seq > 10 {
 			<-release
 		}
@@ -196,9 +196,7 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 		b := make([]byte, 4096)
 		for {
 			n, err := pt.Master.Read(b)
-			c.mu.Lock()
-			c.buf.Write(b[:n])
-			c.mu.Unlock()
+			c.Write(b[:n])
 			if err != nil {
 				select {
 				case <-quit:
@@ -231,7 +229,10 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 	logs.wait(t, 1, map[string]any{"message": "display writer stopped"})
 	logs.wait(t, 2, map[string]any{"message": "port opened"})
 	write(100, 110)
-	faultWaitFor(t, 20*time.Second, "110 answers", func() bool { return strings.Count(c.String(), "\n") >= 110 }, logs)
+	bustest.WaitWithin(t, 20*time.Second, "110 answers", func() (bool, string) {
+		n := strings.Count(c.String(), "\n")
+		return n >= 110, fmt.Sprintf("%d answers; logs:\n%s", n, logs.String())
+	})
 	logs.mu.Lock()
 	var first map[string]any
 	for _, l := range logs.lines {
@@ -248,17 +249,5 @@ func TestFaultReloadDrainsRestartedPort(t *testing.T) {
 	}
 	if got := c.String(); got != want.String() {
 		t.Errorf("the port got %q, want %q", got, want.String())
-	}
-}
-
-// faultWaitFor is faultWait with its own patience.
-func faultWaitFor(t *testing.T, patience time.Duration, what string, cond func() bool, logs *logs) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v; logs:\n%s", what, patience, logs.String())
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/league"
 )
 
@@ -41,19 +42,8 @@ func startHub(t *testing.T, clubs ...league.Club) *league.Hub {
 // startClub starts a club's embedded server linked to hubURL, with its history.
 func startClub(t *testing.T, hubURL, name, token string) (*bus.Server, *nats.Conn) {
 	t.Helper()
-	srv, err := bus.StartServerWith(bus.ServerOptions{
-		Listen: bus.ListenOff, StoreDir: t.TempDir(),
-		Hub: &bus.HubLink{URL: hubURL, Club: name, Token: token},
-	}, testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "club " + name}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: hubURL, Club: name, Token: token}})
+	nc := b.Conn(bus.ConnOptions{Server: b.Server, Name: "club " + name})
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -63,18 +53,7 @@ func startClub(t *testing.T, hubURL, name, token string) (*bus.Server, *nats.Con
 	if _, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 26}); err != nil {
 		t.Fatal(err)
 	}
-	return srv, nc
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return b.Server, nc
 }
 
 // leagueSubjects reads every message of LEAGUE, in order: its subjects and data.
@@ -124,9 +103,9 @@ func TestLeagueSourcesClubs(t *testing.T) {
 	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
 	_, north := startClub(t, h.LeafURL(), "north", "tn")
 	_, south := startClub(t, h.LeafURL(), "south", "ts")
-	waitFor(t, "both links up", 20*time.Second, func() bool {
+	bustest.Wait(t, "both links up", func() (bool, string) {
 		l := h.Links()
-		return l["north"] && l["south"]
+		return l["north"] && l["south"], fmt.Sprintf("links %v", l)
 	})
 	for i := 1; i <= 20; i++ {
 		for _, nc := range []*nats.Conn{north, south} {
@@ -137,17 +116,19 @@ func TestLeagueSourcesClubs(t *testing.T) {
 	}
 	north.Flush()
 	south.Flush()
-	waitFor(t, "40 units in LEAGUE", 30*time.Second, func() bool {
+	bustest.Wait(t, "40 units in LEAGUE", func() (bool, string) {
 		n := countLeague(t, h.Conn())
+		counts := fmt.Sprintf("%d units", n)
 		if n != 40 {
 			js, _ := jetstream.New(h.Conn())
 			s, _ := js.Stream(context.Background(), league.Stream)
-			i, _ := s.Info(context.Background())
-			for _, si := range i.Sources {
-				t.Logf("%d: source %s lag %d active %v err %v", n, si.Name, si.Lag, si.Active, si.Error)
+			if i, err := s.Info(context.Background()); err == nil {
+				for _, si := range i.Sources {
+					counts += fmt.Sprintf("; source %s lag %d active %v err %v", si.Name, si.Lag, si.Active, si.Error)
+				}
 			}
 		}
-		return n == 40
+		return n == 40, counts
 	})
 	got := map[string][]string{}
 	for _, m := range leagueMsgs(t, h.Conn()) {
@@ -175,17 +156,10 @@ func TestLeagueSourcesClubs(t *testing.T) {
 func TestLeagueClubCredentialsFault(t *testing.T) {
 	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
 	// north's token, presented as south: refused, the link never comes up.
-	srv, err := bus.StartServerWith(bus.ServerOptions{
-		Listen: bus.ListenOff, StoreDir: t.TempDir(),
-		Hub: &bus.HubLink{URL: h.LeafURL(), Club: "south", Token: "tn"},
-	}, testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
+	srv := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: h.LeafURL(), Club: "south", Token: "tn"}})
 	// A real north connects meanwhile, so the hub is seen taking leaf connections.
 	startClub(t, h.LeafURL(), "north", "tn")
-	waitFor(t, "north's link up", 20*time.Second, func() bool { return h.Links()["north"] })
+	bustest.Wait(t, "north's link up", func() (bool, string) { l := h.Links(); return l["north"], fmt.Sprintf("links %v", l) })
 	time.Sleep(3 * bus.HubLinkReconnect) // several attempts of the impostor
 	if h.Links()["south"] || srv.HubLinked() {
 		t.Fatalf("north's token let in as south: hub links %v, impostor linked %v", h.Links(), srv.HubLinked())
@@ -243,7 +217,7 @@ func subjectMatch(pattern, subject string) bool {
 func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 	h := startHub(t, league.Club{Name: "north", Token: "tn"})
 	_, club := startClub(t, h.LeafURL(), "north", "tn")
-	waitFor(t, "north's link up", 20*time.Second, func() bool { return h.Links()["north"] })
+	bustest.Wait(t, "north's link up", func() (bool, string) { l := h.Links(); return l["north"], fmt.Sprintf("links %v", l) })
 	got := make(chan string, 100)
 	for _, s := range []string{"scoreboard.>", "_INBOX.>", "$KV.>", "$SRV.>"} {
 		sub, err := club.Subscribe(s, func(m *nats.Msg) { got <- m.Subject })
@@ -277,9 +251,9 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 		return sub.NextMsg(timeout)
 	}
 	// The positive control: the path to the club's domain works for reading.
-	waitFor(t, "the club's stream info through its domain", 15*time.Second, func() bool {
+	bustest.Wait(t, "the club's stream info through its domain", func() (bool, string) {
 		_, err := request("$JS.north.API.STREAM.INFO.SCOREBOARD", nil, time.Second)
-		return err == nil
+		return err == nil, fmt.Sprintf("request: %v", err)
 	})
 	hub.Publish("scoreboard.dump.goscore.t1", []byte("forged unit"))
 	hub.Publish("scoreboard.result.goscore.t1", []byte(`{"answer":"forged"}`))

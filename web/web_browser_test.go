@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -20,67 +19,10 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/web"
 )
-
-// jsServer is an embedded nats-server with JetStream that can be stopped and started
-// again on the same port and store, as a daemon restart does.
-type jsServer struct {
-	t    *testing.T
-	opts server.Options
-	ns   *server.Server
-}
-
-func startJS(t *testing.T) *jsServer {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := &jsServer{t: t, opts: server.Options{
-		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	}}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *jsServer) start() {
-	s.t.Helper()
-	opts := s.opts
-	ns, err := server.NewServer(&opts)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(20 * time.Second) {
-		s.t.Fatal("nats-server not ready")
-	}
-	s.ns = ns
-}
-
-func (s *jsServer) stop() {
-	if s.ns != nil {
-		s.ns.Shutdown()
-		s.ns.WaitForShutdown()
-		s.ns = nil
-	}
-}
-
-func (s *jsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port) }
-
-// connect connects to the server as the page and the tools do (reconnecting forever).
-func (s *jsServer) connect(name string) *nats.Conn {
-	s.t.Helper()
-	nc, err := bus.Connect(bus.ConnOptions{URL: s.url(), Name: name}, zerolog.Nop())
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(nc.Close)
-	return nc
-}
 
 // boardValue is a value of the board bucket as the history writes it: the result's
 // fields, the unit, the time, and othello's board after the command.
@@ -139,8 +81,9 @@ func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
 // restarts, and requests no host but its own.
 func TestPageFollowsBoardBucket(t *testing.T) {
 	b := browsertest.New(t)
-	ns := startJS(t)
-	nc, wnc := ns.connect("web test page"), ns.connect("web test writer")
+	// The page reads as a tool ('scoreboard web'); the daemon's history writes.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	nc, wnc := ns.Tool(), ns.Daemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js, _ := jetstream.New(wnc)
@@ -228,12 +171,18 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	})
 
 	// The server restarts: the page's server reconnects and follows the bucket again.
-	ns.stop()
-	ns.start()
+	ns.Restart()
+	// The daemon's in-process connection ends with its server; its history writes
+	// again on a new one.
+	if js, err = jetstream.New(ns.Daemon()); err != nil {
+		t.Fatal(err)
+	}
+	if kv, err = js.KeyValue(ctx, subj.Boards()); err != nil {
+		t.Fatalf("the bucket after the restart: %v", err)
+	}
 	var seq uint64 = 100
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		// The writer reconnects too; a put may fail until it has.
 		at := time.Now()
 		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, units["replay"][0], at))
 		if err == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
 
@@ -34,8 +35,9 @@ type pageBoard struct {
 // and returns its address.
 func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte, histProblem string) string {
 	t.Helper()
-	ns := startJS(t)
-	nc := ns.connect("web page test")
+	// The page reads as a tool ('scoreboard web'); the daemon's history writes.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	nc := ns.Daemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	js, _ := jetstream.New(nc)
@@ -86,7 +88,7 @@ func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(serveWeb(t, nc, ln))
+	t.Cleanup(serveWeb(t, ns.Tool(), ln))
 	return "http://" + ln.Addr().String()
 }
 
@@ -164,17 +166,10 @@ func boardsFor(t *testing.T, n int) []pageBoard {
 // waitTiles waits until the page shows n tiles with their units.
 func waitTiles(t *testing.T, b *browsertest.Browser, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	bustest.Wait(t, fmt.Sprintf("%d tiles with a unit", n), func() (bool, string) {
 		got := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile[data-seq]").length`)
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page shows %d tiles with a unit, want %d within 30s", got, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got == n, fmt.Sprintf("the page shows %d", got)
+	})
 }
 
 // TestPageReadableAcrossRoom: on a 1920x1080 screen with 1, 4 and 12 boards, no
@@ -210,14 +205,10 @@ func TestPageReadableAcrossRoom(t *testing.T) {
 		// One port's own page: its tile and its earlier units, all on the screen.
 		b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/hall"))
 		waitTiles(t, b, 1)
-		deadline := time.Now().Add(30 * time.Second)
-		for browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`) < len(othello) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the page of port hall lists %d earlier units, want %d",
-					browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`), len(othello))
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		bustest.Wait(t, fmt.Sprintf("the page of port hall listing %d earlier units", len(othello)), func() (bool, string) {
+			n := browsertest.Eval[int](t, b, `document.querySelectorAll("#history li").length`)
+			return n >= len(othello), fmt.Sprintf("it lists %d", n)
+		})
 		check("one port's page")
 		hidden := browsertest.Eval[[]string](t, b, `[...document.querySelectorAll("#history h2, #history li")].filter(e => {
 			const r = e.getBoundingClientRect();

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/web"
 )
@@ -35,24 +36,21 @@ func get(t *testing.T, url string) (int, string, string) {
 // waitGet polls url until it answers 200.
 func waitGet(t *testing.T, url string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _, body := get(t, url)
-		if code == http.StatusOK {
-			return body
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %d %s", url, code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var body string
+	bustest.Wait(t, "GET "+url, func() (bool, string) {
+		var code int
+		code, _, body = get(t, url)
+		return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
+	})
+	return body
 }
 
 // TestEndpoints: the pictures, the game records, the JSON API and the history, from a
 // board bucket and a history stream written as the history keeps them.
 func TestEndpoints(t *testing.T) {
-	ns := startJS(t)
-	nc := ns.connect("web test")
+	// The page reads as a tool ('scoreboard web'); the daemon's history writes.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	nc := ns.Daemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js, _ := jetstream.New(nc)
@@ -71,7 +69,7 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := serveWeb(t, nc, ln)
+	stop := serveWeb(t, ns.Tool(), ln)
 	defer stop()
 	base := "http://" + ln.Addr().String()
 

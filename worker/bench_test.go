@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/worker"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -26,27 +27,25 @@ func BenchmarkRequest(b *testing.B) {
 		b.Fatalf("board is %d bytes, want 742", len(board))
 	}
 	for _, transport := range []string{"inproc", "tcp"} {
-		srv, err := bus.StartServer("127.0.0.1:0", zerolog.Nop())
-		if err != nil {
-			b.Fatal(err)
-		}
+		nop := zerolog.Nop()
+		// Over TCP each side has its role: the responders are a worker, the
+		// requesters tools.
+		srv := bustest.Start(b, bustest.Options{Log: &nop, Workers: true})
 		dial := func() *nats.Conn {
-			o := bus.ConnOptions{Server: srv}
 			if transport == "tcp" {
-				o = bus.ConnOptions{URL: srv.ClientURL()}
+				return srv.Tool()
 			}
-			nc, err := bus.Connect(o, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			return nc
+			return srv.Daemon()
 		}
-		responder := dial()
+		responder := srv.Daemon()
+		if transport == "tcp" {
+			responder = srv.Worker()
+		}
 		w, err := worker.Start(responder, worker.Options{Problems: []string{"goscore"}}, zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}
-		echo, err := responder.QueueSubscribe("bench.echo", "echo", func(m *nats.Msg) { _ = m.Respond(m.Data) })
+		echo, err := responder.QueueSubscribe(echoSubject, bus.QueueGroup, func(m *nats.Msg) { _ = m.Respond(m.Data) })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,11 +68,15 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
+// echoSubject is the bare responder's: a solve subject, which a worker may answer
+// and a tool may request, as the service's own.
+var echoSubject = bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("echo")
+
 // benchPair sends b.N requests to the service and b.N to the echo responder, in
 // alternating rounds, so that whatever else the machine does weighs on both alike, and
 // reports both and their ratio.
 func benchPair(b *testing.B, conns []*nats.Conn, payload []byte) {
-	targets := []*series{{subject: "scoreboard.solve.goscore"}, {subject: "bench.echo"}}
+	targets := []*series{{subject: "scoreboard.solve.goscore"}, {subject: echoSubject}}
 	for _, t := range targets {
 		for _, nc := range conns { // warm up each connection's response subscription
 			if _, err := nc.Request(t.subject, payload, 5*time.Second); err != nil {

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/worker"
@@ -32,40 +32,13 @@ func sample(t testing.TB, file string) (in, out []byte) {
 // testLogger keeps the components' logs, and shows them if the test fails. It does
 // not write to t directly: the connections' callbacks may log after the test ended.
 func testLogger(t testing.TB) zerolog.Logger {
-	b := &logBuffer{}
+	b := &proctest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", b.String())
 		}
 	})
 	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func startServer(t testing.TB, listen string) *bus.Server {
-	t.Helper()
-	srv, err := bus.StartServer(listen, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
 }
 
 func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
@@ -95,28 +68,28 @@ func startWorkers(t testing.TB, nc *nats.Conn, o worker.Options) *worker.Workers
 // The same suite runs on a connection in-process to the embedded server, and on one
 // through its loopback listener.
 func TestEmbeddedInProcess(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
+	srv := bustest.Start(t, bustest.Options{Off: true})
 	if url := srv.ClientURL(); url != "" {
 		t.Errorf("ClientURL with the listener off = %q, want none", url)
 	}
-	nc := connect(t, bus.ConnOptions{Server: srv})
+	nc := srv.Daemon()
 	busSuite(t, nc, nc)
 }
 
 func TestEmbeddedLoopback(t *testing.T) {
-	srv := startServer(t, "127.0.0.1:0")
+	srv := bustest.Start(t, bustest.Options{})
 	url := srv.ClientURL()
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
 		t.Fatalf("ClientURL = %q, want a loopback URL", url)
 	}
 	// The workers are in-process, as in the daemon; the client comes over TCP.
-	workersConn := connect(t, bus.ConnOptions{Server: srv})
+	workersConn := srv.Daemon()
 	client := connect(t, bus.ConnOptions{URL: url})
 	busSuite(t, workersConn, client)
 }
 
 func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
-	w := startWorkers(t, workersConn, worker.Options{Version: "v1.2.3"})
+	w := bustest.StartWorkers(t, workersConn, worker.Options{Version: "v1.2.3"}, testLogger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 
 	t.Run("solve samples", func(t *testing.T) {
@@ -184,7 +157,7 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 		// micro counts a request once its handler has returned, after the reply has
 		// gone: the stats may trail the replies the subtests above already read.
 		var goscore *micro.EndpointStats
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		bustest.Wait(t, "goscore stats of 2 requests or more, 1 error or more", func() (bool, string) {
 			var stats micro.Stats
 			request(t, nc, "$SRV.STATS.scoreboard."+w.ID(), &stats)
 			for _, e := range stats.Endpoints {
@@ -192,13 +165,8 @@ func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
 					goscore = e
 				}
 			}
-			if goscore != nil && goscore.NumRequests >= 2 && goscore.NumErrors >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("goscore stats %+v, want 2 requests or more, 1 error or more", goscore)
-			}
-		}
+			return goscore != nil && goscore.NumRequests >= 2 && goscore.NumErrors >= 1, fmt.Sprintf("goscore stats %+v", goscore)
+		})
 	})
 
 	t.Run("dumps", func(t *testing.T) {
@@ -333,8 +301,8 @@ func decode(t *testing.T, msg *nats.Msg) bus.Result {
 }
 
 func TestPrefixAndStop(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
-	nc := connect(t, bus.ConnOptions{Server: srv})
+	srv := bustest.Start(t, bustest.Options{Off: true})
+	nc := srv.Daemon()
 	w, err := worker.Start(nc, worker.Options{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +333,7 @@ func TestPrefixAndStop(t *testing.T) {
 func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
 	nc := connect(t, bus.ConnOptions{URL: s.URL()})
-	startWorkers(t, nc, worker.Options{Problems: []string{"goscore"}})
+	bustest.StartWorkers(t, nc, worker.Options{Problems: []string{"goscore"}}, testLogger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	results := make(chan *nats.Msg, 64)
 	if _, err := nc.ChanSubscribe(subj.Result("goscore", "p1"), results); err != nil {
@@ -378,7 +346,7 @@ func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	board := strings.Join(strings.Split(string(in), "\n")[:20], "\n") + "\n"
 
 	s.Stop()
-	waitFor(t, "disconnect", func() bool { return !nc.IsConnected() })
+	bustest.Wait(t, "disconnect", func() (bool, string) { return !nc.IsConnected(), "status " + nc.Status().String() })
 	const n = 20
 	for seq := 1; seq <= n; seq++ {
 		dump := nats.NewMsg(subj.Dump("goscore", "p1"))
@@ -417,9 +385,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // counted; the workers go on. Stopped with a backlog, the workers give every dump they
 // took exactly one result: solved within the drain bound, or an error.
 func TestWorkersOversizeAndStopBacklog(t *testing.T) {
-	srv := startServer(t, bus.ListenOff)
-	nc := connect(t, bus.ConnOptions{Server: srv})
-	client := connect(t, bus.ConnOptions{Server: srv})
+	srv := bustest.Start(t, bustest.Options{Off: true})
+	nc := srv.Daemon()
+	client := srv.Daemon()
 	w, err := worker.Start(nc, worker.Options{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -479,11 +447,10 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 	if err := client.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); w.Counts().Taken < 1+sent+ported; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workers took %+v of %d dumps", w.Counts(), 1+sent)
-		}
-	}
+	bustest.Wait(t, "the workers taking every dump", func() (bool, string) {
+		c := w.Counts()
+		return c.Taken >= 1+sent+ported, fmt.Sprintf("the workers took %+v of %d dumps", c, 1+sent+ported)
+	})
 	if err := w.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
@@ -226,13 +228,19 @@ func TestFaultWorkerKilled(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	flow := startFaultFlow(t, pt, time.Millisecond)
-	busWait(t, "dumps served by the worker to kill", func() bool { return served.Load() >= 50 })
+	bustest.Wait(t, "dumps served by the worker to kill", func() (bool, string) {
+		n := served.Load()
+		return n >= 50, fmt.Sprintf("%d of 50 served", n)
+	})
 	// Frozen first, so that it dies with dumps taken and unanswered (the queue group
 	// keeps giving it some while 20 more units are sent): killed as it is, it would
 	// seldom be in the middle of one.
 	victim.Freeze()
 	frozenAt := flow.sent.Load()
-	busWait(t, "units sent to the frozen worker's queue group", func() bool { return flow.sent.Load() >= frozenAt+20 })
+	bustest.Wait(t, "units sent to the frozen worker's queue group", func() (bool, string) {
+		n := flow.sent.Load()
+		return n >= frozenAt+20, fmt.Sprintf("%d sent, %d when frozen", n, frozenAt)
+	})
 	victim.Kill()
 	flow.waitAnswered(t, "work-killed", flow.answered()+50, run)
 	c := flow.finish(t, "work-killed", run)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/nats-io/nats.go"
@@ -37,7 +38,10 @@ func busStartWork(t *testing.T, nc *nats.Conn, args ...string) *proctest.Process
 	before := len(busStats(t, nc, 0))
 	p := proctest.Start(t, proctest.Scoreboard(t), append([]string{"work"}, args...)...)
 	p.WaitOutput("scoreboard worker running", faultPatience)
-	busWait(t, "the new worker's $SRV.PING", func() bool { return len(busStats(t, nc, before+1)) > before })
+	bustest.Wait(t, "the new worker's $SRV.PING", func() (bool, string) {
+		n := len(busStats(t, nc, before+1))
+		return n > before, fmt.Sprintf("%d instances, %d before", n, before)
+	})
 	return p
 }
 
@@ -62,17 +66,6 @@ func busRequests(stats micro.Stats) int {
 		n += e.NumRequests
 	}
 	return n
-}
-
-func busWait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(faultPatience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v", what, faultPatience)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // solveRequests sends n requests of the goscore sample and checks every answer.
@@ -181,9 +174,12 @@ func TestBusWorkAcrossServerRestart(t *testing.T) {
 
 	s.Restart()
 	in, want := busSample(t, "goscore")
-	busWait(t, "answer after the restart", func() bool {
+	bustest.Wait(t, "answer after the restart", func() (bool, string) {
 		msg, err := nc.Request("scoreboard.solve.goscore", []byte(in), time.Second)
-		return err == nil && string(msg.Data) == want
+		if err != nil {
+			return false, fmt.Sprintf("request: %v", err)
+		}
+		return string(msg.Data) == want, fmt.Sprintf("answer %q", msg.Data)
 	})
 	busSolveRequests(t, nc, 3)
 	work.WaitOutput("nats reconnected", 10*time.Second)

@@ -3,38 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/worker"
-	"github.com/rs/zerolog"
 )
 
-// busDaemon starts an embedded server with the workers on it, as 'scoreboard run'
-// does, and returns its URL.
-func busDaemon(t *testing.T, workers bool) (*bus.Server, string) {
+// busDaemon starts an embedded server on a random loopback port, with the workers
+// on it as 'scoreboard run' does, and returns it and its URL.
+func busDaemon(t *testing.T, workers bool) (*bustest.Bus, string) {
 	t.Helper()
-	srv, err := bus.StartServer("127.0.0.1:0", zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	b := bustest.Start(t, bustest.Options{})
 	if workers {
-		nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		w, err := worker.Start(nc, worker.Options{}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Stop() })
+		b.Workers(worker.Options{})
 	}
-	return srv, srv.ClientURL()
+	return b, b.URL()
 }
 
 func TestBusSendSamples(t *testing.T) {
@@ -68,11 +56,7 @@ func TestBusSendBadUnits(t *testing.T) {
 // are not taken for send's own: without workers, send still waits for its own.
 func TestBusSendIgnoresOthersResults(t *testing.T) {
 	srv, url := busDaemon(t, false)
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := srv.Daemon()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -106,11 +90,7 @@ func TestBusSendWithoutWorkers(t *testing.T) {
 func TestBusWatch(t *testing.T) {
 	srv, url := busDaemon(t, true)
 	// The probe is a result: only the daemon's own parts (or a worker) may publish one.
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := srv.Daemon()
 	in, _ := busSample(t, "goscore")
 	for _, c := range []struct {
 		args []string
@@ -119,7 +99,7 @@ func TestBusWatch(t *testing.T) {
 		{[]string{"--port-name", "desk"}, []string{"desk goscore #1 5 3", "desk goscore #2 177 175"}},
 		{[]string{"--json", "--problem", "goscore"}, []string{`"port":"desk","seq":1,`, `"port":"desk","seq":2,`, `"port":"hall","seq":2,`}},
 	} {
-		var out, errs busBuffer
+		var out, errs proctest.Buffer
 		done := make(chan int)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
@@ -128,25 +108,26 @@ func TestBusWatch(t *testing.T) {
 		}()
 		// Once watch prints a probe, it is subscribed.
 		probe, _ := json.Marshal(bus.Result{Problem: "goscore", Port: "desk", Answer: "probe\n"})
-		busWait(t, "probe printed by watch", func() bool {
+		bustest.Wait(t, "probe printed by watch", func() (bool, string) {
 			if err := nc.Publish("scoreboard.result.goscore.desk", probe); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(50 * time.Millisecond)
-			return strings.Contains(out.String(), "probe")
+			o := out.String()
+			return strings.Contains(o, "probe"), "watch printed:\n" + o
 		})
 		for _, port := range []string{"hall", "desk"} {
 			if code, _, errs := runCmd(t, in, "send", "--nats-url", url, "--port-name", port, "goscore"); code != 0 {
 				t.Fatalf("send: %s", errs)
 			}
 		}
-		busWait(t, "results printed by watch", func() bool {
+		bustest.Wait(t, "results printed by watch", func() (bool, string) {
+			o := out.String()
 			for _, w := range c.want {
-				if !strings.Contains(out.String(), w) {
-					return false
+				if !strings.Contains(o, w) {
+					return false, fmt.Sprintf("no %q; watch printed:\n%s", w, o)
 				}
 			}
-			return true
+			return true, ""
 		})
 		cancel()
 		if code := <-done; code != 0 {
@@ -164,22 +145,4 @@ func TestBusWatch(t *testing.T) {
 			}
 		}
 	}
-}
-
-// busBuffer collects a command's output while the test reads it.
-type busBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *busBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *busBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

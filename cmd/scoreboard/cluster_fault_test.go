@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -54,11 +55,11 @@ func startCluster(t *testing.T, n int) []*proctest.NATSServer {
 		if err != nil {
 			t.Fatal(err)
 		}
-		busWait(t, "JetStream on "+s.URL(), func() bool {
+		bustest.Wait(t, "JetStream on "+s.URL(), func() (bool, string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			_, err := js.AccountInfo(ctx)
-			return err == nil
+			return err == nil, fmt.Sprintf("account info: %v", err)
 		})
 		nc.Close()
 	}
@@ -93,9 +94,9 @@ func leadOn(t *testing.T, nc *nats.Conn, js jetstream.JetStream, stream, node st
 	req := []byte(`{"placement":{"preferred":"` + node + `"}}`)
 	for range 20 {
 		var leader string
-		busWait(t, "a leader for stream "+stream, func() bool {
+		bustest.Wait(t, "a leader for stream "+stream, func() (bool, string) {
 			leader, _ = streamLeader(t, js, stream)
-			return leader != ""
+			return leader != "", "no leader"
 		})
 		if leader == node {
 			return
@@ -103,9 +104,9 @@ func leadOn(t *testing.T, nc *nats.Conn, js jetstream.JetStream, stream, node st
 		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, req, 10*time.Second); err != nil {
 			t.Logf("step down %s's leader: %v", stream, err)
 		}
-		busWait(t, "a new leader for stream "+stream, func() bool {
+		bustest.Wait(t, "a new leader for stream "+stream, func() (bool, string) {
 			l, _ := streamLeader(t, js, stream)
-			return l != leader
+			return l != leader, "leader still " + l
 		})
 	}
 	t.Fatalf("stream %s: %s does not lead it after 20 step-downs", stream, node)
@@ -209,9 +210,9 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	flow.waitAnswered(t, scenario, flow.answered()+20, run)
 	nodes[1].Start()
 	t.Logf("node2 restarted after unit %d sent, %d answered", flow.sent.Load(), flow.answered())
-	busWait(t, "node2 back in the stream's replicas, current", func() bool {
-		_, current := streamLeader(t, js, stream)
-		return current
+	bustest.Wait(t, "node2 back in the stream's replicas, current", func() (bool, string) {
+		leader, current := streamLeader(t, js, stream)
+		return current, fmt.Sprintf("leader %q, every replica current: %v", leader, current)
 	})
 
 	// The worker is frozen first, so that it dies with dumps in hand (the queue
@@ -220,7 +221,10 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	flow.waitAnswered(t, scenario, flow.answered()+20, run)
 	victim.Freeze()
 	frozenAt := flow.sent.Load()
-	busWait(t, "units sent to the frozen worker's queue group", func() bool { return flow.sent.Load() >= frozenAt+20 })
+	bustest.Wait(t, "units sent to the frozen worker's queue group", func() (bool, string) {
+		n := flow.sent.Load()
+		return n >= frozenAt+20, fmt.Sprintf("%d sent, %d when frozen", n, frozenAt)
+	})
 	sent, answered = flow.sent.Load(), flow.answered()
 	victim.Kill()
 	t.Logf("work on node3 frozen after unit %d sent, killed after unit %d sent, %d answered", frozenAt, sent, answered)
@@ -291,16 +295,16 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		Seq  uint64 `json:"seq"`
 		Unit string `json:"unit"`
 	}
-	busWait(t, "the port's latest board in the bucket", func() bool {
+	bustest.Wait(t, "the port's latest board in the bucket", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		kv, err := js3.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
 		if err != nil {
-			return false
+			return false, fmt.Sprintf("bucket: %v", err)
 		}
 		keys, err := kv.ListKeys(ctx)
 		if err != nil {
-			return false
+			return false, fmt.Sprintf("bucket keys: %v", err)
 		}
 		var names []string
 		for k := range keys.Keys() {
@@ -311,14 +315,14 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		}
 		e, err := kv.Get(ctx, names[0])
 		if err != nil {
-			return false
+			return false, fmt.Sprintf("bucket value of %s: %v", names[0], err)
 		}
 		if err := json.Unmarshal(e.Value(), &latest); err != nil {
 			t.Fatalf("bucket value %q: %v", e.Value(), err)
 		}
 		// The bucket follows the stream: it catches up within seconds of a new
 		// leader (the updater's reader starts again, or its idle comparison).
-		return latest.Seq == uint64(c.Sent)
+		return latest.Seq == uint64(c.Sent), fmt.Sprintf("latest board: unit %d of %d", latest.Seq, c.Sent)
 	})
 	t.Logf("bucket: the port's latest board is unit %d of %d", latest.Seq, c.Sent)
 	if latest.Seq != uint64(c.Sent) || latest.Unit == "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -99,10 +100,16 @@ func TestFaultDumpFlood(t *testing.T) {
 					}
 				}
 			}()
-			busWait(t, "the flood to start", func() bool { return flooded.Load() >= 100 })
+			bustest.Wait(t, "the flood to start", func() (bool, string) {
+				n := flooded.Load()
+				return n >= 100, fmt.Sprintf("%d of 100 flooded", n)
+			})
 
 			flow := startFaultFlow(t, pt, time.Millisecond)
-			busWait(t, fmt.Sprintf("%d real units sent", units), func() bool { return flow.sent.Load() >= int64(units) })
+			bustest.Wait(t, fmt.Sprintf("%d real units sent", units), func() (bool, string) {
+				n := flow.sent.Load()
+				return n >= int64(units), fmt.Sprintf("%d sent", n)
+			})
 			// Every real unit answered under the flood, then the memory it took; finish
 			// stops the daemon.
 			flow.waitAnswered(t, "dump-flood-"+c.name, units, run)

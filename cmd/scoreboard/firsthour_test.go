@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/worker"
 )
@@ -149,7 +149,7 @@ func TestRunPortErrorsSayWhatToDo(t *testing.T) {
 		{"/dev/ttyUSB97", "no device /dev/ttyUSB97; "},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		var out, errb lockedBuffer
+		var out, errb proctest.Buffer
 		code := runMain(ctx, []string{"run", "--nats-listen", "off", "--http", "off", "--state-dir", t.TempDir(),
 			"--port", c.port, "--problem", "goscore", "--log-format", "json"}, stdio{strings.NewReader(""), &out, &errb})
 		timedOut := ctx.Err() != nil
@@ -170,15 +170,10 @@ func TestRunPortErrorsSayWhatToDo(t *testing.T) {
 // credential it needs, rather than running on and serving nothing; with the token it
 // serves (it answers a solve request).
 func TestWorkWithoutRightsExits2(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: addr, Token: "s3cret"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
+	addr := strings.TrimPrefix(bustest.Start(t, bustest.Options{Token: "s3cret"}).URL(), "nats://")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var out, errb lockedBuffer
+	var out, errb proctest.Buffer
 	code := runMain(ctx, []string{"work", "--nats-url", "nats://" + addr, "--log-format", "json"}, stdio{strings.NewReader(""), &out, &errb})
 	if code != 2 || ctx.Err() != nil || !strings.Contains(errb.String(), "no worker rights") || !strings.Contains(errb.String(), "SCOREBOARD_NATS_TOKEN") {
 		t.Errorf("work without credentials: exit %d (stopped by the test's bound: %v), want 2 naming the credential; stderr:\n%s",
@@ -189,23 +184,21 @@ func TestWorkWithoutRightsExits2(t *testing.T) {
 	t.Setenv("SCOREBOARD_NATS_TOKEN", "s3cret")
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var werr lockedBuffer
+	var werr proctest.Buffer
 	go func() {
 		done <- runMain(wctx, []string{"work", "--nats-url", "nats://" + addr, "--log-format", "json"}, stdio{strings.NewReader(""), io.Discard, &werr})
 	}()
 	in, want := busSample(t, "goscore")
 	nc := busConnect(t, "nats://"+addr)
 	var got string
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	bustest.Wait(t, "an answer of the worker with the token", func() (bool, string) {
 		m, err := nc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), []byte(in), 2*time.Second)
-		if err == nil {
-			got = string(m.Data)
-			break
+		if err != nil {
+			return false, fmt.Sprintf("last request: %v; stderr:\n%s", err, werr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker with the token answered nothing within 30s: %v; stderr:\n%s", err, werr.String())
-		}
-	}
+		got = string(m.Data)
+		return true, ""
+	})
 	stop()
 	if c := <-done; c != 0 || got != want {
 		t.Errorf("work with the token: exit %d, answered %q, want 0 and %q; stderr:\n%s", c, got, want, werr.String())
@@ -215,22 +208,9 @@ func TestWorkWithoutRightsExits2(t *testing.T) {
 // TestToolsTakeNATSURL: with no --nats-url, a tool connects to $NATS_URL, as the nats
 // CLI and every NATS client do: send's units are answered by the workers there.
 func TestToolsTakeNATSURL(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: addr}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	wnc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "test workers"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wnc.Close()
-	w, err := worker.Start(wnc, worker.Options{Prefix: bus.DefaultPrefix, Version: "test"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	srv := bustest.Start(t, bustest.Options{})
+	srv.Workers(worker.Options{Prefix: bus.DefaultPrefix, Version: "test"})
+	addr := strings.TrimPrefix(srv.URL(), "nats://")
 	t.Setenv("NATS_URL", "nats://"+addr)
 	in, want := busSample(t, "goscore")
 	code, out, errs := runCmd(t, in, "send", "--port-name", "desk", "goscore")
@@ -269,13 +249,9 @@ func TestRenderSampleFiles(t *testing.T) {
 // included); --json still prints the messages as they came.
 func TestWatchUnitOrderAndLines(t *testing.T) {
 	srv, url := busDaemon(t, false)
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	start := func(args ...string) (*busBuffer, func() int) {
-		var out, errs busBuffer
+	nc := srv.Daemon()
+	start := func(args ...string) (*proctest.Buffer, func() int) {
+		var out, errs proctest.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
 		go func() {
@@ -288,12 +264,12 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 	// Once both print a probe (a result without a sequence, shown at once), they are
 	// subscribed.
 	probe, _ := json.Marshal(bus.Result{Problem: "othello", Port: "probe", Answer: "probe\n"})
-	busWait(t, "probe printed by both watches", func() bool {
+	bustest.Wait(t, "probe printed by both watches", func() (bool, string) {
 		if err := nc.Publish("scoreboard.result.othello.probe", probe); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
-		return strings.Contains(text.String(), "probe") && strings.Contains(raw.String(), "probe")
+		tx, rx := text.String(), raw.String()
+		return strings.Contains(tx, "probe") && strings.Contains(rx, "probe"), fmt.Sprintf("watch printed:\n%s\nwatch --json printed:\n%s", tx, rx)
 	})
 	answers := map[uint64]string{
 		4: "(3,4) (3,6)\n", 5: "\nNo legal move.\n", 6: "Black -  3 White - 12\n", 7: "(3,5)\n--------\n---WB---\n",
@@ -305,11 +281,17 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 		}
 	}
 	nc.Flush()
-	busWait(t, "hall's four results printed", func() bool { return strings.Count(text.String(), " hall othello #") == 4 })
+	bustest.Wait(t, "hall's four results printed", func() (bool, string) {
+		tx := text.String()
+		return strings.Count(tx, " hall othello #") == 4, "watch printed:\n" + tx
+	})
 	if c := stopText(); c != 0 {
 		t.Errorf("watch: exit %d", c)
 	}
-	busWait(t, "hall's four messages printed by --json", func() bool { return strings.Count(raw.String(), `"port":"hall"`) == 4 })
+	bustest.Wait(t, "hall's four messages printed by --json", func() (bool, string) {
+		rx := raw.String()
+		return strings.Count(rx, `"port":"hall"`) == 4, "watch --json printed:\n" + rx
+	})
 	if c := stopRaw(); c != 0 {
 		t.Errorf("watch --json: exit %d", c)
 	}
@@ -373,7 +355,7 @@ func TestDemo(t *testing.T) {
 		Port string `json:"port"`
 		Seq  uint64 `json:"seq"`
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	bustest.Wait(t, "the page's boards of hall past #2 and lobby past #8", func() (bool, string) {
 		boards = boards[:0]
 		if resp, err := http.Get("http://" + httpAddr + "/api/boards"); err == nil {
 			_ = json.NewDecoder(resp.Body).Decode(&boards)
@@ -385,13 +367,8 @@ func TestDemo(t *testing.T) {
 				looped++
 			}
 		}
-		if looped == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page's boards %+v, want hall past #2 and lobby past #8 within 60s", boards)
-		}
-	}
+		return looped == 2, fmt.Sprintf("boards %+v", boards)
+	})
 	if err := p.Stop(); err != nil {
 		t.Errorf("demo after SIGTERM: %v", err)
 	}

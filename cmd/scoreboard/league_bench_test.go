@@ -21,6 +21,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
@@ -122,27 +123,21 @@ func TestLeagueScaleBench(t *testing.T) {
 	confPath := filepath.Join(root, "hub.toml")
 	os.WriteFile(confPath, []byte(conf.String()), 0o600)
 	hub := proctest.Start(t, bin, "hub", "--config", confPath, "--log-format", "json", "--log-level", "warn")
-	busWait(t, "the hub's page", func() bool {
+	bustest.Wait(t, "the hub's page", func() (bool, string) {
 		r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort))
 		if err == nil {
 			r.Body.Close()
 		}
-		return err == nil
+		return err == nil, fmt.Sprintf("GET /metrics: %v", err)
 	})
 
 	clubs := make([]*benchClub, nClubs)
+	nop := zerolog.Nop()
 	for i, name := range names {
 		c := &benchClub{name: name, proxy: newLinkProxy(t, fmt.Sprintf("127.0.0.1:%d", leafPort)), origin: map[string]string{}, seq: map[string]uint64{}}
-		c.srv, err = bus.StartServerWith(bus.ServerOptions{Listen: bus.ListenOff, StoreDir: filepath.Join(root, name),
-			Hub: &bus.HubLink{URL: "nats-leaf://" + c.proxy.addr, Club: name, Token: "token-" + name}}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.srv.Shutdown()
-		if c.nc, err = bus.Connect(bus.ConnOptions{Server: c.srv}, zerolog.Nop()); err != nil {
-			t.Fatal(err)
-		}
-		defer c.nc.Close()
+		b := bustest.Start(t, bustest.Options{Off: true, StoreDir: filepath.Join(root, name), Log: &nop,
+			Hub: &bus.HubLink{URL: "nats-leaf://" + c.proxy.addr, Club: name, Token: "token-" + name}})
+		c.srv, c.nc = b.Server, b.Daemon()
 		js, _ := jetstream.New(c.nc)
 		if _, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30}); err != nil {
 			t.Fatal(err)
@@ -229,13 +224,14 @@ func TestLeagueScaleBench(t *testing.T) {
 			}
 		}()
 	}
-	busWait(t, "every club linked", func() bool {
+	bustest.Wait(t, "every club linked", func() (bool, string) {
+		linked := 0
 		for _, c := range clubs {
-			if !c.srv.HubLinked() {
-				return false
+			if c.srv.HubLinked() {
+				linked++
 			}
 		}
-		return true
+		return linked == len(clubs), fmt.Sprintf("%d of %d clubs linked", linked, len(clubs))
 	})
 	time.Sleep(5 * time.Second) // the sources set up
 	mu.Lock()
@@ -283,7 +279,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	// Catch-up: club 0's line cut, its backlog published, its line back.
 	c0 := clubs[0]
 	c0.proxy.down()
-	busWait(t, "club 0 unlinked", func() bool { return !c0.srv.HubLinked() })
+	bustest.Wait(t, "club 0 unlinked", func() (bool, string) { return !c0.srv.HubLinked(), "club 0 still linked" })
 	hnc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", hubPort))
 	if err != nil {
 		t.Fatal(err)

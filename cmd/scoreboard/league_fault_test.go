@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
@@ -255,7 +256,11 @@ func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]strin
 	}
 	// A hub cluster that just lost a node answers nothing until LEAGUE has a leader
 	// again: what was read so far is returned, short, and the caller reads again.
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	// An ordered consumer recreates itself after a lost leader, by default forever:
+	// within a wait's condition that would hang the test (it did, for 6 minutes,
+	// after a hub node was killed), so it gives up after 3 attempts and the caller
+	// reads again.
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
 	if err != nil {
 		t.Logf("LEAGUE: %v; reading again", err)
 		return map[string][]string{}, map[string][]string{}
@@ -496,9 +501,9 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	}
 	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
 	t0 := time.Now()
-	busWait(t, "west's 10 results in LEAGUE", func() bool {
+	bustest.Wait(t, "west's 10 results in LEAGUE", func() (bool, string) {
 		_, results := leagueUnits(t, nc)
-		return len(results["west"]) == 10
+		return len(results["west"]) == 10, fmt.Sprintf("%d results of west", len(results["west"]))
 	})
 	t.Logf("west's units in LEAGUE %v after the SIGHUP was taken", time.Since(t0).Round(time.Millisecond))
 	write(head + "[[club]]\nname = \"West\"\n")
@@ -506,9 +511,9 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	hub.WaitOutput("the running clubs are kept", 30*time.Second)
 	west.feed(5)
 	west.answered(60 * time.Second)
-	busWait(t, "west's 15 results in LEAGUE after the bad file", func() bool {
+	bustest.Wait(t, "west's 15 results in LEAGUE after the bad file", func() (bool, string) {
 		_, results := leagueUnits(t, nc)
-		return len(results["west"]) == 15
+		return len(results["west"]) == 15, fmt.Sprintf("%d results of west", len(results["west"]))
 	})
 
 	// The hub's tools take --club: history lists west's units, watch follows them.

@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/promtest"
 )
@@ -42,17 +43,23 @@ func TestLeagueClubStartsWithoutHubFault(t *testing.T) {
 	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
 	hub.WaitOutput("league hub running", 30*time.Second)
 	scrapeUntil(t, metricsURL, linkUp(1))
-	busWait(t, "the club's log saying the link is up", func() bool { return strings.Contains(club.errb.String(), "league hub link up") })
+	bustest.Wait(t, "the club's log saying the link is up", func() (bool, string) {
+		l := club.errb.String()
+		return strings.Contains(l, "league hub link up"), "club log:\n" + l
+	})
 	nc := busConnect(t, fmt.Sprintf("nats://127.0.0.1:%d", hubPort))
-	busWait(t, "the 15 units answered before the hub was there, in LEAGUE", func() bool {
+	bustest.Wait(t, "the 15 units answered before the hub was there, in LEAGUE", func() (bool, string) {
 		dumps, results := leagueUnits(t, nc)
 		lost, twice, disorder := tally(dumps["north"], []int{15}, true)
 		rlost, rtwice, _ := tally(results["north"], []int{15}, false)
-		return lost+twice+disorder+rlost+rtwice == 0
+		return lost+twice+disorder+rlost+rtwice == 0, fmt.Sprintf("dumps lost %d twice %d out of order %d, results lost %d twice %d", lost, twice, disorder, rlost, rtwice)
 	})
 	hub.Stop()
 	scrapeUntil(t, metricsURL, linkUp(0))
-	busWait(t, "the club's log saying the link is down", func() bool { return strings.Contains(club.errb.String(), "league hub link down") })
+	bustest.Wait(t, "the club's log saying the link is down", func() (bool, string) {
+		l := club.errb.String()
+		return strings.Contains(l, "league hub link down"), "club log:\n" + l
+	})
 	club.feed(5)
 	club.answered(60 * time.Second)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -65,7 +66,7 @@ func TestLeagueNATSServerHubFault(t *testing.T) {
 	north.feed(20)
 	north.answered(60 * time.Second)
 	proxy.up()
-	busWait(t, "both clubs' units in LEAGUE, once each, in order", func() bool {
+	bustest.Wait(t, "both clubs' units in LEAGUE, once each, in order", func() (bool, string) {
 		dumps, results := leagueUnits(t, nc)
 		for club, n := range map[string]int{"north": 30, "south": 10} {
 			lost, twice, disorder := tally(dumps[club], []int{n}, true)
@@ -74,10 +75,10 @@ func TestLeagueNATSServerHubFault(t *testing.T) {
 				t.Fatalf("%s: twice %d, out of order %d, results twice %d", club, twice, disorder, rtwice)
 			}
 			if lost+rlost > 0 {
-				return false
+				return false, fmt.Sprintf("%s: %d of %d dumps lost, %d results lost", club, lost, n, rlost)
 			}
 		}
-		return true
+		return true, ""
 	})
 	if strings.Contains(impostor.errb.String(), "league hub link up") {
 		t.Fatal("north's token was let in as south")
@@ -150,9 +151,12 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	busWait(t, "the cluster's JetStream up", func() bool {
+	bustest.Wait(t, "the cluster's JetStream up", func() (bool, string) {
 		m, err := nc.Request("$JS.league.API.INFO", nil, 2*time.Second)
-		return err == nil && !strings.Contains(string(m.Data), `"error"`)
+		if err != nil {
+			return false, fmt.Sprintf("request: %v", err)
+		}
+		return !strings.Contains(string(m.Data), `"error"`), "answer " + string(m.Data)
 	})
 
 	conf := filepath.Join(root, "hub.toml")
@@ -177,7 +181,7 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 	complete := func(what string) {
 		t.Helper()
 		t0 := time.Now()
-		busWait(t, what+": both clubs' units in LEAGUE, once each, in order", func() bool {
+		bustest.Wait(t, what+": both clubs' units in LEAGUE, once each, in order", func() (bool, string) {
 			dumps, results := leagueUnits(t, nc)
 			for club, n := range want {
 				lost, twice, disorder := tally(dumps[club], []int{n}, true)
@@ -186,10 +190,10 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 					t.Fatalf("%s, %s: twice %d, out of order %d, results twice %d", what, club, twice, disorder, rtwice)
 				}
 				if lost+rlost > 0 {
-					return false
+					return false, fmt.Sprintf("%s: %d of %d dumps lost, %d results lost", club, lost, n, rlost)
 				}
 			}
-			return true
+			return true, ""
 		})
 		t.Logf("%s: lost 0, twice 0, out of order 0 (north %d, south %d units), complete %v after", what, want["north"], want["south"], time.Since(t0).Round(time.Millisecond))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
@@ -85,17 +86,10 @@ func TestLeaguePageBrowser(t *testing.T) {
 	}
 	// Each club's heading: its link and the age of its latest board.
 	for _, club := range []string{"north", "south"} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		bustest.Wait(t, club+"'s heading with its link and its latest board's age", func() (bool, string) {
 			head := browsertest.Eval[string](t, b, fmt.Sprintf(`document.querySelector('h2.club[data-club=%q]').textContent`, club))
-			if strings.Contains(head, "linked since") && strings.Contains(head, "latest board ") && strings.Contains(head, " ago") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s's heading says %q, want its link and its latest board's age", club, head)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return strings.Contains(head, "linked since") && strings.Contains(head, "latest board ") && strings.Contains(head, " ago"), fmt.Sprintf("it says %q", head)
+		})
 	}
 	// Each tile shows its club's link: north's goes down when north stops.
 	for _, club := range []string{"north", "south"} {
@@ -136,17 +130,10 @@ func TestLeaguePageBrowser(t *testing.T) {
 		t.Fatalf("%s: %s %.200q", items[0].SVG, resp.Status, svg)
 	}
 	b.Do(t, 30*time.Second, chromedp.Navigate(page+"/boards/north.stdio"))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	bustest.Wait(t, "north.stdio's page listing 3 earlier units with pictures", func() (bool, string) {
 		n := browsertest.Eval[int](t, b, `document.querySelectorAll('#history-list li a').length`)
-		if n == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("north.stdio's page lists %d earlier units with pictures, want 3", n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return n == 3, fmt.Sprintf("it lists %d", n)
+	})
 }
 
 // getJSON decodes the JSON at url into v.

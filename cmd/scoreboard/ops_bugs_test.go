@@ -3,17 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/logging"
 )
 
@@ -79,7 +78,6 @@ func TestSimulateLinkRefusesWhatIsNotItsOwn(t *testing.T) {
 // logged, naming the server.
 func TestWatchLogsReconnectWithoutColours(t *testing.T) {
 	srv, url := busDaemon(t, false)
-	addr := strings.TrimPrefix(url, "nats://")
 	errf, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,32 +85,26 @@ func TestWatchLogsReconnectWithoutColours(t *testing.T) {
 	defer errf.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var out lockedBuffer
+	var out proctest.Buffer
 	go func() {
 		done <- runMain(ctx, []string{"watch", "--nats-url", url}, stdio{strings.NewReader(""), &out, errf})
 	}()
 	stderr := func() string { b, _ := os.ReadFile(errf.Name()); return string(b) }
 	waitFor := func(what string) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr(), what); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q within 30s; stderr:\n%s", what, stderr())
-			}
-		}
+		bustest.Wait(t, what+" in watch's stderr", func() (bool, string) {
+			s := stderr()
+			return strings.Contains(s, what), "stderr:\n" + s
+		})
 	}
 	// watch is connected once the server counts a client.
-	for deadline := time.Now().Add(30 * time.Second); srv.NATS().NumClients() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("watch did not connect within 30s")
-		}
-	}
+	bustest.Wait(t, "watch connected", func() (bool, string) {
+		n := srv.NATS().NumClients()
+		return n > 0, fmt.Sprintf("%d clients", n)
+	})
 	srv.Shutdown()
 	waitFor("nats disconnected")
-	again, err := bus.StartServer(addr, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("restart the server on %s: %v", addr, err)
-	}
-	defer again.Shutdown()
+	srv.StartAgain()
 	waitFor("nats reconnected")
 	cancel()
 	if code := <-done; code != 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
@@ -199,11 +200,9 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 // waitLines waits until p has logged message n times.
 func waitLines(t *testing.T, p *proctest.Process, message string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for len(logLines(p.Output(), message)) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %q lines, want %d; output:\n%s", len(logLines(p.Output(), message)), message, n, p.Output())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	bustest.Wait(t, fmt.Sprintf("%d %q lines", n, message), func() (bool, string) {
+		out := p.Output()
+		have := len(logLines(out, message))
+		return have >= n, fmt.Sprintf("%d lines; output:\n%s", have, out)
+	})
 }

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // soakUnits is how many units the soak sends: SCOREBOARD_SOAK_UNITS, 50,000 by
@@ -152,16 +153,7 @@ func TestSoakStdio(t *testing.T) {
 func TestSoakStdioHistory(t *testing.T) {
 	dir := t.TempDir()
 	units := soak(t, 1000*time.Second/2500, 128<<20+32<<20, "--state-dir", dir)
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: bus.ListenOff, StoreDir: dir}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "soak check"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := bustest.Start(t, bustest.Options{Off: true, StoreDir: dir}).Daemon()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +186,7 @@ func soak(t *testing.T, every time.Duration, maxHeld uint64, args ...string) int
 	var rssWarm int
 	r := &soakReader{block: block, blocks: n / 1000, warm: func() { rssWarm = rssKiB(t) }, every: every, start: time.Now()}
 	c := &soakChecker{want: answers}
-	var stderr lockedBuffer
+	var stderr proctest.Buffer
 	start := time.Now()
 	code := runMain(context.Background(), append([]string{"run", "--nats-listen", "off", "--http", "off", "--log-level", "error",
 		"--port", "-", "--problem", "goscore"}, args...), stdio{r, c, &stderr})

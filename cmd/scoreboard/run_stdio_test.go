@@ -59,7 +59,7 @@ func TestRunStdioBadUnit(t *testing.T) {
 // (nats.go reports a closed connection from its own goroutine).
 func runLocked(t *testing.T, in string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb lockedBuffer
+	var out, errb proctest.Buffer
 	code = runMain(context.Background(), args, stdio{strings.NewReader(in), &out, &errb})
 	return code, out.String(), errb.String()
 }

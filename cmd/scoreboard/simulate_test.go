@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +16,6 @@ import (
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
-
-// lockedBuffer is a bytes.Buffer safe to write from the command and read from the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestSimulatePlaysTheScoreboard stands in for the daemon on the device side of a
 // real pseudo-terminal: it opens the path simulate prints, answers every line it reads,
@@ -48,7 +29,7 @@ func TestSimulatePlaysTheScoreboard(t *testing.T) {
 	}
 	link := dir + "/board"
 
-	var stdout, stderr lockedBuffer
+	var stdout, stderr proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan int, 1)
@@ -107,7 +88,7 @@ func TestSimulatePlaysTheScoreboard(t *testing.T) {
 // output, each command answered as its line arrives.
 func TestSimulateWithRun(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "board")
-	var stdout, stderr lockedBuffer
+	var stdout, stderr proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	done := make(chan int, 1)

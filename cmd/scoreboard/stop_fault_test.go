@@ -19,6 +19,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
@@ -281,13 +282,15 @@ func TestFaultStopUnderLoad(t *testing.T) {
 		}
 		// Under load: answers come on every port, and the heavy dumps have come
 		// for a second.
-		busWait(t, "answers and heavy dumps", func() bool {
-			for _, f := range flows {
-				if f.answered() < 50 {
-					return false
-				}
+		bustest.Wait(t, "answers and heavy dumps", func() (bool, string) {
+			counts := fmt.Sprintf("%d heavy dumps sent;", load.sent.Load())
+			ok := load.sent.Load() >= 100
+			for name, f := range flows {
+				n := f.answered()
+				counts += fmt.Sprintf(" %s answered %d;", name, n)
+				ok = ok && n >= 50
 			}
-			return load.sent.Load() >= 100
+			return ok, counts
 		})
 		signalled := time.Now()
 		if err := p.Signal(syscall.SIGTERM); err != nil {
@@ -412,13 +415,16 @@ func TestFaultWorkStopUnderLoad(t *testing.T) {
 		for name, f := range flows {
 			before[name] = f.answered()
 		}
-		busWait(t, "answers from the new worker on every port, and a backlog of heavy dumps", func() bool {
+		bustest.Wait(t, "answers from the new worker on every port, and a backlog of heavy dumps", func() (bool, string) {
+			r, backlog := results(id), load.sent.Load()-load.replies.Load()
+			ok := r >= 50 && backlog >= 150
+			counts := fmt.Sprintf("%d results of the new worker, backlog %d;", r, backlog)
 			for name, f := range flows {
-				if f.answered() < before[name]+50 {
-					return false
-				}
+				n := f.answered()
+				counts += fmt.Sprintf(" %s answered %d (%d before);", name, n, before[name])
+				ok = ok && n >= before[name]+50
 			}
-			return results(id) >= 50 && load.sent.Load()-load.replies.Load() >= 150
+			return ok, counts
 		})
 		err := w.Stop()
 		load.finish()

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
@@ -27,8 +28,7 @@ func pipeBoards(n int) (in, want []byte) {
 // pipeRun is `run --port -` fed from a pipe as fast as the process reads it.
 type pipeRun struct {
 	cmd       *exec.Cmd
-	mu        sync.Mutex
-	out       bytes.Buffer // stdout: the port's answers
+	out       proctest.Buffer // stdout: the port's answers
 	logs      proctest.Buffer
 	readDone  chan struct{}
 	done      chan struct{}
@@ -64,9 +64,7 @@ func startPipeRun(t *testing.T, in []byte, args ...string) *pipeRun {
 		buf := make([]byte, 64<<10)
 		for {
 			n, err := stdout.Read(buf)
-			r.mu.Lock()
 			r.out.Write(buf[:n])
-			r.mu.Unlock()
 			if err != nil {
 				return
 			}
@@ -88,9 +86,7 @@ func startPipeRun(t *testing.T, in []byte, args ...string) *pipeRun {
 }
 
 func (r *pipeRun) lines() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return bytes.Count(r.out.Bytes(), []byte("\n"))
+	return strings.Count(r.out.String(), "\n")
 }
 
 // wait waits for the process to exit, failing t after patience.
@@ -110,9 +106,7 @@ func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 // with the port's. It returns the counts for the log.
 func (r *pipeRun) check(t *testing.T, want []byte, whole bool) (read, answered, stopped, errorLines, slow int) {
 	t.Helper()
-	r.mu.Lock()
-	got := append([]byte(nil), r.out.Bytes()...)
-	r.mu.Unlock()
+	got := []byte(r.out.String())
 	logs := r.logs.String()
 	read = logCount(logs, "display writer stopped", "units")
 	stopped = logCount(logs, "display writer stopped", "stopped")
@@ -165,7 +159,10 @@ func TestFaultStopPipeFlood(t *testing.T) {
 		runs := 4 // the old daemon failed 3 runs in 4
 		for i := range runs {
 			r := startPipeRun(t, in, "--drain", drain.String())
-			busWait(t, "2000 answers", func() bool { return r.lines() >= 2000 })
+			bustest.Wait(t, "2000 answers", func() (bool, string) {
+				n := r.lines()
+				return n >= 2000, fmt.Sprintf("%d answers", n)
+			})
 			r.signalled = time.Now()
 			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)

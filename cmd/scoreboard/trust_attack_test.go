@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/serialio"
@@ -131,7 +133,10 @@ func (e *trustEnv) attack(t *testing.T, scenario string, f *forger, onDump func(
 		t.Fatal(err)
 	}
 	flow := startFaultFlow(t, e.pt, 2*time.Millisecond)
-	busWait(t, "300 units sent", func() bool { return flow.sent.Load() >= 300 })
+	bustest.Wait(t, "300 units sent", func() (bool, string) {
+		n := flow.sent.Load()
+		return n >= 300, fmt.Sprintf("%d sent", n)
+	})
 	flow.drain(t, scenario, e.run)
 	if e.quiesce != nil {
 		e.quiesce()

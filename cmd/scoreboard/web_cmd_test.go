@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -21,17 +21,9 @@ import (
 // and the boards of the bucket it finds there, and logs the address to open; it
 // refuses --http off, which would serve nothing.
 func TestWebCommand(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc := busConnect(t, ns.ClientURL())
-	js, _ := jetstream.New(nc)
+	// The daemon's history writes the bucket; 'scoreboard web' reads it as a tool.
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	js, _ := jetstream.New(ns.Daemon())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "SCOREBOARD_BOARDS"})
@@ -44,28 +36,26 @@ func TestWebCommand(t *testing.T) {
 	}
 
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	var stderr lockedBuffer
+	var stderr proctest.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- runMain(ctx, []string{"web", "--nats-url", ns.ClientURL(), "--http", addr, "--log-format", "json"},
+		done <- runMain(ctx, []string{"web", "--nats-url", ns.URL(), "--http", addr, "--log-format", "json"},
 			stdio{strings.NewReader(""), io.Discard, &stderr})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
 	var boards []struct {
 		Port string `json:"port"`
 		Seq  int    `json:"seq"`
 		SVG  string `json:"svg"`
 	}
-	for len(boards) == 0 {
-		if resp, err := http.Get("http://" + addr + "/api/boards"); err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&boards)
-			resp.Body.Close()
+	bustest.Wait(t, "a board served by web", func() (bool, string) {
+		resp, err := http.Get("http://" + addr + "/api/boards")
+		if err != nil {
+			return false, fmt.Sprintf("GET /api/boards: %v; stderr:\n%s", err, stderr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("web served no board within 20s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		_ = json.NewDecoder(resp.Body).Decode(&boards)
+		resp.Body.Close()
+		return len(boards) > 0, fmt.Sprintf("%d boards; stderr:\n%s", len(boards), stderr.String())
+	})
 	if boards[0].Port != "hall" || boards[0].Seq != 4 || !strings.Contains(boards[0].SVG, "<svg") {
 		t.Errorf("/api/boards: %+v", boards)
 	}
@@ -93,28 +83,24 @@ func TestRunServesPage(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr proctest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runMain(ctx, []string{"run", "--nats-listen", "off", "--http", addr, "--log-format", "json"},
 			stdio{strings.NewReader(""), io.Discard, &stderr})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	bustest.Wait(t, "run --http "+addr+" serving", func() (bool, string) {
 		resp, err := http.Get("http://" + addr + "/")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || !strings.Contains(string(body), "/static/app.js") {
-				t.Fatalf("GET /: %d %.100s", resp.StatusCode, body)
-			}
-			break
+		if err != nil {
+			return false, fmt.Sprintf("GET /: %v; stderr:\n%s", err, stderr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run --http %s serves nothing within 20s: %v; stderr:\n%s", addr, err, stderr.String())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "/static/app.js") {
+			t.Fatalf("GET /: %d %.100s", resp.StatusCode, body)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return true, ""
+	})
 	cancel()
 	select {
 	case code := <-done:
