@@ -103,6 +103,9 @@ func TestEndpoints(t *testing.T) {
 		}
 	}
 
+	// The page follows the bucket: it has both ports once both pictures are served
+	// (reading lobby after waiting only for hall failed 1 run in 8).
+	waitGet(t, base+"/boards/lobby.svg")
 	svg := waitGet(t, base+"/boards/hall.svg")
 	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil || !strings.Contains(svg, `class="stone`) {
 		t.Errorf("/boards/hall.svg: %v\n%s", err, svg)
