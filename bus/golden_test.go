@@ -9,14 +9,14 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/result"
 )
 
 var updateGolden = flag.Bool("update", false, "write the golden messages of testdata/golden from the code (review the diff before committing it)")
 
 // goldenResults are results as the workers, the daemon and the history publish them;
 // testdata/golden/result-<name>.json holds each one's bytes on the wire.
-var goldenResults = map[string]bus.Result{
+var goldenResults = map[string]result.Record{
 	// A goscore unit a port's dump asked for, solved by a worker.
 	"solved": {Problem: "goscore", Port: "hall", Seq: 1234, Line: 24661, Answer: "177 175\n",
 		Result: json.RawMessage(`{"black":177,"white":175}`), SolveMicros: 1.234,
@@ -28,7 +28,7 @@ var goldenResults = map[string]bus.Result{
 	// A unit the daemon gave up when its drain bound ended.
 	"stopped": {Problem: "othello", Port: "tv", Seq: 77, Line: 700,
 		Error: "daemon stopping: no answer within the drain bound", Origin: "0a1b2c3d4e5f6071",
-		Worker: "daemon", Outcome: bus.OutcomeStopped},
+		Worker: "daemon", Outcome: result.OutcomeStopped},
 	// A dump sent by hand (scoreboard publish): no origin, no line, seq 0.
 	"byhand": {Problem: "capture", Port: "desk", Answer: "2\n", Result: json.RawMessage(`{"captured":2}`),
 		SolveMicros: 0.5, UnitDigest: "ffeeddccbbaa99887766554433221100", Worker: "w2"},
@@ -67,7 +67,7 @@ func TestResultGolden(t *testing.T) {
 		if std, err := json.Marshal(r); err != nil || !bytes.Equal(std, want) {
 			t.Errorf("%s: json.Marshal\n got %s, %v\nwant %s", name, std, err, want)
 		}
-		var back bus.Result
+		var back result.Record
 		if err := json.Unmarshal(want, &back); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/goclub/scoreboard/result"
 )
 
 // DefaultPrefix is the first token of every subject the scoreboard uses.
@@ -142,14 +140,6 @@ func (d Dumped) CheckSubject(problem, port string) error {
 	return nil
 }
 
-// CheckResult is CheckSubject and Check for a result.
-func (d Dumped) CheckResult(r *Result) error {
-	if err := d.CheckSubject(r.Problem, r.Port); err != nil {
-		return err
-	}
-	return d.Check(r.Seq, r.Origin, r.UnitDigest, len(r.Answer))
-}
-
 // NewOrigin makes a Scoreboard-Origin: random, so that it is one publisher's own.
 func NewOrigin() string {
 	var b [8]byte
@@ -230,14 +220,6 @@ func ValidToken(name string) bool {
 	}
 	return true
 }
-
-// Result is the JSON message published on a result subject for every unit: the
-// one result record, which package result defines. The name stays for the workers
-// and the tests that use it.
-type Result = result.Record
-
-// OutcomeStopped is result.OutcomeStopped.
-const OutcomeStopped = result.OutcomeStopped
 
 // ValidPrefix reports whether prefix can start subjects: one or more dot-separated
 // tokens, each a ValidToken.

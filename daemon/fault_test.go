@@ -20,6 +20,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/worker"
 )
 
@@ -43,7 +44,7 @@ func fakeWorker(t *testing.T, nc *nats.Conn, delay func(seq int) time.Duration, 
 			p, _ := engine.Lookup("goscore")
 			out, err := p.Append(nil, m.Data)
 			port := m.Header.Get(bus.HeaderPort)
-			res := bus.Result{Problem: "goscore", Port: port, Seq: uint64(seq), Answer: string(out), Worker: "slow"}
+			res := result.Record{Problem: "goscore", Port: port, Seq: uint64(seq), Answer: string(out), Worker: "slow"}
 			if echoOrigin {
 				res.Origin = m.Header.Get(bus.HeaderOrigin)
 				res.UnitDigest = bus.UnitDigest(m.Data)

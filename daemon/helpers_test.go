@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/serialio"
 	"github.com/goclub/scoreboard/worker"
 )
@@ -268,11 +269,11 @@ func goscoreAnswer(t testing.TB, unit string) string {
 }
 
 // results subscribes to every result of the bus and returns them as they come.
-func results(t testing.TB, nc *nats.Conn) <-chan bus.Result {
+func results(t testing.TB, nc *nats.Conn) <-chan result.Record {
 	t.Helper()
-	ch := make(chan bus.Result, 10000)
+	ch := make(chan result.Record, 10000)
 	sub, err := nc.Subscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.AllResults(), func(m *nats.Msg) {
-		var r bus.Result
+		var r result.Record
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Errorf("result %q: %v", m.Data, err)
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 )
 
 func TestMain(m *testing.M) { proctest.Main(m) }
@@ -42,7 +43,7 @@ func TestFaultReconnectRepublishes(t *testing.T) {
 		p, _ := engine.Lookup("goscore")
 		out, err := p.Append(nil, m.Data)
 		seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
-		res := bus.Result{Problem: "goscore", Port: m.Header.Get(bus.HeaderPort), Seq: seq,
+		res := result.Record{Problem: "goscore", Port: m.Header.Get(bus.HeaderPort), Seq: seq,
 			Answer: string(out), Origin: m.Header.Get(bus.HeaderOrigin), UnitDigest: bus.UnitDigest(m.Data), Worker: "test"}
 		if err != nil {
 			res.Answer, res.Error = "", err.Error()

@@ -12,12 +12,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Stopped while units wait between the reader and the display writer (the in-flight
@@ -121,7 +121,7 @@ func TestStopTakesEveryUnitRead(t *testing.T) {
 			for r.Error == "" {
 				r = <-res
 			}
-			if !strings.Contains(r.Error, "drain") || r.Outcome != bus.OutcomeStopped {
+			if !strings.Contains(r.Error, "drain") || r.Outcome != result.OutcomeStopped {
 				t.Fatalf("error result %+v", r)
 			}
 		case <-time.After(long):

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/follow"
+	"github.com/goclub/scoreboard/result"
 )
 
 // TestPrinterOrdersPerPort: results that come in completion order (Othello #6 and #7
@@ -18,7 +18,7 @@ func TestPrinterOrdersPerPort(t *testing.T) {
 	p := follow.New(&out, time.Second)
 	t0 := time.Date(2026, 11, 25, 19, 42, 0, 0, time.Local)
 	add := func(port string, seq uint64, after time.Duration) {
-		p.Add(&bus.Result{Port: port, Problem: "othello", Seq: seq, Answer: "x\n"}, t0, t0.Add(after))
+		p.Add(&result.Record{Port: port, Problem: "othello", Seq: seq, Answer: "x\n"}, t0, t0.Add(after))
 	}
 	add("hall", 4, 0) // the first of a port waits its hold: #3 may still come
 	add("lobby", 1, 0)
@@ -54,15 +54,15 @@ func TestPrinterOrdersPerPort(t *testing.T) {
 func TestFormat(t *testing.T) {
 	at := time.Date(2026, 11, 25, 19, 42, 7, 0, time.Local)
 	for _, c := range []struct {
-		r    bus.Result
+		r    result.Record
 		want string
 	}{
-		{bus.Result{Port: "desk", Problem: "goscore", Seq: 1, Answer: "5 3\n"}, "19:42:07 desk goscore #1 5 3"},
-		{bus.Result{Port: "hall", Problem: "othello", Seq: 4, Answer: "(3,4)\n--------\n---WB---\n"},
+		{result.Record{Port: "desk", Problem: "goscore", Seq: 1, Answer: "5 3\n"}, "19:42:07 desk goscore #1 5 3"},
+		{result.Record{Port: "hall", Problem: "othello", Seq: 4, Answer: "(3,4)\n--------\n---WB---\n"},
 			"19:42:07 hall othello #4 (3,4)\n                         --------\n                         ---WB---"},
-		{bus.Result{Port: "hall", Problem: "othello", Seq: 5, Answer: "\nNo legal move.\n"},
+		{result.Record{Port: "hall", Problem: "othello", Seq: 5, Answer: "\nNo legal move.\n"},
 			"19:42:07 hall othello #5\n                         No legal move."},
-		{bus.Result{Port: "hall", Problem: "othello", Seq: 6, Error: "othello: line 3: bad row"}, "19:42:07 hall othello #6 error: othello: line 3: bad row"},
+		{result.Record{Port: "hall", Problem: "othello", Seq: 6, Error: "othello: line 3: bad row"}, "19:42:07 hall othello #6 error: othello: line 3: bad row"},
 	} {
 		if got := follow.Format(at, &c.r); got != c.want {
 			t.Errorf("Format(%+v) =\n%s\nwant\n%s", c.r, got, c.want)
@@ -77,7 +77,7 @@ func TestLimit(t *testing.T) {
 	p.Limit(2)
 	t0 := time.Now()
 	for _, s := range []uint64{3, 2, 1} {
-		p.Add(&bus.Result{Port: "p", Problem: "goscore", Seq: s, Answer: "1 1\n"}, t0, t0)
+		p.Add(&result.Record{Port: "p", Problem: "goscore", Seq: s, Answer: "1 1\n"}, t0, t0)
 	}
 	if n := p.Flush(t0.Add(time.Hour), true); n != 2 || strings.Count(out.String(), "\n") != 2 {
 		t.Errorf("%d printed, %q; want 2", n, out.String())

@@ -21,6 +21,7 @@ import (
 	"github.com/goclub/scoreboard/internal/browsertest"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -33,14 +34,9 @@ func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at 
 	if err != nil {
 		t.Fatalf("%s unit %d: %v", problem, seq, err)
 	}
-	result, _ := json.Marshal(ans)
-	v := struct {
-		bus.Result
-		Unit  string   `json:"unit"`
-		Time  string   `json:"time"`
-		Board []string `json:"board,omitempty"`
-	}{
-		Result: bus.Result{Problem: problem, Port: port, Seq: seq, Answer: string(ans.AppendText(nil)), Result: result, Worker: "test"},
+	res, _ := json.Marshal(ans)
+	v := result.Kept{
+		Record: result.Record{Problem: problem, Port: port, Seq: seq, Answer: string(ans.AppendText(nil)), Result: res, Worker: "test"},
 		Unit:   string(unit), Time: at.Format(time.RFC3339Nano),
 	}
 	if a, ok := ans.(engine.OthelloAnswer); ok {

@@ -21,6 +21,7 @@ import (
 	"github.com/goclub/scoreboard/internal/browsertest"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/result"
 )
 
 // pageBoard is a board to put in the bucket: a port, a problem and the unit (nil for
@@ -66,7 +67,7 @@ func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte,
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, _ := json.Marshal(bus.Result{Problem: histProblem, Port: hist, Seq: uint64(i + 1), Answer: string(ans.AppendText(nil)), Origin: "o1", Worker: "test"})
+		res, _ := json.Marshal(result.Record{Problem: histProblem, Port: hist, Seq: uint64(i + 1), Answer: string(ans.AppendText(nil)), Origin: "o1", Worker: "test"})
 		if _, err := js.Publish(ctx, "scoreboard.result."+histProblem+"."+hist, res); err != nil {
 			t.Fatal(err)
 		}

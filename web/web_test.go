@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -94,7 +95,7 @@ func TestEndpoints(t *testing.T) {
 		if _, err := js.PublishMsg(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		res, err := json.Marshal(bus.Result{Problem: "replay", Port: port, Seq: seq, Answer: "5 3\n", Origin: "o1", Worker: "test"})
+		res, err := json.Marshal(result.Record{Problem: "replay", Port: port, Seq: seq, Answer: "5 3\n", Origin: "o1", Worker: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}

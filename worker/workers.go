@@ -12,13 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/metrics"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
-	"github.com/rs/zerolog"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Options configures the workers of one process.
@@ -505,7 +507,7 @@ func (w *Workers) handleDump(msg *nats.Msg, buf []byte) []byte {
 
 // publish publishes a dump's result, and replies with it when the dump was sent as a
 // request. It encodes the result in buf and returns it.
-func (w *Workers) publish(msg *nats.Msg, res bus.Result, buf []byte) []byte {
+func (w *Workers) publish(msg *nats.Msg, res result.Record, buf []byte) []byte {
 	data := res.AppendJSON(buf)
 	unit := func(e *zerolog.Event) *zerolog.Event {
 		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
@@ -530,12 +532,12 @@ func (w *Workers) publish(msg *nats.Msg, res bus.Result, buf []byte) []byte {
 }
 
 // describe is the result of a dump before it is solved: which unit it is.
-func (w *Workers) describe(msg *nats.Msg) bus.Result {
+func (w *Workers) describe(msg *nats.Msg) result.Record {
 	problem, port, err := w.subj.ParseDump(msg.Subject)
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem, port = "unknown", "unknown"
 	}
-	res := bus.Result{Problem: problem, Port: port, Worker: w.id}
+	res := result.Record{Problem: problem, Port: port, Worker: w.id}
 	if s := msg.Header.Get(bus.HeaderSeq); s != "" {
 		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
 			w.warn.Warn(&w.log, port).Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
@@ -552,7 +554,7 @@ func (w *Workers) describe(msg *nats.Msg) bus.Result {
 	return res
 }
 
-func (w *Workers) solveDump(msg *nats.Msg) (res bus.Result) {
+func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {
 	res = w.describe(msg)
 	problem := res.Problem
 	p, ok := engine.Lookup(problem)

@@ -10,15 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/worker"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
-	"github.com/rs/zerolog"
 )
 
 func TestMain(m *testing.M) { proctest.Main(m) }
@@ -291,9 +293,9 @@ func nextResult(t *testing.T, results chan *nats.Msg) *nats.Msg {
 	}
 }
 
-func decode(t *testing.T, msg *nats.Msg) bus.Result {
+func decode(t *testing.T, msg *nats.Msg) result.Record {
 	t.Helper()
-	var r bus.Result
+	var r result.Record
 	if err := json.Unmarshal(msg.Data, &r); err != nil {
 		t.Fatalf("result %s: %v", msg.Data, err)
 	}
@@ -397,7 +399,7 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r bus.Result
+	var r result.Record
 	if err := json.Unmarshal(msg.Data, &r); err != nil || !strings.Contains(r.Error, "larger than the problem's largest unit") {
 		t.Fatalf("oversize dump: result %s, %v", msg.Data, err)
 	}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -218,7 +218,7 @@ func TestFaultWorkerKilled(t *testing.T) {
 	}
 	var served atomic.Int64
 	sub, err := nc.Subscribe("scoreboard.result.>", func(m *nats.Msg) {
-		var r bus.Result
+		var r result.Record
 		if json.Unmarshal(m.Data, &r) == nil && r.Worker == id[1] {
 			served.Add(1)
 		}

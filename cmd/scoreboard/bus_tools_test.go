@@ -11,6 +11,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/worker"
 )
 
@@ -62,7 +63,7 @@ func TestBusSendIgnoresOthersResults(t *testing.T) {
 	go func() {
 		subject := bus.Subjects{Prefix: bus.DefaultPrefix}.Result("goscore", "hall")
 		for seq := uint64(1); ; seq = seq%2 + 1 {
-			data, _ := json.Marshal(bus.Result{Problem: "goscore", Port: "hall", Seq: seq, Answer: "1 1\n", Origin: "someone-else"})
+			data, _ := json.Marshal(result.Record{Problem: "goscore", Port: "hall", Seq: seq, Answer: "1 1\n", Origin: "someone-else"})
 			_ = nc.Publish(subject, data)
 			select {
 			case <-stop:
@@ -107,7 +108,7 @@ func TestBusWatch(t *testing.T) {
 			done <- runMain(ctx, args, stdio{strings.NewReader(""), &out, &errs})
 		}()
 		// Once watch prints a probe, it is subscribed.
-		probe, _ := json.Marshal(bus.Result{Problem: "goscore", Port: "desk", Answer: "probe\n"})
+		probe, _ := json.Marshal(result.Record{Problem: "goscore", Port: "desk", Answer: "probe\n"})
 		bustest.Wait(t, "probe printed by watch", func() (bool, string) {
 			if err := nc.Publish("scoreboard.result.goscore.desk", probe); err != nil {
 				t.Fatal(err)
@@ -138,7 +139,7 @@ func TestBusWatch(t *testing.T) {
 		}
 		if c.args[0] == "--json" {
 			for l := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
-				var r bus.Result
+				var r result.Record
 				if err := json.Unmarshal([]byte(l), &r); err != nil || r.Problem != "goscore" || r.Answer == "" {
 					t.Errorf("watch --json line %q: %+v, %v", l, r, err)
 				}

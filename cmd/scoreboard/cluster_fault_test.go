@@ -15,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 )
 
 // startCluster starts n nats-server processes clustered on loopback, each with
@@ -145,7 +146,7 @@ func historyResults(js jetstream.JetStream, stream string) (map[uint64]int, erro
 		n, pending := 0, uint64(1)
 		for m := range batch.Messages() {
 			n++
-			var r bus.Result
+			var r result.Record
 			if err := json.Unmarshal(m.Data(), &r); err != nil {
 				return nil, fmt.Errorf("history result %q: %w", m.Data(), err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/worker"
 )
 
@@ -263,7 +264,7 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 	raw, stopRaw := start("--json")
 	// Once both print a probe (a result without a sequence, shown at once), they are
 	// subscribed.
-	probe, _ := json.Marshal(bus.Result{Problem: "othello", Port: "probe", Answer: "probe\n"})
+	probe, _ := json.Marshal(result.Record{Problem: "othello", Port: "probe", Answer: "probe\n"})
 	bustest.Wait(t, "probe printed by both watches", func() (bool, string) {
 		if err := nc.Publish("scoreboard.result.othello.probe", probe); err != nil {
 			t.Fatal(err)
@@ -275,7 +276,7 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 		4: "(3,4) (3,6)\n", 5: "\nNo legal move.\n", 6: "Black -  3 White - 12\n", 7: "(3,5)\n--------\n---WB---\n",
 	}
 	for _, seq := range []uint64{4, 6, 7, 5} {
-		r, _ := json.Marshal(bus.Result{Problem: "othello", Port: "hall", Seq: seq, Answer: answers[seq]})
+		r, _ := json.Marshal(result.Record{Problem: "othello", Port: "hall", Seq: seq, Answer: answers[seq]})
 		if err := nc.Publish("scoreboard.result.othello.hall", r); err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +317,7 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 	// --json: as they came.
 	var seqs []string
 	for l := range strings.SplitSeq(strings.TrimSpace(raw.String()), "\n") {
-		var r bus.Result
+		var r result.Record
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("--json line %q: %v", l, err)
 		}

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
-	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
+	"github.com/goclub/scoreboard/result"
 )
 
 // hopPayloads are the messages of BenchmarkPipeline's boards as `run` sends them: each
@@ -47,7 +49,7 @@ func newHopPayloads(tb testing.TB, in []byte, port, origin string) hopPayloads {
 				tb.Fatal(err)
 			}
 			text, _ := p.Append(nil, unit)
-			res := bus.Result{
+			res := result.Record{
 				Problem: "goscore", Port: port, Seq: uint64(len(hp.units) + 1), Line: f.Line,
 				Answer: string(text), Result: structured, SolveMicros: 1.5, Origin: origin,
 				UnitDigest: bus.UnitDigest(unit), Worker: "NATSHOPBENCHWORKER0000",

@@ -25,6 +25,7 @@ import (
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/result"
 )
 
 // benchClub is a club's embedded server, linked to the hub through a proxy, whose
@@ -55,7 +56,7 @@ func (c *benchClub) unit(port string, sent func(key string)) error {
 	if err := c.nc.PublishMsg(d); err != nil {
 		return err
 	}
-	res, _ := json.Marshal(bus.Result{Problem: "goscore", Port: port, Seq: seq, Answer: a, Origin: origin, UnitDigest: bus.UnitDigest([]byte(u))})
+	res, _ := json.Marshal(result.Record{Problem: "goscore", Port: port, Seq: seq, Answer: a, Origin: origin, UnitDigest: bus.UnitDigest([]byte(u))})
 	r := nats.NewMsg("scoreboard.result.goscore." + port)
 	r.Data = res
 	r.Header.Set(bus.HeaderMsgID, bus.ResultID(origin, seq))

@@ -27,6 +27,7 @@ import (
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/result"
 )
 
 // linkProxy is a club's line to the hub: a TCP proxy on loopback the test cuts
@@ -283,7 +284,7 @@ func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]strin
 				dumps[club] = append(dumps[club], h.Get(bus.HeaderOrigin)+" "+h.Get(bus.HeaderSeq))
 				continue
 			}
-			var r bus.Result
+			var r result.Record
 			if err := json.Unmarshal(m.Data(), &r); err != nil {
 				t.Fatalf("LEAGUE %s: %v", m.Subject(), err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -101,7 +102,7 @@ func newForger(t *testing.T, url string, opts ...nats.Option) *forger {
 
 // forge publishes a forged result for the dump m: on the results subject and on the
 // dump's reply subject.
-func (f *forger) forge(m *nats.Msg, res bus.Result) {
+func (f *forger) forge(m *nats.Msg, res result.Record) {
 	data, _ := json.Marshal(res)
 	for _, subj := range []string{bus.Subjects{Prefix: bus.DefaultPrefix}.Result("goscore", trustPort), m.Reply} {
 		if subj != "" && f.nc.Publish(subj, data) == nil {
@@ -111,9 +112,9 @@ func (f *forger) forge(m *nats.Msg, res bus.Result) {
 }
 
 // seen is the dump m as a forger reads it: its seq and origin.
-func seen(m *nats.Msg) bus.Result {
+func seen(m *nats.Msg) result.Record {
 	seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
-	return bus.Result{Problem: "goscore", Port: trustPort, Seq: seq, Origin: m.Header.Get(bus.HeaderOrigin), Worker: "forger"}
+	return result.Record{Problem: "goscore", Port: trustPort, Seq: seq, Origin: m.Header.Get(bus.HeaderOrigin), Worker: "forger"}
 }
 
 // attack runs the flow of units while the forger does its work on every dump of the
@@ -196,7 +197,7 @@ func TestTrustForgedCopiedOrigin(t *testing.T) {
 			var forgedDigests sync.Map
 			var reached atomic.Int64
 			if _, err := f.nc.Subscribe("_INBOX.>", func(m *nats.Msg) {
-				var r bus.Result
+				var r result.Record
 				if json.Unmarshal(m.Data, &r) == nil {
 					if _, ok := forgedDigests.Load(r.UnitDigest); ok {
 						reached.Add(1)
