@@ -76,7 +76,8 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
+	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
+	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan jetstream.Msg
@@ -137,6 +138,13 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // loads the block the stream is writing, which the store then cannot recycle (8 MB
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
+
+// NoteStored has the updater's reader of the stream tell stored of every result it
+// reads (its publisher's origin and its unit's seq), as it reads it: the result is
+// in the store then, and a display writer holding the unit's answer for it
+// (daemon.Stored) may write it. It is called from the reader, not the actor, so that
+// a slow put or look-up does not hold answers back. Call it before the ports start.
+func (u *Updater) NoteStored(stored func(origin string, seq uint64)) { u.stored.Store(&stored) }
 
 // Puts is how many values the bucket has acked; Refused how many it refused;
 // LostUnits how many values were put without their unit, not found in the stream
@@ -277,6 +285,10 @@ func (u *Updater) read(cons jetstream.Consumer) {
 		}
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
+		}
+		if note := u.stored.Load(); note != nil {
+			seq, origin := scanSeqOrigin(m.Data())
+			(*note)(origin, seq)
 		}
 		select {
 		case u.msgs <- m:

@@ -86,7 +86,8 @@ func settled(c *atomic.Int64) int64 {
 	return last
 }
 
-// soakRounds is 20 (the figure), or SCOREBOARD_HISTORY_SOAK_ROUNDS.
+// soakRounds is 3, or SCOREBOARD_HISTORY_SOAK_ROUNDS: .ci/run's load stage sets the
+// issue's 20 (about 105 s under -race); the race suite's 3 take seconds.
 func soakRounds(t *testing.T) int {
 	if s := os.Getenv("SCOREBOARD_HISTORY_SOAK_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -95,16 +96,15 @@ func soakRounds(t *testing.T) int {
 		}
 		return n
 	}
-	return 20
+	return 3
 }
 
-// 20 rounds of a flood of units on 3 ports, the daemon killed (SIGKILL) at a random
-// moment of each, and started again on the same state dir. Every round, within 5 s
-// of READY the bucket holds each port's latest result in the stream (by stream
-// sequence); at the end, no result is in the stream twice, and the units whose
-// answer reached the port without their result in the stream are counted and
-// logged: not asserted, since the ports do not wait for the store, and a kill loses
-// what the stream had taken in and not stored yet (RELIABILITY.md has the figures).
+// Rounds (soakRounds) of a flood of units on 3 ports, the daemon killed (SIGKILL) at
+// a random moment of each, and started again on the same state dir. Every round,
+// within 5 s of READY the bucket holds each port's latest result in the stream (by
+// stream sequence); at the end, every unit whose answer reached its port has its
+// result in the stream (the display writers hold an answer until the history has
+// stored its result), and none is in the stream twice.
 func TestHistoryKill9Soak(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	rounds := soakRounds(t)
@@ -134,6 +134,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 	type round struct {
 		origin  map[string]string
 		answers map[string]int64
+		early   int // answers the daemon wrote before it saw their results stored
 	}
 	var (
 		mu   sync.Mutex
@@ -205,6 +206,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 		mu.Lock()
 		rd := round{origin: live.origin, answers: map[string]int64{}}
 		mu.Unlock()
+		rd.early = strings.Count(run.Output(), "its answer is written anyway")
 		for _, p := range ports {
 			rd.answers[p.name] = settled(&p.answers) - before[p.name]
 		}
@@ -232,15 +234,16 @@ func TestHistoryKill9Soak(t *testing.T) {
 				t.Errorf("round %d %s: %d answers and no result seen on the bus", r, p.name, n)
 				continue
 			}
-			missing := 0
+			var missing []int64
 			for seq := int64(1); seq <= n; seq++ {
 				if stored[p.name+"/"+rd.origin[p.name]+"/"+strconv.FormatInt(seq, 10)] == 0 {
-					missing++
+					missing = append(missing, seq)
 				}
 			}
-			if missing > 0 {
-				unstored += missing
-				t.Logf("round %d %s: %d of the %d units answered on the port have no result in the stream", r, p.name, missing, n)
+			if len(missing) > 0 {
+				unstored += len(missing)
+				t.Errorf("round %d %s: %d of the %d units answered on the port have no result in the stream (units %v; answers written before their result was seen stored, all ports: %d)",
+					r, p.name, len(missing), n, missing[:min(len(missing), 10)], rd.early)
 			}
 		}
 	}
