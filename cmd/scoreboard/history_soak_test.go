@@ -29,6 +29,7 @@ type soakPort struct {
 	name     string
 	pt       *serialio.PTY
 	answers  atomic.Int64 // answer lines read, all rounds
+	closed   atomic.Int64 // reads that failed: no daemon has the device open
 	flooding atomic.Bool
 }
 
@@ -41,7 +42,9 @@ func (p *soakPort) read(stop <-chan struct{}) {
 		default:
 		}
 		if _, err := r.ReadString('\n'); err != nil {
-			// No daemon has the device open (between rounds): EIO until one does.
+			// No daemon has the device open (between rounds): EIO until one does,
+			// once what the last one wrote is read.
+			p.closed.Add(1)
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
@@ -72,8 +75,19 @@ func (p *soakPort) flood(stop <-chan struct{}, k *int) {
 	}
 }
 
-// settled waits until the count stops changing for a while: the answers the killed
-// daemon wrote are all read.
+// settled waits until the port's reader has read everything the killed daemon
+// wrote (its read fails once the device's buffer is empty and nobody has it open),
+// and the count stops changing for a while: the answers are all counted, none
+// left to be counted in the next round, however long the reader was not scheduled.
+func (p *soakPort) settled() int64 {
+	closed := p.closed.Load()
+	for deadline := time.Now().Add(30 * time.Second); p.closed.Load() == closed && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return settled(&p.answers)
+}
+
+// settled waits until the count stops changing for a while.
 func settled(c *atomic.Int64) int64 {
 	last, since := c.Load(), time.Now()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -154,7 +168,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 	for r := 0; r <= rounds; r++ {
 		before := map[string]int64{}
 		for _, p := range ports {
-			before[p.name] = settled(&p.answers)
+			before[p.name] = p.settled()
 		}
 		run, nc := start()
 		ready := time.Now()
@@ -208,7 +222,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 		mu.Unlock()
 		rd.early = strings.Count(run.Output(), "its answer is written anyway")
 		for _, p := range ports {
-			rd.answers[p.name] = settled(&p.answers) - before[p.name]
+			rd.answers[p.name] = p.settled() - before[p.name]
 		}
 		done = append(done, rd)
 	}
