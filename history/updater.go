@@ -63,7 +63,9 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 // another (a daemon killed before its last put), after a lost connection or
 // JetStream it goes on where it was, and what the bucket holds last is the stream's
 // last, never a result the stream did not keep. It never holds a port back: the
-// ports publish on the bus, and the stream captures on the server.
+// ports publish on the bus, and the stream captures on the server; its reader tells
+// the display writers which results are stored (NoteStored), which they wait for,
+// boundedly, before they write the answers.
 //
 // It puts at most one value a port at a time, without waiting for the ack, and when
 // results come faster than the bucket acks, only a port's latest value is put. A put
