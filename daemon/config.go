@@ -81,6 +81,10 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Recent, when set, keeps the text of each port's last units, for the history.
 	Recent *Recent
+	// Stored, when set, has the display writers hold each answer until the history
+	// has stored its unit's result, at most StoreWait (default DefaultStoreWait).
+	Stored    *Stored
+	StoreWait time.Duration
 }
 
 // newWarnSampler thins out a port's warnings about bad input: a scoreboard sending
@@ -103,6 +107,7 @@ func (c *Config) setDefaults() {
 	def(&c.ReopenMin, 100*time.Millisecond)
 	def(&c.ReopenMax, 3*time.Second)
 	def(&c.Drain, 5*time.Second)
+	def(&c.StoreWait, DefaultStoreWait)
 	if c.Attempts <= 0 {
 		c.Attempts = 3
 	}

@@ -29,6 +29,7 @@ type flight struct {
 type outcome struct {
 	result.Record
 	read time.Time
+	at   time.Time // when the unit came to it: a hold for the history is bounded from then
 }
 
 // display is a port's display writer actor. It publishes each unit as a dump whose
@@ -79,6 +80,13 @@ type display struct {
 	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
 	met      *metrics.Port // nil without metrics
+
+	// The hold for the history (Stored): an outcome is written once its unit's
+	// result is stored in the stream, or StoreWait after it came.
+	stored      *storedSink         // nil without a history: nothing held
+	storedSeqs  map[uint64]struct{} // units from next on with their result stored
+	spare       []uint64            // the notices' slice, given back to stored
+	unconfirmed uint64              // outcomes written after StoreWait, their result not seen stored
 }
 
 func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
@@ -96,13 +104,14 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		// answers to copies of the dumps that tools may publish on the other
 		// problems' subjects come here too, to be refused. Past it nats.go would drop
 		// replies (a slow consumer), real answers among them.
-		replies:  make(chan *nats.Msg, 8*cfg.MaxInFlight*cfg.Attempts),
-		out:      out,
-		room:     room,
-		next:     1,
-		inFlight: map[uint64]*flight{},
-		done:     map[uint64]outcome{},
-		warn:     newWarnSampler(),
+		replies:    make(chan *nats.Msg, 8*cfg.MaxInFlight*cfg.Attempts),
+		out:        out,
+		room:       room,
+		next:       1,
+		inFlight:   map[uint64]*flight{},
+		done:       map[uint64]outcome{},
+		warn:       newWarnSampler(),
+		storedSeqs: map[uint64]struct{}{},
 	}
 }
 
@@ -121,6 +130,14 @@ func (d *display) run(ctx context.Context) error {
 		return fmt.Errorf("port %s: subscribe to its inbox: %w", d.pc.Name, err)
 	}
 	defer sub.Unsubscribe()
+	// The history's notices of the units whose results it stored, from before the
+	// first dump is published.
+	var storedWake <-chan struct{}
+	if d.cfg.Stored != nil {
+		d.stored = d.cfg.Stored.open(d.origin)
+		defer d.cfg.Stored.close(d.origin)
+		storedWake = d.stored.wake
+	}
 	// The server must have the subscription before the first dump's answer comes. A
 	// connection that is reconnecting resends it when it is back, and the units' next
 	// attempts make up for answers missed meanwhile: a warning, not a failed port.
@@ -164,6 +181,8 @@ func (d *display) run(ctx context.Context) error {
 			}
 		case <-d.room:
 			d.blocked = false
+		case <-storedWake:
+			d.noteStored()
 		case <-back:
 			d.reconnected()
 		case now := <-tick.C:
@@ -210,13 +229,13 @@ func (d *display) run(ctx context.Context) error {
 		// With no unit in flight there is nothing to expire: the tick only beats for
 		// the health check, and an idle daemon wakes a few times a minute, not eight
 		// times a request timeout.
-		if want := idleTick(d.cfg.Monitor, busyTick, len(d.inFlight) == 0); want != ticking {
+		if want := idleTick(d.cfg.Monitor, busyTick, len(d.inFlight) == 0 && len(d.done) == 0); want != ticking {
 			ticking = want
 			tick.Reset(want)
 		}
 	}
 	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
-		Uint64("stopped", d.stopped).Msg("display writer stopped")
+		Uint64("stopped", d.stopped).Uint64("written_before_stored", d.unconfirmed).Msg("display writer stopped")
 	return nil
 }
 
@@ -254,7 +273,7 @@ func (d *display) take(it item) {
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
 		res := d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
-		d.done[it.seq] = outcome{Record: res, read: it.read}
+		d.done[it.seq] = outcome{Record: res, read: it.read, at: time.Now()}
 		return
 	}
 	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
@@ -354,13 +373,13 @@ func (d *display) answer(m *nats.Msg) {
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
-		d.done[seq] = outcome{Record: res, read: f.it.read}
+		d.done[seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
 		return
 	}
 	if e := d.log.Debug(); e.Enabled() {
 		e.Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg("unit answered")
 	}
-	d.done[seq] = outcome{Record: res, read: f.it.read}
+	d.done[seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
 }
 
 // slot is the token of a unit's reply subject. The units in flight span fewer seqs
@@ -398,7 +417,7 @@ func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
 	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
 	res := d.publishError(f.it.seq, f.it.line, why, "daemon", why == stopGiveUp)
-	d.done[f.it.seq] = outcome{Record: res, read: f.it.read}
+	d.done[f.it.seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
 }
 
 // publishError publishes the error result of a unit no worker answered, with the
@@ -420,13 +439,39 @@ func (d *display) publishError(seq uint64, line int, msg, who string, stopped bo
 	return res
 }
 
+// noteStored takes the history's notices of this port's units whose results it
+// stored.
+func (d *display) noteStored() {
+	seqs := d.stored.take(d.spare)
+	for _, seq := range seqs {
+		if seq >= d.next {
+			d.storedSeqs[seq] = struct{}{}
+		}
+	}
+	d.spare = seqs
+}
+
 // flush hands the outcomes that are next in sequence to the device writer. It never
 // waits: when the writer's queue is full, it stops until the writer makes room.
+//
+// With a history storing, an outcome waits for its unit's result to be stored in
+// the stream (Stored), at most StoreWait: an answer on the port is then one the
+// history keeps through a kill -9. Past the drain bound nothing waits.
 func (d *display) flush() {
 	for {
 		o, ok := d.done[d.next]
 		if !ok {
 			return
+		}
+		if d.stored != nil {
+			if _, ok := d.storedSeqs[d.next]; !ok && !d.dropping && d.cfg.Stored.holding() {
+				if time.Since(o.at) < d.cfg.StoreWait {
+					return // held: noteStored or the tick flushes again
+				}
+				d.unconfirmed++
+				d.warn.Warn(&d.log, "not stored").Uint64("seq", d.next).Uint64("written_before_stored", d.unconfirmed).
+					Dur("bound_ms", d.cfg.StoreWait).Msg("the history has not stored the unit's result in time; its answer is written anyway")
+			}
 		}
 		var text []byte
 		switch {
@@ -462,6 +507,7 @@ func (d *display) flush() {
 			d.answered++
 		}
 		delete(d.done, d.next)
+		delete(d.storedSeqs, d.next)
 		d.next++
 	}
 }

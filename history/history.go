@@ -3,7 +3,8 @@
 // that keeps the bucket up to date, and reads the history back.
 //
 // The stream captures the dump and result subjects on the server itself: no port
-// publishes to it, so history never holds a port back, and dumps from
+// publishes to it, so history never holds a port back (a display writer waits for
+// its answers' results to be stored, 2 s at most: daemon.Stored), and dumps from
 // `scoreboard send` or any other client are kept too. A replicated stream captures
 // nothing while it elects a leader; the Repairer puts back what it missed. It takes no acks (NoAck), so a
 // dump sent as a request still gets the worker's result as its reply, and it drops

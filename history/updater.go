@@ -70,7 +70,9 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 // another (a daemon killed before its last put), after a lost connection or
 // JetStream it goes on where it was, and what the bucket holds last is the stream's
 // last, never a result the stream did not keep. It never holds a port back: the
-// ports publish on the bus, and the stream captures on the server.
+// ports publish on the bus, and the stream captures on the server; its reader tells
+// the display writers which results are stored (NoteStored), which they wait for,
+// boundedly, before they write the answers.
 //
 // It puts at most one value a port at a time, without waiting for the ack, and when
 // results come faster than the bucket acks, only a port's latest value is put. A put
@@ -83,7 +85,8 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
+	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
+	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan jetstream.Msg
@@ -144,6 +147,13 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // loads the block the stream is writing, which the store then cannot recycle (8 MB
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
+
+// NoteStored has the updater's reader of the stream tell stored of every result it
+// reads (its publisher's origin and its unit's seq), as it reads it: the result is
+// in the store then, and a display writer holding the unit's answer for it
+// (daemon.Stored) may write it. It is called from the reader, not the actor, so that
+// a slow put or look-up does not hold answers back. Call it before the ports start.
+func (u *Updater) NoteStored(stored func(origin string, seq uint64)) { u.stored.Store(&stored) }
 
 // Puts is how many values the bucket has acked; Refused how many it refused;
 // LostUnits how many values were put without their unit, not found in the stream
@@ -284,6 +294,10 @@ func (u *Updater) read(cons jetstream.Consumer) {
 		}
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
+		}
+		if note := u.stored.Load(); note != nil {
+			seq, origin := scanSeqOrigin(m.Data())
+			(*note)(origin, seq)
 		}
 		select {
 		case u.msgs <- m:

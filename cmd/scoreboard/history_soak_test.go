@@ -29,6 +29,7 @@ type soakPort struct {
 	name     string
 	pt       *serialio.PTY
 	answers  atomic.Int64 // answer lines read, all rounds
+	closed   atomic.Int64 // reads that failed: no daemon has the device open
 	flooding atomic.Bool
 }
 
@@ -41,7 +42,9 @@ func (p *soakPort) read(stop <-chan struct{}) {
 		default:
 		}
 		if _, err := r.ReadString('\n'); err != nil {
-			// No daemon has the device open (between rounds): EIO until one does.
+			// No daemon has the device open (between rounds): EIO until one does,
+			// once what the last one wrote is read.
+			p.closed.Add(1)
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
@@ -72,8 +75,19 @@ func (p *soakPort) flood(stop <-chan struct{}, k *int) {
 	}
 }
 
-// settled waits until the count stops changing for a while: the answers the killed
-// daemon wrote are all read.
+// settled waits until the port's reader has read everything the killed daemon
+// wrote (its read fails once the device's buffer is empty and nobody has it open),
+// and the count stops changing for a while: the answers are all counted, none
+// left to be counted in the next round, however long the reader was not scheduled.
+func (p *soakPort) settled() int64 {
+	closed := p.closed.Load()
+	for deadline := time.Now().Add(30 * time.Second); p.closed.Load() == closed && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return settled(&p.answers)
+}
+
+// settled waits until the count stops changing for a while.
 func settled(c *atomic.Int64) int64 {
 	last, since := c.Load(), time.Now()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -86,7 +100,8 @@ func settled(c *atomic.Int64) int64 {
 	return last
 }
 
-// soakRounds is 20 (the figure), or SCOREBOARD_HISTORY_SOAK_ROUNDS.
+// soakRounds is 3, or SCOREBOARD_HISTORY_SOAK_ROUNDS: .ci/run's load stage sets the
+// issue's 20 (about 105 s under -race); the race suite's 3 take seconds.
 func soakRounds(t *testing.T) int {
 	if s := os.Getenv("SCOREBOARD_HISTORY_SOAK_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -95,16 +110,15 @@ func soakRounds(t *testing.T) int {
 		}
 		return n
 	}
-	return 20
+	return 3
 }
 
-// 20 rounds of a flood of units on 3 ports, the daemon killed (SIGKILL) at a random
-// moment of each, and started again on the same state dir. Every round, within 5 s
-// of READY the bucket holds each port's latest result in the stream (by stream
-// sequence); at the end, no result is in the stream twice, and the units whose
-// answer reached the port without their result in the stream are counted and
-// logged: not asserted, since the ports do not wait for the store, and a kill loses
-// what the stream had taken in and not stored yet (RELIABILITY.md has the figures).
+// Rounds (soakRounds) of a flood of units on 3 ports, the daemon killed (SIGKILL) at
+// a random moment of each, and started again on the same state dir. Every round,
+// within 5 s of READY the bucket holds each port's latest result in the stream (by
+// stream sequence); at the end, every unit whose answer reached its port has its
+// result in the stream (the display writers hold an answer until the history has
+// stored its result), and none is in the stream twice.
 func TestHistoryKill9Soak(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	rounds := soakRounds(t)
@@ -134,6 +148,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 	type round struct {
 		origin  map[string]string
 		answers map[string]int64
+		early   int // answers the daemon wrote before it saw their results stored
 	}
 	var (
 		mu   sync.Mutex
@@ -153,7 +168,7 @@ func TestHistoryKill9Soak(t *testing.T) {
 	for r := 0; r <= rounds; r++ {
 		before := map[string]int64{}
 		for _, p := range ports {
-			before[p.name] = settled(&p.answers)
+			before[p.name] = p.settled()
 		}
 		run, nc := start()
 		ready := time.Now()
@@ -205,8 +220,9 @@ func TestHistoryKill9Soak(t *testing.T) {
 		mu.Lock()
 		rd := round{origin: live.origin, answers: map[string]int64{}}
 		mu.Unlock()
+		rd.early = strings.Count(run.Output(), "its answer is written anyway")
 		for _, p := range ports {
-			rd.answers[p.name] = settled(&p.answers) - before[p.name]
+			rd.answers[p.name] = p.settled() - before[p.name]
 		}
 		done = append(done, rd)
 	}
@@ -232,15 +248,16 @@ func TestHistoryKill9Soak(t *testing.T) {
 				t.Errorf("round %d %s: %d answers and no result seen on the bus", r, p.name, n)
 				continue
 			}
-			missing := 0
+			var missing []int64
 			for seq := int64(1); seq <= n; seq++ {
 				if stored[p.name+"/"+rd.origin[p.name]+"/"+strconv.FormatInt(seq, 10)] == 0 {
-					missing++
+					missing = append(missing, seq)
 				}
 			}
-			if missing > 0 {
-				unstored += missing
-				t.Logf("round %d %s: %d of the %d units answered on the port have no result in the stream", r, p.name, missing, n)
+			if len(missing) > 0 {
+				unstored += len(missing)
+				t.Errorf("round %d %s: %d of the %d units answered on the port have no result in the stream (units %v; answers written before their result was seen stored, all ports: %d)",
+					r, p.name, len(missing), n, missing[:min(len(missing), 10)], rd.early)
 			}
 		}
 	}

@@ -28,6 +28,11 @@ import (
 // (a change is published at once).
 const portStateEvery = 5 * time.Second
 
+// holdForHistory has the display writers hold each answer until the history has
+// stored its unit's result (daemon.Stored); BenchmarkHistoryCost turns it off to
+// measure what the hold costs.
+var holdForHistory = true
+
 func init() { register(runCommand) }
 
 func runCommand(io stdio) *cobra.Command {
@@ -206,6 +211,13 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			updater.LookUpFirst(cfg.Recent.Unit)
 			if store != nil && embedded != nil {
 				keeper = history.NewKeeper(embedded, store, history.MinBytes, cfg.Recent.Units, log)
+			}
+			// An answer reaches its port once its result is stored: not while the
+			// history is not storing (a full disk), and never past daemon.DefaultStoreWait.
+			if holdForHistory {
+				k := keeper
+				cfg.Stored = daemon.NewStored(func() bool { return k == nil || k.OK() })
+				updater.NoteStored(cfg.Stored.Note)
 			}
 		}
 	}
