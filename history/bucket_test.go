@@ -124,3 +124,54 @@ func revision(e jetstream.KeyValueEntry) string {
 	}
 	return strconv.FormatUint(e.Revision(), 10)
 }
+
+// A stop takes the results the reader has not handed on yet: an updater stopped
+// right after a burst of results stored (a reader behind the stream, as after a
+// replicated stream's leader change) still puts the port's latest. Before, the stop
+// took only what was already handed on, and the bucket kept an older board.
+func TestBucketCaughtUpAtStop(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	// A prefix of its own, so that only this updater writes its bucket.
+	kv, err := history.Setup(ctx, e.js, history.Config{Prefix: "club", MaxAge: time.Hour, MaxBytes: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := history.NewUpdater(e.nc, e.js, "club", zerolog.Nop())
+	if err := u.Subscribe(); err != nil {
+		t.Fatal(err)
+	}
+	uctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); u.Run(uctx) }()
+	// Results published by hand (seq 0: no unit to look up), each its own answer,
+	// as the workers publish them: core NATS, the stream storing them (no acks).
+	const n = 5000
+	for k := 1; k <= n; k++ {
+		res := fmt.Sprintf(`{"problem":"goscore","port":"den","seq":0,"answer":"%d\n","solve_us":1}`, k)
+		if err := e.nc.Publish("club.result.goscore.den", []byte(res)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream, err := e.js.Stream(ctx, "CLUB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the results stored", func() (bool, string) {
+		info, err := stream.Info(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return info.State.Msgs >= n, fmt.Sprintf("%d of %d stored", info.State.Msgs, n)
+	})
+	stop()
+	<-done
+	v, err := kv.Get(ctx, "den")
+	if err != nil {
+		t.Fatalf("the bucket has no value for the port after the stop: %v", err)
+	}
+	var got bucketRecord
+	if err := json.Unmarshal(v.Value(), &got); err != nil || got.Answer != strconv.Itoa(n)+"\n" {
+		t.Fatalf("the bucket holds answer %q (stream seq %d) after the stop, want the last, %d (%v)", got.Answer, got.StreamSeq, n, err)
+	}
+}

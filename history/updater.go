@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -405,9 +406,7 @@ func (u *Updater) Run(ctx context.Context) error {
 				check.Reset(reconcileIdleEvery)
 			}
 		case <-ctx.Done():
-			for range len(msgs) {
-				u.take(<-msgs)
-			}
+			u.catchUp(msgs)
 			u.finish()
 			return nil
 		}
@@ -492,12 +491,7 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 			go u.iterator().Stop()
 		}
 	}()
-	for subject := range info.State.Subjects {
-		port := subject[strings.LastIndexByte(subject, '.')+1:]
-		m, err := u.stream.GetLastMsgForSubject(ctx, subject)
-		if err != nil {
-			continue
-		}
+	for port, m := range u.lastResults(ctx, info) {
 		latest = max(latest, m.Sequence)
 		pv := u.ports[port]
 		if pv == nil {
@@ -514,6 +508,71 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 		behind = true
 	}
 	return behind
+}
+
+// lastResults yields each port's last result in the stream (last per subject), of
+// the subjects info lists.
+func (u *Updater) lastResults(ctx context.Context, info *jetstream.StreamInfo) iter.Seq2[string, *jetstream.RawStreamMsg] {
+	return func(yield func(string, *jetstream.RawStreamMsg) bool) {
+		for subject := range info.State.Subjects {
+			m, err := u.stream.GetLastMsgForSubject(ctx, subject)
+			if err != nil {
+				continue
+			}
+			if !yield(subject[strings.LastIndexByte(subject, '.')+1:], m) {
+				return
+			}
+		}
+	}
+}
+
+// catchUpWait bounds how long a stop waits for the reader to hand on the stream's
+// latest result. It is part of the stop that the unit's TimeoutStopSec covers.
+const catchUpWait = 3 * time.Second
+
+// catchUp takes, at a stop, the results the reader has not handed on yet up to the
+// stream's latest result, within catchUpWait. A reader behind the stream (started
+// again after a replicated stream's leader change) would otherwise leave the bucket
+// at what the idle comparison found, which after the repairer put back older units
+// is an older unit's board (TestFaultClusterNodeAndWorkerKilled: unit 3,616 of
+// 3,663, the reader started again from the stream's start 1 s before the stop).
+func (u *Updater) catchUp(msgs <-chan jetstream.Msg) {
+	defer func() {
+		for range len(msgs) {
+			u.take(<-msgs)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), catchUpWait)
+	defer cancel()
+	if u.stream == nil {
+		s, err := u.js.Stream(ctx, u.subj.Stream())
+		if err != nil {
+			return
+		}
+		u.stream = s
+	}
+	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	if err != nil {
+		return
+	}
+	var latest uint64
+	for _, m := range u.lastResults(ctx, info) {
+		latest = max(latest, m.Sequence)
+	}
+	last := u.handed.Load()
+	for last < latest {
+		select {
+		case m := <-msgs:
+			u.take(m)
+			if meta, err := m.Metadata(); err == nil {
+				last = meta.Sequence.Stream
+			}
+		case <-ctx.Done():
+			u.log.Warn().Uint64("stream_seq", latest).Uint64("read", last).Dur("bound_ms", catchUpWait).
+				Msg("stopping: the history stream's reader has not reached the stream's latest result; the bucket may show an older board until the next start")
+			return
+		}
+	}
 }
 
 // newer says whether a result (its origin and unit seq, stored at streamSeq) is its
