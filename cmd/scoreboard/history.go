@@ -7,9 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
@@ -208,113 +206,6 @@ func openStore(c config.Config) (*history.StateDir, error) {
 		}
 	}
 	return history.OpenStateDir(dir)
-}
-
-// startHistory sets up the stream and the bucket on nc's server and returns the
-// bucket's updater, or nil when the history is off: by the flags, or because the
-// server has no JetStream (one warning says so; everything else works). store is the
-// embedded server's state directory (nil for an external server); recovered says it
-// held the stream before the server started, which must then have recovered it.
-func startHistory(ctx context.Context, nc *nats.Conn, c config.Config, fitted int64, store *history.StateDir, held bool, log zerolog.Logger) (_ *history.Updater, damaged string, _ error) {
-	if !c.History.Enabled {
-		return nil, "", nil
-	}
-	prefix := c.NATS.Prefix
-	cfg := historyConfig(c, fitted)
-	// Every attempt of a unit, and a worker answering the last one late, with room
-	// to spare; the ids of a busy port held longer would only cost the server memory.
-	cfg.Duplicates = max(10*time.Second, 2*daemonAttempts*c.Daemon.RequestTimeout)
-	js, err := history.NewJetStream(nc)
-	if err != nil {
-		return nil, "", fmt.Errorf("history: %w", err)
-	}
-	name := bus.Subjects{Prefix: prefix}.Stream()
-	if held {
-		// startStore made sure the server opened it, or moved it aside.
-		if kept, dropped, err := history.Recovered(ctx, js, prefix, store); err == nil && dropped != "" {
-			damaged = dropped
-			log.Error().Str("component", "history").Str("store", store.Path).Uint64("kept_msgs", kept).Msg(dropped)
-		}
-	}
-	if _, err := history.SetupWait(ctx, js, cfg, log); err != nil {
-		if errors.Is(err, history.ErrNoJetStream) && store == nil {
-			log.Warn().Str("component", "history").Err(err).Msg("history is off: the NATS server has no JetStream (start it with -js, or enable JetStream for this account); everything else works")
-			return nil, "", nil
-		}
-		return nil, "", err
-	}
-	where, sync := "server", "the server's own"
-	if store != nil {
-		where, sync = store.Path, cfg.Sync.String()
-		if cfg.Sync == (history.Sync{}) {
-			sync = history.DefaultSync
-		}
-	} else if c.History.Sync != history.DefaultSync {
-		log.Warn().Str("component", "history").Str("sync", c.History.Sync).Msg("--history-sync applies to the embedded server's store only: an external server syncs as its own sync_interval says")
-	}
-	log.Info().Str("component", "history").Str("stream", name).Str("bucket", bus.Subjects{Prefix: prefix}.Boards()).
-		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Str("sync", sync).Msg("history on")
-	u := history.NewUpdater(nc, js, prefix, log)
-	if cfg.Replicas > 1 {
-		u.WithRepair(history.NewRepairer(nc, js, prefix, log))
-	}
-	return u, damaged, u.Subscribe()
-}
-
-// fitHistory fits the history to the state dir's filesystem (history.StateDir.Fit),
-// and says so in one line when it takes less than --history-max-bytes: fitted is
-// then the size it keeps. ok is false, said loudly, when there is no room for any
-// history: the daemon then runs without one.
-func fitHistory(c config.Config, store *history.StateDir, log zerolog.Logger) (fitted int64, ok bool) {
-	want, _ := history.ParseSize(c.History.MaxBytes)
-	size, room, err := store.Fit(want)
-	switch {
-	case err != nil:
-		log.Warn().Str("component", "history").Err(err).Msg("the state dir's free space is unknown: the history keeps --history-max-bytes")
-	case size < history.MinBytes:
-		log.Error().Str("component", "history").Str("store", store.Path).Int64("room_bytes", room).Int64("min_bytes", 2*history.MinBytes).
-			Msg("history is OFF: the state dir's filesystem has no room for a history; every port still answers; free some space, or give another --daemon-state-dir, and restart")
-		return 0, false
-	case size < want:
-		log.Warn().Str("component", "history").Str("store", store.Path).Int64("max_bytes", size).Int64("asked_bytes", want).Int64("room_bytes", room).
-			Msg("history fitted to the disk: it keeps at most half the room its filesystem has, less than --history-max-bytes")
-		return size, true
-	}
-	return 0, true
-}
-
-// startStore starts the embedded server on the state dir. A store from before that
-// the server cannot open at all is moved aside (<state dir>/damaged-<time>/) and a
-// fresh one started: the ports' answers matter more than the history.
-func startStore(opts bus.ServerOptions, store *history.StateDir, held bool, log zerolog.Logger) (*bus.Server, error) {
-	srv, err := bus.StartServerWith(opts, log)
-	if err != nil || !held {
-		return srv, err
-	}
-	name := bus.Subjects{Prefix: opts.Prefix}.Stream()
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "scoreboard run store check"}, log)
-	if err != nil {
-		srv.Shutdown()
-		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err = js.Stream(ctx, name)
-		cancel()
-	}
-	nc.Close()
-	if err == nil {
-		return srv, nil
-	}
-	srv.Shutdown()
-	to, merr := store.MoveAside(time.Now())
-	if merr != nil {
-		return nil, fmt.Errorf("state dir %s: the history stream %s could not be opened (%v), and %w", store.Path, name, err, merr)
-	}
-	log.Error().Str("component", "history").Str("store", store.Path).Str("moved_to", to).Err(err).
-		Msg("history: the store could not be opened (the nats log lines above say why): moved aside, and a fresh history started; every port answers")
-	return bus.StartServerWith(opts, log)
 }
 
 // historyStatus is the systemd status: the ports', with what the history dropped

@@ -153,7 +153,8 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		if store != nil {
 			defer store.Close()
 			var ok bool
-			if fitted, ok = fitHistory(c, store, log); ok {
+			want, _ := history.ParseSize(c.History.MaxBytes)
+			if fitted, ok = history.FitStore(store, want, log); ok {
 				opts.StoreDir = store.Path
 				sync := historyConfig(c, fitted).Sync
 				opts.SyncAlways, opts.SyncInterval = sync.Always, sync.Interval
@@ -164,7 +165,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			}
 		}
 		opts.Hub = hub
-		srv, err := startStore(opts, store, held, log)
+		srv, err := history.StartServer(opts, store, held, log)
 		if err != nil {
 			return err
 		}
@@ -203,7 +204,11 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			return err
 		}
 		defer hnc.Close()
-		if updater, damaged, err = startHistory(ctx, hnc, c, fitted, store, held, log); err != nil {
+		start := history.Start{
+			Config: historyConfig(c, fitted), Store: store, Held: held, SyncAsked: c.History.Sync,
+			RequestTimeout: c.Daemon.RequestTimeout, Attempts: daemonAttempts,
+		}
+		if updater, damaged, err = start.Run(ctx, hnc, log); err != nil {
 			return err
 		}
 		if updater != nil {
