@@ -14,6 +14,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 )
 
 // bucketRecord is what the test reads of a bucket's value.
@@ -74,7 +75,7 @@ func TestBucketFollowsStream(t *testing.T) {
 		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
 	}
 	await(t, results, 2*n)
-	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+	bustest.Wait(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 }
 
 // A bucket that holds a port's older value (a daemon killed before its last put) is
@@ -89,7 +90,7 @@ func TestBucketRebuiltAtStart(t *testing.T) {
 		e.dump(t, "goscore", "hall", "o2", seq+1, goscore())
 	}
 	await(t, results, 2*n)
-	waitFor(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+	bustest.Wait(t, "the bucket at the stream's latest", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 	ctx := context.Background()
 	stale := history.AppendStreamSeq(history.AppendRecord(nil, []byte(`{"problem":"goscore","port":"lobby","seq":1}`), []byte("old"), time.Time{}, nil, false), 1)
 	if _, err := e.kv.Put(ctx, "lobby", stale); err != nil {
@@ -108,11 +109,11 @@ func TestBucketRebuiltAtStart(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { u.Run(uctx) })
 	defer func() { stop(); wg.Wait() }()
-	waitFor(t, "the stale value set right", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
+	bustest.Wait(t, "the stale value set right", func() (bool, string) { return e.bucketMatchesStream(t, n, "lobby", "hall") })
 	if v, err := e.kv.Get(ctx, "hall"); err != nil || v.Revision() != hall.Revision() {
 		t.Errorf("hall, at the stream's latest already, put again: revision %v, was %d (%v)", revision(v), hall.Revision(), err)
 	}
-	waitFor(t, "the put acked", func() (bool, string) { return u.Puts() >= 1, "" })
+	bustest.Wait(t, "the put acked", func() (bool, string) { return u.Puts() >= 1, fmt.Sprintf("%d puts", u.Puts()) })
 	if u.Puts() != 1 {
 		t.Errorf("the new updater put %d values, want 1 (lobby's)", u.Puts())
 	}
@@ -157,7 +158,7 @@ func TestBucketCaughtUpAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the results stored", func() (bool, string) {
+	bustest.Wait(t, "the results stored", func() (bool, string) {
 		info, err := stream.Info(ctx)
 		if err != nil {
 			return false, err.Error()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/worker"
 )
 
@@ -49,20 +50,8 @@ func startWith(t *testing.T, before func(*history.Updater)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dir.Close() })
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: bus.ListenOff, StoreDir: dir.Path}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	conn := func() *nats.Conn {
-		nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
-	e := &env{nc: conn()}
+	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true, StoreDir: dir.Path})
+	e := &env{nc: b.Daemon()}
 	if e.js, err = history.NewJetStream(e.nc); err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +59,9 @@ func startWith(t *testing.T, before func(*history.Updater)) *env {
 	if e.kv, err = history.Setup(ctx, e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.Start(conn(), worker.Options{Problems: []string{"goscore", "othello"}, Concurrency: 2}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop() })
-	e.w = w
+	e.w = b.Workers(worker.Options{Problems: []string{"goscore", "othello"}, Concurrency: 2})
 	uctx, stop := context.WithCancel(ctx)
-	u := history.NewUpdater(conn(), e.js, bus.DefaultPrefix, zerolog.Nop())
+	u := history.NewUpdater(b.Daemon(), e.js, bus.DefaultPrefix, zerolog.Nop())
 	e.u = u
 	if before != nil {
 		before(u)
@@ -149,21 +133,6 @@ func (e *env) read(t *testing.T, q history.Query) []*history.Entry {
 	return got
 }
 
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 30s; %s", what, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func lines(es []*history.Entry) string {
 	var b strings.Builder
 	for _, e := range es {
@@ -193,7 +162,7 @@ func TestHistoryKeepsEachUnitOnce(t *testing.T) {
 	e.dump(t, "replay", "desk", "o2", 1, "3 1\nB(0,0)\n")
 	want := "lobby goscore #1 0 0\nlobby goscore #2 0 0\n"
 	var got []*history.Entry
-	waitFor(t, "the history", func() (bool, string) {
+	bustest.Wait(t, "the history", func() (bool, string) {
 		got = e.read(t, history.Query{})
 		return len(got) == 5 && strings.HasPrefix(lines(got), want) && got[4].Unanswered, lines(got)
 	})
@@ -231,7 +200,7 @@ func TestHistoryKeepsEachUnitOnce(t *testing.T) {
 	}
 
 	// The bucket: each port's latest, with its unit, and othello's board.
-	waitFor(t, "the bucket", func() (bool, string) {
+	bustest.Wait(t, "the bucket", func() (bool, string) {
 		v, err := e.kv.Get(context.Background(), "hall")
 		if err != nil {
 			return false, err.Error()
@@ -239,7 +208,7 @@ func TestHistoryKeepsEachUnitOnce(t *testing.T) {
 		return strings.Contains(string(v.Value()), `"board":["--------","--------","---B----","---BB---","---BW---"`), string(v.Value())
 	})
 	var v jetstream.KeyValueEntry
-	waitFor(t, "lobby's latest in the bucket", func() (bool, string) {
+	bustest.Wait(t, "lobby's latest in the bucket", func() (bool, string) {
 		if v, err = e.kv.Get(context.Background(), "lobby"); err != nil {
 			return false, err.Error()
 		}
@@ -259,7 +228,7 @@ func TestHistoryFollow(t *testing.T) {
 	for seq := range uint64(3) {
 		e.dump(t, "goscore", "lobby", "o1", seq+1, goscore())
 	}
-	waitFor(t, "the history", func() (bool, string) {
+	bustest.Wait(t, "the history", func() (bool, string) {
 		got := e.read(t, history.Query{})
 		return len(got) == 3 && !strings.Contains(lines(got), "unanswered"), lines(got)
 	})
@@ -300,18 +269,9 @@ func TestHistoryFollow(t *testing.T) {
 
 // A server without the stream: a clear error, not an empty history.
 func TestHistoryReadWithoutStream(t *testing.T) {
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: bus.ListenOff, StoreDir: t.TempDir()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := bus.Connect(bus.ConnOptions{Server: srv}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := bustest.Start(t, bustest.Options{Off: true, JetStream: true}).Daemon()
 	js, _ := jetstream.New(nc)
-	err = history.Read(context.Background(), js, bus.DefaultPrefix, history.Query{}, func(*history.Entry) error { return nil })
+	err := history.Read(context.Background(), js, bus.DefaultPrefix, history.Query{}, func(*history.Entry) error { return nil })
 	if !errors.Is(err, history.ErrNoHistory) || !strings.Contains(err.Error(), "SCOREBOARD") {
 		t.Fatalf("Read without the stream: %v", err)
 	}
@@ -374,10 +334,10 @@ func TestHistoryBucketRefuses(t *testing.T) {
 	}
 	await(t, results, n)
 	// More refusals than results: the refused are tried again.
-	waitFor(t, "refused puts tried again", func() (bool, string) {
+	bustest.Wait(t, "refused puts tried again", func() (bool, string) {
 		return e.u.Refused() > n, "refused " + strconv.FormatUint(e.u.Refused(), 10) + ", puts " + strconv.FormatUint(e.u.Puts(), 10)
 	})
-	waitFor(t, "the history", func() (bool, string) {
+	bustest.Wait(t, "the history", func() (bool, string) {
 		got := e.read(t, history.Query{})
 		return len(got) == n && !got[n-1].Unanswered, lines(got)
 	})
@@ -385,7 +345,7 @@ func TestHistoryBucketRefuses(t *testing.T) {
 	if _, err := history.Setup(context.Background(), e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "lobby's latest put again", func() (bool, string) {
+	bustest.Wait(t, "lobby's latest put again", func() (bool, string) {
 		v, err := e.kv.Get(context.Background(), "lobby")
 		if err != nil {
 			return false, err.Error() + "; refused " + strconv.FormatUint(e.u.Refused(), 10)
@@ -428,7 +388,7 @@ func TestHistoryLooksUpLocalFirst(t *testing.T) {
 	e.dump(t, "goscore", "hall", "o2", 7, goscore())
 	await(t, results, 2)
 	for port, want := range map[string]string{"lobby": "the daemon's copy\n", "hall": goscore()} {
-		waitFor(t, port+"'s value", func() (bool, string) {
+		bustest.Wait(t, port+"'s value", func() (bool, string) {
 			v, err := e.kv.Get(context.Background(), port)
 			if err != nil {
 				return false, err.Error()

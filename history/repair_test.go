@@ -13,6 +13,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 )
 
 // A stream that missed the dumps (as a replicated one does while it has no leader)
@@ -86,7 +87,7 @@ func TestRepairerPutsBackWhatTheStreamMissed(t *testing.T) {
 		}
 	}
 	elect()
-	waitFor(t, "the repairer's first pass", func() (bool, string) { return r.Passes() >= 1, "passes " + strconv.FormatUint(r.Passes(), 10) })
+	bustest.Wait(t, "the repairer's first pass", func() (bool, string) { return r.Passes() >= 1, "passes " + strconv.FormatUint(r.Passes(), 10) })
 	if got := r.Repaired(); got != units {
 		t.Errorf("repaired %d messages, want the %d dumps", got, units)
 	}
@@ -132,7 +133,7 @@ func TestRepairerPutsBackWhatTheStreamMissed(t *testing.T) {
 	// Another election: the stream holds everything now, so nothing is put back.
 	passes := r.Passes()
 	elect()
-	waitFor(t, "the repairer's pass after a second election", func() (bool, string) { return r.Passes() > passes, "passes " + strconv.FormatUint(r.Passes(), 10) })
+	bustest.Wait(t, "the repairer's pass after a second election", func() (bool, string) { return r.Passes() > passes, "passes " + strconv.FormatUint(r.Passes(), 10) })
 	if got := r.Repaired(); got != units {
 		t.Errorf("after a second election: repaired %d messages in all, want %d", got, units)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -37,20 +38,11 @@ func BenchmarkStore(b *testing.B) {
 		{"server+stream/sync=always", true, history.Sync{Always: true}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			o := bus.ServerOptions{Listen: bus.ListenOff, SyncAlways: c.sync.Always, SyncInterval: c.sync.Interval}
-			if c.stream {
-				o.StoreDir = b.TempDir()
-			}
-			srv, err := bus.StartServerWith(o, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Shutdown()
-			nc, err := bus.Connect(bus.ConnOptions{Server: srv, Name: "bench"}, zerolog.Nop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer nc.Close()
+			// The server and the connection log nowhere, as before the move: the
+			// logs are no part of what is measured.
+			nop := zerolog.Nop()
+			srv := bustest.Start(b, bustest.Options{Off: true, JetStream: c.stream, SyncAlways: c.sync.Always, SyncInterval: c.sync.Interval, Log: &nop})
+			nc := srv.Conn(bus.ConnOptions{Server: srv.Server, Name: "bench"})
 			if c.stream {
 				js, err := history.NewJetStream(nc)
 				if err != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
@@ -119,14 +120,14 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	scrape := func() string { return get("/metrics") }
 
 	diskUnits(t, pt.Master, pt.Master, 0, 20, run)
-	historyWait(t, "the first units in the stream", run, func() (bool, string) {
+	bustest.Wait(t, "the first units in the stream", func() (bool, string) {
 		n := historyCount(js, "scoreboard.result.>")
 		return n == 20, fmt.Sprintf("%d of 20", n)
 	})
 
 	filler := fill(t, dir)
 	next := 20
-	historyWait(t, "the history not storing", run, func() (bool, string) {
+	bustest.Wait(t, "the history not storing", func() (bool, string) {
 		diskUnits(t, pt.Master, pt.Master, next, next+200, run)
 		next += 200
 		return strings.Contains(run.Output(), "history is not storing"), fmt.Sprintf("%d units answered", next)
@@ -136,7 +137,7 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		next += 200
 	}
 	full := historyCount(js, "scoreboard.result.>")
-	historyWait(t, "/metrics", run, func() (bool, string) {
+	bustest.Wait(t, "/metrics", func() (bool, string) {
 		page := scrape()
 		ok, _ := metric(page, "scoreboard_history_ok")
 		lost, _ := metric(page, "scoreboard_history_units_not_stored_total")
@@ -155,11 +156,11 @@ func TestHistoryFullDiskFault(t *testing.T) {
 	run.WaitOutput("history storing again", 60*time.Second)
 	stored := historyCount(js, "scoreboard.result.>")
 	diskUnits(t, pt.Master, pt.Master, next, next+20, run)
-	historyWait(t, "the units after in the stream", run, func() (bool, string) {
+	bustest.Wait(t, "the units after in the stream", func() (bool, string) {
 		n := historyCount(js, "scoreboard.result.>")
 		return n >= stored+20, fmt.Sprintf("%d, want %d or more", n, stored+20)
 	})
-	historyWait(t, "/metrics", run, func() (bool, string) {
+	bustest.Wait(t, "/metrics", func() (bool, string) {
 		ok, _ := metric(scrape(), "scoreboard_history_ok")
 		return ok == 1, fmt.Sprintf("ok %v", ok)
 	})
@@ -167,7 +168,7 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		t.Errorf("/api/status after: %s", s)
 	}
 	// The bucket's updater went on where it was: the port's latest is the stream's.
-	historyWait(t, "the bucket at the stream's latest", run, func() (bool, string) {
+	bustest.Wait(t, "the bucket at the stream's latest", func() (bool, string) {
 		kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
 		if err != nil {
 			return false, err.Error()
@@ -207,15 +208,10 @@ func TestHistoryBucketAfterSend(t *testing.T) {
 	}
 	returned := time.Now()
 	js := historyJetStream(t, url)
-	var state string
-	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
-		if ok, state = soakBucketMatches(js, []*soakPort{{name: "bar1"}}); ok {
-			break
-		}
-		if time.Since(returned) > 1500*time.Millisecond {
-			t.Fatalf("1.5 s after send returned: %s", state)
-		}
-	}
+	// Within 1.5 s of send's return, not of the wait's start.
+	bustest.WaitWithin(t, 1500*time.Millisecond-time.Since(returned), "the bucket at bar1's latest, 1.5 s after send returned", func() (bool, string) {
+		return soakBucketMatches(js, []*soakPort{{name: "bar1"}})
+	})
 	// 1 s after send returned (the idle second), the bucket holds unit 40.
 	kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
 	if err != nil {

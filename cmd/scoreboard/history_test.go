@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
@@ -88,21 +89,6 @@ func historyCount(js jetstream.JetStream, subject string) uint64 {
 		n += c
 	}
 	return n
-}
-
-func historyWait(t *testing.T, what string, p *proctest.Process, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 60s: %s; output:\n%s", what, state, p.Output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // The done-when test: run as a process with a state dir and two pty ports (goscore and
@@ -180,7 +166,7 @@ baud = 115200
 	for _, p := range ports {
 		total += p.units
 	}
-	historyWait(t, "phase 1's results in the stream", run, func() (bool, string) {
+	bustest.Wait(t, "phase 1's results in the stream", func() (bool, string) {
 		n := historyCount(js, "scoreboard.result.>")
 		return n == uint64(total), fmt.Sprintf("%d of %d", n, total)
 	})
@@ -217,13 +203,13 @@ baud = 115200
 		}
 	}
 	lobbyUnits := ports[0].units * (more + 1)
-	historyWait(t, "phase 2's dumps in the stream", run, func() (bool, string) {
+	bustest.Wait(t, "phase 2's dumps in the stream", func() (bool, string) {
 		n := historyCount(js, "scoreboard.dump.goscore.lobby")
 		return n == uint64(lobbyUnits), fmt.Sprintf("%d of %d", n, lobbyUnits)
 	})
 	// Every result published so far is stored: the stream holds as many as were seen.
 	var seen map[uint64]bool
-	historyWait(t, "phase 2's results in the stream", run, func() (bool, string) {
+	bustest.Wait(t, "phase 2's results in the stream", func() (bool, string) {
 		mu.Lock()
 		seen = maps.Clone(answered)
 		mu.Unlock()
@@ -235,7 +221,7 @@ baud = 115200
 	if err != nil {
 		t.Fatal(err)
 	}
-	historyWait(t, "the latest boards in the bucket", run, func() (bool, string) {
+	bustest.Wait(t, "the latest boards in the bucket", func() (bool, string) {
 		for _, p := range ports[1:] {
 			v, err := kv.Get(context.Background(), p.name)
 			if err != nil {
@@ -344,7 +330,7 @@ func TestHistoryExternalJetStream(t *testing.T) {
 	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "--port-name", "ext", "goscore"); code != 0 || out != string(want) {
 		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
 	}
-	historyWait(t, "the history", run, func() (bool, string) {
+	bustest.Wait(t, "the history", func() (bool, string) {
 		recs := historyJSON(t, ns.URL())
 		return len(recs) == 2 && recs[1].Answer == "177 175\n", fmt.Sprint(recs)
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
@@ -30,7 +31,7 @@ func TestRolesToolOnRunsHistory(t *testing.T) {
 	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", url, "--port-name", "hall", "goscore"); code != 0 || out != string(want) {
 		t.Fatalf("send as a tool: exit %d, %q: %s", code, out, errs)
 	}
-	historyWait(t, "history as a tool", run, func() (bool, string) {
+	bustest.Wait(t, "history as a tool", func() (bool, string) {
 		recs := historyJSON(t, url)
 		return len(recs) == 2 && recs[1].Answer == "177 175\n", strconv.Itoa(len(recs)) + " records"
 	})
@@ -45,7 +46,7 @@ func TestRolesToolOnRunsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a tool's bucket: %v", err)
 	}
-	historyWait(t, "the bucket's value", run, func() (bool, string) {
+	bustest.Wait(t, "the bucket's value", func() (bool, string) {
 		e, err := kv.Get(ctx, "hall")
 		if err != nil {
 			return false, err.Error()
@@ -80,7 +81,7 @@ func TestRolesToolOnRunsHistory(t *testing.T) {
 	// web --nats-url: the page's bucket watch serves the port's board.
 	webAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	web := proctest.Start(t, proctest.Scoreboard(t), "web", "--nats-url", url, "--http", webAddr)
-	historyWait(t, "web's boards as a tool", web, func() (bool, string) {
+	bustest.Wait(t, "web's boards as a tool", func() (bool, string) {
 		resp, err := http.Get("http://" + webAddr + "/api/boards")
 		if err != nil {
 			return false, err.Error()
