@@ -158,7 +158,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		if !told && time.Since(start) > 10*time.Second {
 			// JetStream reads its whole store back before the server is ready: on an
 			// SD card, or a machine busy with other work, that takes a while.
-			sl.l.Warn().Dur("waited", time.Since(start)).Dur("bound", serverReadyWait).Msg("embedded nats-server not ready yet: still waiting (JetStream recovers its store at start)")
+			sl.l.Warn().Dur("waited_ms", time.Since(start)).Dur("bound_ms", serverReadyWait).Msg("embedded nats-server not ready yet: still waiting (JetStream recovers its store at start)")
 			told = true
 		}
 		// The server reports a listener it cannot open as fatal, and would wait on.
