@@ -2,51 +2,19 @@ package bus_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
-	"github.com/goclub/scoreboard/worker"
-	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
 )
 
 func TestMain(m *testing.M) { proctest.Main(m) }
 
-// testLogger keeps the components' logs, and shows them if the test fails. It does
-// not write to t directly: the connections' callbacks may log after the test ended.
-func testLogger(t testing.TB) zerolog.Logger {
-	b := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", b.String())
-		}
-	})
-	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func startServer(t testing.TB, listen string) *bus.Server {
 	t.Helper()
-	srv, err := bus.StartServer(listen, testLogger(t))
+	srv, err := bus.StartServer(listen, bustest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,39 +22,14 @@ func startServer(t testing.TB, listen string) *bus.Server {
 	return srv
 }
 
-func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
-	t.Helper()
-	nc, err := bus.Connect(o, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
-// startWorkers serves the roles' and security tests' solve requests.
-func startWorkers(t testing.TB, nc *nats.Conn, o worker.Options) *worker.Workers {
-	t.Helper()
-	w, err := worker.Start(nc, o, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return w
-}
-
 func TestStartServerErrors(t *testing.T) {
 	srv := startServer(t, "127.0.0.1:0")
 	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
-	if _, err := bus.StartServer(addr, testLogger(t)); err == nil {
+	if _, err := bus.StartServer(addr, bustest.Logger(t)); err == nil {
 		t.Errorf("a second server on %s started", addr)
 	}
 	for _, bad := range []string{"4222", "127.0.0.1:http", ":4222", "127.0.0.1:70000", ""} {
-		if _, err := bus.StartServer(bad, testLogger(t)); err == nil {
+		if _, err := bus.StartServer(bad, bustest.Logger(t)); err == nil {
 			t.Errorf("StartServer(%q) accepted", bad)
 		}
 	}
@@ -110,20 +53,20 @@ func TestSemVer(t *testing.T) {
 
 func TestConnectErrors(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{Token: "s3cret"})
-	_, err := bus.Connect(bus.ConnOptions{URL: s.URL()}, testLogger(t))
+	_, err := bus.Connect(bus.ConnOptions{URL: s.URL()}, bustest.Logger(t))
 	if err == nil || !strings.Contains(err.Error(), "Authorization Violation") || !strings.Contains(err.Error(), "--nats-token") {
 		t.Errorf("no token: %v, want an authorization error with a hint", err)
 	}
-	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Token: "s3cret"}, testLogger(t))
+	nc, err := bus.Connect(bus.ConnOptions{URL: s.URL(), Token: "s3cret"}, bustest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc.Close()
-	_, err = bus.Connect(bus.ConnOptions{URL: "nats://bob:hunter2@127.0.0.1:1"}, testLogger(t))
+	_, err = bus.Connect(bus.ConnOptions{URL: "nats://bob:hunter2@127.0.0.1:1"}, bustest.Logger(t))
 	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "no servers") {
 		t.Errorf("unreachable server: %v, want no servers, no password", err)
 	}
-	_, err = bus.Connect(bus.ConnOptions{URL: s.URL(), TLSCert: "cert.pem"}, testLogger(t))
+	_, err = bus.Connect(bus.ConnOptions{URL: s.URL(), TLSCert: "cert.pem"}, bustest.Logger(t))
 	if err == nil {
 		t.Error("a TLS cert without a key was accepted")
 	}

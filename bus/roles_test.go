@@ -423,14 +423,14 @@ func TestRolesExternalConf(t *testing.T) {
 // instance of the service, on the one connection that takes the dumps, and it
 // answers every $SRV request once, with the dumps in its stats.
 func TestRolesWorkerServesItsInstance(t *testing.T) {
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "worker-t0ken"}, testLogger(t))
+	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0", Token: "worker-t0ken"}, bustest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
 	wnc, workerErrs := roleConn(t, srv.ClientURL(), nats.Token("worker-t0ken"))
 	tool, _ := roleConn(t, srv.ClientURL())
-	w := startWorkers(t, wnc, worker.Options{})
+	w := bustest.StartWorkers(t, wnc, worker.Options{}, bustest.Logger(t))
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		var ids []string
 		// Gather waits a moment for a second answer, which must not come.

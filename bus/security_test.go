@@ -33,7 +33,7 @@ func TestSecurityListenLoopbackOnly(t *testing.T) {
 	}
 	bustest.Start(t, bustest.Options{Listen: "localhost:0"})
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.7:0", "scoreboard.club.lan:0"} {
-		_, err := bus.StartServer(listen, testLogger(t))
+		_, err := bus.StartServer(listen, bustest.Logger(t))
 		if !errors.Is(err, bus.ErrListenNeedsAuth) || !strings.Contains(err.Error(), "--nats-listen-token") ||
 			!strings.Contains(err.Error(), "--nats-listen-user") {
 			t.Errorf("listen %s without auth: %v; want ErrListenNeedsAuth naming --nats-listen-token and --nats-listen-user", listen, err)
@@ -44,7 +44,7 @@ func TestSecurityListenLoopbackOnly(t *testing.T) {
 		{Listen: "0.0.0.0:0", User: "u"},
 		{Listen: "0.0.0.0:0", Password: "p"},
 	} {
-		if srv, err := bus.StartServerWith(o, testLogger(t)); err == nil {
+		if srv, err := bus.StartServerWith(o, bustest.Logger(t)); err == nil {
 			srv.Shutdown()
 			t.Errorf("%+v: accepted", o)
 		}
@@ -80,10 +80,10 @@ func TestSecurityListenAuth(t *testing.T) {
 			url := "nats://127.0.0.1:" + port
 
 			inproc := srv.Daemon()
-			startWorkers(t, inproc, worker.Options{Problems: []string{"goscore"}})
+			bustest.StartWorkers(t, inproc, worker.Options{Problems: []string{"goscore"}}, bustest.Logger(t))
 			for i, o := range c.wrong {
 				o.URL = url
-				nc, err := bus.Connect(o, testLogger(t))
+				nc, err := bus.Connect(o, bustest.Logger(t))
 				if err == nil {
 					nc.Close()
 					t.Errorf("wrong credential %d (%+v): connected", i, o)
@@ -95,8 +95,8 @@ func TestSecurityListenAuth(t *testing.T) {
 			// beside the in-process workers, for a request from in-process.
 			o := c.right
 			o.URL = url
-			nc := connect(t, o)
-			startWorkers(t, nc, worker.Options{Problems: []string{"goscore"}})
+			nc := bustest.Connect(t, o)
+			bustest.StartWorkers(t, nc, worker.Options{Problems: []string{"goscore"}}, bustest.Logger(t))
 			in, want := samples.Pair(t, samples.Case{File: "goscore"})
 			msg, err := inproc.Request(bus.Subjects{Prefix: bus.DefaultPrefix}.Solve("goscore"), in, 10*time.Second)
 			if err != nil || string(msg.Data) != string(want) {
@@ -116,7 +116,7 @@ func TestSecurityExternalWrongCredentials(t *testing.T) {
 		"wrong password": {URL: pw.URL(), User: "club", Password: "wrong-pass"},
 		"wrong user":     {URL: pw.URL(), User: "clubs", Password: "right-pass"},
 	} {
-		_, err := bus.Connect(o, testLogger(t))
+		_, err := bus.Connect(o, bustest.Logger(t))
 		if err == nil || !strings.Contains(err.Error(), "Authorization Violation") || !strings.Contains(err.Error(), "--nats-") {
 			t.Errorf("%s: %v, want an authorization violation with a hint", name, err)
 		}
@@ -128,7 +128,7 @@ func TestSecurityExternalWrongCredentials(t *testing.T) {
 		"token":         {URL: tok.URL(), Token: "right-token"},
 		"user/password": {URL: pw.URL(), User: "club", Password: "right-pass"},
 	} {
-		nc, err := bus.Connect(o, testLogger(t))
+		nc, err := bus.Connect(o, bustest.Logger(t))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -144,11 +144,11 @@ func TestSecurityExternalWrongCredentials(t *testing.T) {
 	wrongSeed := writeSeed(t, dir, "wrong.nk", nil)
 	rightSeed := writeSeed(t, dir, "right.nk", right)
 	url := "nats://" + ns.Addr().String()
-	if _, err := bus.Connect(bus.ConnOptions{URL: url, NKeySeedFile: wrongSeed}, testLogger(t)); err == nil ||
+	if _, err := bus.Connect(bus.ConnOptions{URL: url, NKeySeedFile: wrongSeed}, bustest.Logger(t)); err == nil ||
 		!strings.Contains(err.Error(), "Authorization Violation") {
 		t.Errorf("wrong nkey: %v, want an authorization violation", err)
 	}
-	nc, err := bus.Connect(bus.ConnOptions{URL: url, NKeySeedFile: rightSeed}, testLogger(t))
+	nc, err := bus.Connect(bus.ConnOptions{URL: url, NKeySeedFile: rightSeed}, bustest.Logger(t))
 	if err != nil {
 		t.Fatalf("right nkey: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestSecurityServerCertificateDoesNotVerify(t *testing.T) {
 		"wrong name":     {URL: "tls://localhost:" + port, TLSCA: filepath.Join(dir, "ca.pem")},
 		"nats:// to TLS": {URL: "nats://127.0.0.1:" + port, TLSCA: filepath.Join(other, "ca.pem")},
 	} {
-		nc, err := bus.Connect(o, testLogger(t))
+		nc, err := bus.Connect(o, bustest.Logger(t))
 		if err == nil {
 			nc.Close()
 			t.Errorf("%s: connected to a server whose certificate does not verify", name)
@@ -188,7 +188,7 @@ func TestSecurityServerCertificateDoesNotVerify(t *testing.T) {
 			t.Errorf("%s: %v, want a certificate error", name, err)
 		}
 	}
-	nc, err := bus.Connect(bus.ConnOptions{URL: "tls://127.0.0.1:" + port, TLSCA: filepath.Join(dir, "ca.pem")}, testLogger(t))
+	nc, err := bus.Connect(bus.ConnOptions{URL: "tls://127.0.0.1:" + port, TLSCA: filepath.Join(dir, "ca.pem")}, bustest.Logger(t))
 	if err != nil {
 		t.Fatalf("the right CA: %v", err)
 	}

@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
 )
 
 // A server that wants TLS with a client certificate and an nkey: each credential
@@ -59,7 +61,7 @@ func TestConnectTLSAndNKey(t *testing.T) {
 		TLSKey:       filepath.Join(dir, "client-key.pem"),
 		NKeySeedFile: seedFile,
 	}
-	nc, err := bus.Connect(full, testLogger(t))
+	nc, err := bus.Connect(full, bustest.Logger(t))
 	if err != nil {
 		t.Fatalf("with every credential: %v", err)
 	}
@@ -73,7 +75,7 @@ func TestConnectTLSAndNKey(t *testing.T) {
 	noCert.TLSCert, noCert.TLSKey = "", ""
 	noCA.TLSCA = ""
 	for name, o := range map[string]bus.ConnOptions{"no nkey": noNKey, "no client cert": noCert, "no CA": noCA} {
-		if nc, err := bus.Connect(o, testLogger(t)); err == nil {
+		if nc, err := bus.Connect(o, bustest.Logger(t)); err == nil {
 			nc.Close()
 			t.Errorf("%s: connected", name)
 		} else {
@@ -82,7 +84,7 @@ func TestConnectTLSAndNKey(t *testing.T) {
 	}
 	bad := full
 	bad.NKeySeedFile = filepath.Join(dir, "missing.nk")
-	if _, err := bus.Connect(bad, testLogger(t)); err == nil || !strings.Contains(err.Error(), "missing.nk") {
+	if _, err := bus.Connect(bad, bustest.Logger(t)); err == nil || !strings.Contains(err.Error(), "missing.nk") {
 		t.Errorf("a missing seed file: %v, want an error naming it", err)
 	}
 }

@@ -465,14 +465,7 @@ const (
 func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if u.stream == nil {
-		s, err := u.js.Stream(ctx, u.subj.Stream())
-		if err != nil {
-			return
-		}
-		u.stream = s
-	}
-	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	last, err := u.lastResults(ctx)
 	if err != nil {
 		return false
 	}
@@ -491,7 +484,7 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 			go u.iterator().Stop()
 		}
 	}()
-	for port, m := range u.lastResults(ctx, info) {
+	for port, m := range last {
 		latest = max(latest, m.Sequence)
 		pv := u.ports[port]
 		if pv == nil {
@@ -510,12 +503,19 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 	return behind
 }
 
-// lastResults yields each port's last result in the stream (last per subject), of
-// the subjects info lists.
-func (u *Updater) lastResults(ctx context.Context, info *jetstream.StreamInfo) iter.Seq2[string, *jetstream.RawStreamMsg] {
+// lastResults yields each port's last result in the stream (last per subject).
+func (u *Updater) lastResults(ctx context.Context) (iter.Seq2[string, *jetstream.RawStreamMsg], error) {
+	stream, err := u.theStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	if err != nil {
+		return nil, err
+	}
 	return func(yield func(string, *jetstream.RawStreamMsg) bool) {
 		for subject := range info.State.Subjects {
-			m, err := u.stream.GetLastMsgForSubject(ctx, subject)
+			m, err := stream.GetLastMsgForSubject(ctx, subject)
 			if err != nil {
 				continue
 			}
@@ -523,7 +523,19 @@ func (u *Updater) lastResults(ctx context.Context, info *jetstream.StreamInfo) i
 				return
 			}
 		}
+	}, nil
+}
+
+// theStream is the history stream, looked up once.
+func (u *Updater) theStream(ctx context.Context) (jetstream.Stream, error) {
+	if u.stream == nil {
+		s, err := u.js.Stream(ctx, u.subj.Stream())
+		if err != nil {
+			return nil, err
+		}
+		u.stream = s
 	}
+	return u.stream, nil
 }
 
 // catchUpWait bounds how long a stop waits for the reader to hand on the stream's
@@ -544,19 +556,12 @@ func (u *Updater) catchUp(msgs <-chan jetstream.Msg) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), catchUpWait)
 	defer cancel()
-	if u.stream == nil {
-		s, err := u.js.Stream(ctx, u.subj.Stream())
-		if err != nil {
-			return
-		}
-		u.stream = s
-	}
-	info, err := u.stream.Info(ctx, jetstream.WithSubjectFilter(u.subj.AllResults()))
+	results, err := u.lastResults(ctx)
 	if err != nil {
 		return
 	}
 	var latest uint64
-	for _, m := range u.lastResults(ctx, info) {
+	for _, m := range results {
 		latest = max(latest, m.Sequence)
 	}
 	last := u.handed.Load()
@@ -680,12 +685,8 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if u.stream == nil {
-		s, err := u.js.Stream(ctx, u.subj.Stream())
-		if err != nil {
-			return nil
-		}
-		u.stream = s
+	if _, err := u.theStream(ctx); err != nil {
+		return nil
 	}
 	subject := u.subj.Dump(problem, port)
 	m, err := u.stream.GetLastMsgForSubject(ctx, subject)

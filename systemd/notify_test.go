@@ -1,21 +1,21 @@
 package systemd_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/sdnotifytest"
 	"github.com/goclub/scoreboard/systemd"
-	"github.com/rs/zerolog"
 )
 
 const wait = 10 * time.Second
@@ -123,24 +123,6 @@ func TestWatchdogInterval(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log output written from the watchdog goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWatchdogFollowsHealth runs the loop against a real socket: pings while the check
 // passes, none while it fails, pings again once it recovers. The check itself sends
 // markers through the same socket, so the order of datagrams tells which ping was sent
@@ -179,7 +161,7 @@ func TestWatchdogFollowsHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock.WaitFor(t, "STATUS=1 port open", wait)
-	var logs syncBuffer
+	var logs proctest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Watch(ctx, check, zerolog.New(&logs)) }()

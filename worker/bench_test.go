@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/worker"
-	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
 )
 
 // BenchmarkRequest measures requests per second and p50/p99 latency through

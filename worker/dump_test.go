@@ -7,11 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
-	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
 )
 
 // FuzzDump: any dump, whatever its subject tokens, headers and body, gets exactly one

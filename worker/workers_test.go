@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
@@ -29,42 +28,6 @@ func TestMain(m *testing.M) { proctest.Main(m) }
 func sample(t testing.TB, file string) (in, out []byte) {
 	t.Helper()
 	return samples.Pair(t, samples.Case{File: file})
-}
-
-// testLogger keeps the components' logs, and shows them if the test fails. It does
-// not write to t directly: the connections' callbacks may log after the test ended.
-func testLogger(t testing.TB) zerolog.Logger {
-	b := &proctest.Buffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", b.String())
-		}
-	})
-	return zerolog.New(zerolog.ConsoleWriter{Out: b, NoColor: true}).Level(zerolog.InfoLevel)
-}
-
-func connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
-	t.Helper()
-	nc, err := bus.Connect(o, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
-func startWorkers(t testing.TB, nc *nats.Conn, o worker.Options) *worker.Workers {
-	t.Helper()
-	w, err := worker.Start(nc, o, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return w
 }
 
 // The same suite runs on a connection in-process to the embedded server, and on one
@@ -86,12 +49,12 @@ func TestEmbeddedLoopback(t *testing.T) {
 	}
 	// The workers are in-process, as in the daemon; the client comes over TCP.
 	workersConn := srv.Daemon()
-	client := connect(t, bus.ConnOptions{URL: url})
+	client := bustest.Connect(t, bus.ConnOptions{URL: url})
 	busSuite(t, workersConn, client)
 }
 
 func busSuite(t *testing.T, workersConn, nc *nats.Conn) {
-	w := bustest.StartWorkers(t, workersConn, worker.Options{Version: "v1.2.3"}, testLogger(t))
+	w := bustest.StartWorkers(t, workersConn, worker.Options{Version: "v1.2.3"}, bustest.Logger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 
 	t.Run("solve samples", func(t *testing.T) {
@@ -305,7 +268,7 @@ func decode(t *testing.T, msg *nats.Msg) result.Record {
 func TestPrefixAndStop(t *testing.T) {
 	srv := bustest.Start(t, bustest.Options{Off: true})
 	nc := srv.Daemon()
-	w, err := worker.Start(nc, worker.Options{Prefix: "club.sb", Problems: []string{"goscore"}}, testLogger(t))
+	w, err := worker.Start(nc, worker.Options{Prefix: "club.sb", Problems: []string{"goscore"}}, bustest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +287,7 @@ func TestPrefixAndStop(t *testing.T) {
 		t.Errorf("request after Stop: %v, want no responders", err)
 	}
 	for _, o := range []worker.Options{{Prefix: "Club"}, {Prefix: "a..b"}, {Problems: []string{"chess"}}} {
-		if _, err := worker.Start(nc, o, testLogger(t)); err == nil {
+		if _, err := worker.Start(nc, o, bustest.Logger(t)); err == nil {
 			t.Errorf("Start(%+v) accepted", o)
 		}
 	}
@@ -334,8 +297,8 @@ func TestPrefixAndStop(t *testing.T) {
 // delivered once it is back, and answered by the workers on the same connection.
 func TestDumpsSurviveShortDisconnect(t *testing.T) {
 	s := proctest.StartNATS(t, proctest.NATSOptions{})
-	nc := connect(t, bus.ConnOptions{URL: s.URL()})
-	bustest.StartWorkers(t, nc, worker.Options{Problems: []string{"goscore"}}, testLogger(t))
+	nc := bustest.Connect(t, bus.ConnOptions{URL: s.URL()})
+	bustest.StartWorkers(t, nc, worker.Options{Problems: []string{"goscore"}}, bustest.Logger(t))
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	results := make(chan *nats.Msg, 64)
 	if _, err := nc.ChanSubscribe(subj.Result("goscore", "p1"), results); err != nil {
@@ -390,7 +353,7 @@ func TestWorkersOversizeAndStopBacklog(t *testing.T) {
 	srv := bustest.Start(t, bustest.Options{Off: true})
 	nc := srv.Daemon()
 	client := srv.Daemon()
-	w, err := worker.Start(nc, worker.Options{Concurrency: 1, Drain: 50 * time.Millisecond}, testLogger(t))
+	w, err := worker.Start(nc, worker.Options{Concurrency: 1, Drain: 50 * time.Millisecond}, bustest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

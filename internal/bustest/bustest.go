@@ -220,3 +220,27 @@ func StartWorkers(t testing.TB, nc *nats.Conn, o worker.Options, log zerolog.Log
 	})
 	return w
 }
+
+// Logger is a logger for what a test starts itself (a server of its own, workers on
+// a connection it made): kept in a buffer that is logged if the test fails. It does
+// not write to t directly: the connections' callbacks may log after the test ended.
+func Logger(t testing.TB) zerolog.Logger {
+	logs := &proctest.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs.String())
+		}
+	})
+	return zerolog.New(zerolog.ConsoleWriter{Out: logs, NoColor: true}).Level(zerolog.InfoLevel)
+}
+
+// Connect connects as o says, logging to Logger; closed when the test ends.
+func Connect(t testing.TB, o bus.ConnOptions) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(o, Logger(t))
+	if err != nil {
+		t.Fatalf("connect to the bus: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
