@@ -106,6 +106,10 @@ type Updater struct {
 	lagging int
 
 	repair *Repairer // nil for a stream of one replica
+	// stopLeft gives, when a stop begins, the time it may take (StopWithin); stopBy
+	// is the stop's deadline once it began.
+	stopLeft func() time.Duration
+	stopBy   time.Time
 
 	// caughtUp is set once the reader has read the stream to its end once: before,
 	// nothing is put, so a start-up puts only each port's latest, not the values it
@@ -360,12 +364,16 @@ func (u *Updater) Run(ctx context.Context) error {
 		// wait for it beyond a second.
 		close(u.quit)
 		go u.iterator().Stop()
-		t := time.NewTimer(time.Second)
+		wait := time.Second
+		if !u.stopBy.IsZero() {
+			wait = min(wait, max(time.Until(u.stopBy), 100*time.Millisecond))
+		}
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-u.reader:
 		case <-t.C:
-			u.log.Warn().Msg("stopping: the history stream's reader has not stopped within 1 s; left to stop by itself")
+			u.log.Warn().Dur("waited_ms", wait).Msg("stopping: the history stream's reader has not stopped; left to stop by itself")
 		}
 	}()
 	if u.repair != nil {
@@ -406,8 +414,9 @@ func (u *Updater) Run(ctx context.Context) error {
 				check.Reset(reconcileIdleEvery)
 			}
 		case <-ctx.Done():
-			u.catchUp(msgs)
-			u.finish()
+			u.stopBy = time.Now().Add(u.stopBound())
+			u.catchUp(msgs, u.stopBy)
+			u.finish(u.stopBy)
 			return nil
 		}
 		// A start-up waits (ticking) to have read the stream's end before it puts.
@@ -538,23 +547,39 @@ func (u *Updater) theStream(ctx context.Context) (jetstream.Stream, error) {
 	return u.stream, nil
 }
 
-// catchUpWait bounds how long a stop waits for the reader to hand on the stream's
-// latest result. It is part of the stop that the unit's TimeoutStopSec covers.
-const catchUpWait = 3 * time.Second
+// StopWithin bounds a stop's catch-up and last puts: left gives, when the stop
+// begins, the time it may still take (a daemon's: what is left of its drain, so
+// that the history does not make a stop longer than --daemon-drain). Without it a
+// stop takes at most defaultStop.
+func (u *Updater) StopWithin(left func() time.Duration) { u.stopLeft = left }
+
+// defaultStop bounds a stop without StopWithin; minStop is the least a stop gets,
+// for the last puts, when the drain has run out.
+const (
+	defaultStop = 5 * time.Second
+	minStop     = 200 * time.Millisecond
+)
+
+func (u *Updater) stopBound() time.Duration {
+	if u.stopLeft == nil {
+		return defaultStop
+	}
+	return max(u.stopLeft(), minStop)
+}
 
 // catchUp takes, at a stop, the results the reader has not handed on yet up to the
-// stream's latest result, within catchUpWait. A reader behind the stream (started
+// stream's latest result, until deadline. A reader behind the stream (started
 // again after a replicated stream's leader change) would otherwise leave the bucket
 // at what the idle comparison found, which after the repairer put back older units
 // is an older unit's board (TestFaultClusterNodeAndWorkerKilled: unit 3,616 of
 // 3,663, the reader started again from the stream's start 1 s before the stop).
-func (u *Updater) catchUp(msgs <-chan jetstream.Msg) {
+func (u *Updater) catchUp(msgs <-chan jetstream.Msg, deadline time.Time) {
 	defer func() {
 		for range len(msgs) {
 			u.take(<-msgs)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), catchUpWait)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	results, err := u.lastResults(ctx)
 	if err != nil {
@@ -573,7 +598,7 @@ func (u *Updater) catchUp(msgs <-chan jetstream.Msg) {
 				last = meta.Sequence.Stream
 			}
 		case <-ctx.Done():
-			u.log.Warn().Uint64("stream_seq", latest).Uint64("read", last).Dur("bound_ms", catchUpWait).
+			u.log.Warn().Uint64("stream_seq", latest).Uint64("read", last).
 				Msg("stopping: the history stream's reader has not reached the stream's latest result; the bucket may show an older board until the next start")
 			return
 		}
@@ -798,18 +823,27 @@ func (u *Updater) refuse(port string, err error) {
 		Msg("the history bucket did not take the port's latest board; the scoreboard is not affected")
 }
 
-// finish waits a little for the puts in flight, so a clean stop keeps the last board.
-func (u *Updater) finish() {
-	u.pump(time.Now())
-	select {
-	case <-u.js.PublishAsyncComplete():
-	case <-time.After(2 * time.Second):
-	}
-	u.pump(time.Now())
-	select {
-	case <-u.js.PublishAsyncComplete():
-	case <-time.After(2 * time.Second):
-		u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
+// finish waits for the puts in flight until deadline, so a clean stop keeps the last
+// board.
+func (u *Updater) finish(deadline time.Time) {
+	// Twice: a put acked may let the next value of its port go.
+	for range 2 {
+		u.pump(time.Now())
+		done := u.js.PublishAsyncComplete()
+		select {
+		case <-done:
+			continue
+		default:
+		}
+		t := time.NewTimer(max(time.Until(deadline), 0))
+		select {
+		case <-done:
+			t.Stop()
+			continue
+		case <-t.C:
+			u.log.Warn().Msg("stopping: the history bucket has not acked the last boards")
+			return
+		}
 	}
 }
 

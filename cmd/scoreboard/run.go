@@ -316,6 +316,9 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 
 	// The history's bucket: each port's latest board. It stops after the ports.
 	if updater != nil {
+		// Its stop (the stream read to its end, the last boards put) takes what is
+		// left of --daemon-drain, so the history does not lengthen a stop.
+		updater.StopWithin(func() time.Duration { return c.Daemon.Drain - stopping.since() })
 		g.Go(func() error { return updater.Run(histCtx) })
 	}
 	if keeper != nil {
