@@ -69,6 +69,21 @@ func DumpID(origin string, seq uint64) string { return msgID("d.", origin, seq) 
 // whoever publishes it: every worker that answers it, and the daemon when none did.
 func ResultID(origin string, seq uint64) string { return msgID("r.", origin, seq) }
 
+// ParseResultID is ResultID's inverse: the origin and seq a result's Nats-Msg-Id
+// names; ok is false for any other id.
+func ParseResultID(id string) (origin string, seq uint64, ok bool) {
+	rest, found := strings.CutPrefix(id, "r.")
+	i := strings.LastIndexByte(rest, '.')
+	if !found || i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(rest[i+1:], 10, 64)
+	if err != nil || seq == 0 {
+		return "", 0, false
+	}
+	return rest[:i], seq, true
+}
+
 func msgID(kind, origin string, seq uint64) string {
 	if origin == "" || seq == 0 {
 		return ""

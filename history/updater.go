@@ -71,9 +71,9 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 // another (a daemon killed before its last put), after a lost connection or
 // JetStream it goes on where it was, and what the bucket holds last is the stream's
 // last, never a result the stream did not keep. It never holds a port back: the
-// ports publish on the bus, and the stream captures on the server; its reader tells
-// the display writers which results are stored (NoteStored), which they wait for,
-// boundedly, before they write the answers.
+// ports publish on the bus, and the stream captures on the server; a reader of its
+// own tells the display writers which results are stored (NoteStored), which they
+// wait for, boundedly, before they write the answers.
 //
 // It puts at most one value a port at a time, without waiting for the ack, and when
 // results come faster than the bucket acks, only a port's latest value is put. A put
@@ -86,8 +86,7 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
-	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
+	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan jetstream.Msg
@@ -95,6 +94,11 @@ type Updater struct {
 	it     jetstream.MessagesContext // the reader's, under itMu
 	reader chan struct{}             // closed when the reader has stopped
 	quit   chan struct{}             // closed when Run returns
+	// The reader of the results stored, for NoteStored: notesIt under notesMu,
+	// notesDone closed when it has stopped (nil without one).
+	notesMu   sync.Mutex
+	notesIt   jetstream.MessagesContext
+	notesDone chan struct{}
 
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
@@ -152,13 +156,6 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // loads the block the stream is writing, which the store then cannot recycle (8 MB
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
-
-// NoteStored has the updater's reader of the stream tell stored of every result it
-// reads (its publisher's origin and its unit's seq), as it reads it: the result is
-// in the store then, and a display writer holding the unit's answer for it
-// (daemon.Stored) may write it. It is called from the reader, not the actor, so that
-// a slow put or look-up does not hold answers back. Call it before the ports start.
-func (u *Updater) NoteStored(stored func(origin string, seq uint64)) { u.stored.Store(&stored) }
 
 // Puts is how many values the bucket has acked; Refused how many it refused;
 // LostUnits how many values were put without their unit, not found in the stream
@@ -300,10 +297,6 @@ func (u *Updater) read(cons jetstream.Consumer) {
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
 		}
-		if note := u.stored.Load(); note != nil {
-			seq, origin := scanSeqOrigin(m.Data())
-			(*note)(origin, seq)
-		}
 		select {
 		case u.msgs <- m:
 			u.handed.Store(last)
@@ -368,6 +361,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		if !u.stopBy.IsZero() {
 			wait = min(wait, max(time.Until(u.stopBy), 100*time.Millisecond))
 		}
+		u.stopNotes(time.Now().Add(wait))
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -422,7 +416,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		// A start-up waits (ticking) to have read the stream's end before it puts.
 		pending := true
 		if u.caughtUp || time.Since(u.started) > startPatience {
-			pending = u.pump(time.Now().Add(-putInterval))
+			pending = u.pump(ctx, time.Now().Add(-putInterval))
 		}
 		if pending != ticking {
 			ticking = pending
@@ -495,21 +489,29 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 	}()
 	for port, m := range last {
 		latest = max(latest, m.Sequence)
-		pv := u.ports[port]
-		if pv == nil {
-			pv = &portValue{}
-			u.ports[port] = pv
+		if u.takeLast(port, m) {
+			u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).
+				Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
+			behind = true
 		}
-		unitSeq, origin := scanSeqOrigin(m.Data)
-		if !pv.newer(origin, unitSeq, m.Sequence) {
-			continue
-		}
-		u.warn.Warn(&u.log, "reconcile").Str("port", port).Uint64("stream_seq", m.Sequence).Uint64("had", pv.seq).
-			Msg("the stream's latest result of the port had not reached the bucket's updater; taken from the stream")
-		pv.set(m.Data, m.Time, m.Sequence, origin, unitSeq)
-		behind = true
 	}
 	return behind
+}
+
+// takeLast makes the stream's last result of a port its next value, if it is newer
+// than the one the updater has; it reports whether it was.
+func (u *Updater) takeLast(port string, m *jetstream.RawStreamMsg) bool {
+	pv := u.ports[port]
+	if pv == nil {
+		pv = &portValue{}
+		u.ports[port] = pv
+	}
+	unitSeq, origin := scanSeqOrigin(m.Data)
+	if !pv.newer(origin, unitSeq, m.Sequence) {
+		return false
+	}
+	pv.set(m.Data, m.Time, m.Sequence, origin, unitSeq)
+	return true
 }
 
 // lastResults yields each port's last result in the stream (last per subject).
@@ -585,9 +587,12 @@ func (u *Updater) catchUp(msgs <-chan jetstream.Msg, deadline time.Time) {
 	if err != nil {
 		return
 	}
+	// Each port's last result at once, as the idle comparison takes it: a reader
+	// far behind (a stream of large dumps, under load) may not reach it in time.
 	var latest uint64
-	for _, m := range results {
+	for port, m := range results {
 		latest = max(latest, m.Sequence)
+		u.takeLast(port, m)
 	}
 	last := u.handed.Load()
 	for last < latest {
@@ -659,13 +664,13 @@ func (pv *portValue) set(result []byte, at time.Time, seq uint64, origin string,
 // stored, its stream sequence, and for othello the board after the command. ok is
 // false when the result names a unit whose text was not found (nil value), or when
 // the result is not one of port's (nil value: nothing to put).
-func (u *Updater) value(port string, pv *portValue) (value []byte, ok bool) {
+func (u *Updater) value(ctx context.Context, port string, pv *portValue) (value []byte, ok bool) {
 	res, err := result.Decode(pv.result)
 	if err != nil || res.Port != port {
 		u.warn.Warn(&u.log, "bad result").Str("port", port).Msg("a message on a results subject is not a result of its port; not kept in the bucket")
 		return nil, true
 	}
-	unit := u.unit(res.Problem, res.Port, res.Origin, res.Seq)
+	unit := u.unit(ctx, res.Problem, res.Port, res.Origin, res.Seq)
 	if unit == nil && res.Seq != 0 {
 		if pv.lookups++; pv.lookups < lookupTries {
 			return nil, false
@@ -699,7 +704,7 @@ const maxLookups = 40
 // the updater as much again. Most often the port's last dump is the one; with units
 // in flight it is a little earlier on the same subject, where a port's dumps are in
 // seq order. nil if it is not found.
-func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
+func (u *Updater) unit(ctx context.Context, problem, port, origin string, seq uint64) []byte {
 	if seq == 0 {
 		return nil // a dump by hand: nothing tells which one
 	}
@@ -708,7 +713,7 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 			return unit
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := u.theStream(ctx); err != nil {
 		return nil
@@ -762,7 +767,10 @@ func (u *Updater) unit(problem, port, origin string, seq uint64) []byte {
 // pump collects the acks that came and puts the values waiting, one a port, of the
 // ports whose last put was sent before since.
 // It reports whether anything is left: a value to put, or a put awaiting its ack.
-func (u *Updater) pump(since time.Time) (pending bool) {
+//
+// Its look-ups end with ctx: a stop does not wait for them (a tool's unit, not in
+// LookUpFirst's, looked up in a stream of large dumps under load took seconds).
+func (u *Updater) pump(ctx context.Context, since time.Time) (pending bool) {
 	now := time.Now()
 	for port, pv := range u.ports {
 		if pv.put != nil {
@@ -789,7 +797,10 @@ func (u *Updater) pump(since time.Time) (pending bool) {
 		if pv.result == nil || pv.sent.After(since) || now.Before(pv.notBefore) {
 			continue
 		}
-		value, ok := u.value(port, pv)
+		value, ok := u.value(ctx, port, pv)
+		if ctx.Err() != nil {
+			break // a look-up cut short proves nothing of its unit
+		}
 		if !ok {
 			// Its unit not found: looked up again a moment later (a look-up that
 			// timed out on a busy machine), up to lookupTries.
@@ -826,9 +837,11 @@ func (u *Updater) refuse(port string, err error) {
 // finish waits for the puts in flight until deadline, so a clean stop keeps the last
 // board.
 func (u *Updater) finish(deadline time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	// Twice: a put acked may let the next value of its port go.
 	for range 2 {
-		u.pump(time.Now())
+		u.pump(ctx, time.Now())
 		done := u.js.PublishAsyncComplete()
 		select {
 		case <-done:

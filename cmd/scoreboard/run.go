@@ -221,8 +221,13 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			// history is not storing (a full disk), and never past daemon.DefaultStoreWait.
 			if holdForHistory {
 				k := keeper
-				cfg.Stored = daemon.NewStored(func() bool { return k == nil || k.OK() })
-				updater.NoteStored(cfg.Stored.Note)
+				stored := daemon.NewStored(func() bool { return k == nil || k.OK() })
+				if err := updater.NoteStored(stored.Note); err != nil {
+					// The answers are then written as they come, as with the history off.
+					log.Warn().Err(err).Msg("the answers are not held until the history stores their results")
+				} else {
+					cfg.Stored = stored
+				}
 			}
 		}
 	}
@@ -301,6 +306,10 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 	g.Go(func() error {
 		defer stop()
 		defer stopHistory()
+		// The ports have drained: the workers stop now, beside the history's bucket
+		// (which takes their last results as it can), each with what is left of the
+		// drain, so that a stop under load takes --daemon-drain, not more.
+		defer g.Go(func() error { stopTheWorkers(); return nil })
 		if len(cfg.Ports) == 0 && !reloading {
 			<-runCtx.Done()
 			return nil

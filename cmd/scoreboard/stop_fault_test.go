@@ -242,9 +242,10 @@ func portCounts(output string) map[string]map[string]int {
 // client keeps the workers busy with heavy capture dumps (100 a second, some 10 ms
 // of a solver each, many more under load: a backlog builds, which the workers' stop
 // gives its error results). Every run exits 0, without a panic, within --drain and
-// 2 s; every unit each port read has its answer on the port, in order: none is
-// stopped, none gets an error line, none vanishes, and no subscription but the
-// flood's own drops a message (slow consumer).
+// 2 s (the daemon's log of the stop is printed when not); every unit each port read
+// has its answer on the port, in order: none is stopped, none gets an error line,
+// none vanishes, and no subscription but the flood's own drops a message (slow
+// consumer).
 func TestFaultStopUnderLoad(t *testing.T) {
 	runs := envInt(t, "SCOREBOARD_STOP_RUNS", 3)
 	// Under the flood a quiet machine answers some 1,200 boards a second for the
@@ -313,14 +314,8 @@ func TestFaultStopUnderLoad(t *testing.T) {
 			panics++
 			t.Errorf("run %d: exit %v; output:\n%s", i+1, err, out)
 		}
-		// Issue 20 asks for --drain + 2 s. Under the load stage's busy loops, with the
-		// history on, 1 or 2 runs of 20 took longer (8.2, 11.8 and 14.9 s with a 6 s
-		// drain) while every unit was answered: that goal is open (issue 20); this
-		// bound catches a stop that hangs.
-		if took > drain+10*time.Second {
-			t.Errorf("run %d: exited %v after SIGTERM, want within --drain %v + 10s", i+1, took, drain)
-		} else if took > drain+2*time.Second {
-			t.Logf("run %d: exited %v after SIGTERM, beyond --drain %v + 2s", i+1, took, drain)
+		if took > drain+2*time.Second {
+			t.Errorf("run %d: exited %v after SIGTERM, want within --drain %v + 2s; the stop:\n%s", i+1, took, drain, stopTrace(out))
 		}
 		counts := portCounts(out)
 		w := logLines(out, "workers stopped")
@@ -548,4 +543,15 @@ func TestUnitTimeoutStopCoversDrain(t *testing.T) {
 	if longest := 2*defaultDrain + 2*time.Second; stop <= longest {
 		t.Fatalf("TimeoutStopSec=%v: want more than a clean stop's longest, %v (--drain %v)", stop, longest, defaultDrain)
 	}
+}
+
+// stopTrace is the daemon's log from its "stopping" line on, one line each, for a
+// stop that took too long: when each actor said it was done.
+func stopTrace(out string) string {
+	i := strings.Index(out, `"stopping"`)
+	if i < 0 {
+		return "(no stopping line)"
+	}
+	j := strings.LastIndexByte(out[:i], '\n')
+	return out[j+1:]
 }
