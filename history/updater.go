@@ -28,7 +28,10 @@ import (
 const (
 	// updaterQueue is how many results wait for the actor, read from the stream
 	// ahead of it; the reader waits beyond (a consumer of the stream drops nothing).
-	updaterQueue = 4096
+	// The reader also tells the display writers which results are stored
+	// (NoteStored), so it must not wait on an actor busy with a look-up (up to 5 s):
+	// 65,536 is 20 s of three ports' flood (1 MB of queue).
+	updaterQueue = 1 << 16
 	// putTimeout bounds the wait for the bucket's ack of a put.
 	putTimeout = 5 * time.Second
 	// maxPending bounds the puts waiting for their ack. There is at most one a port.
@@ -86,7 +89,8 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	local  func(port, origin string, seq uint64) []byte // see LookUpFirst
+	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
+	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
 	ports  map[string]*portValue
 	stream jetstream.Stream // found at the first lookup
 	msgs   chan jetstream.Msg
@@ -94,11 +98,12 @@ type Updater struct {
 	it     jetstream.MessagesContext // the reader's, under itMu
 	reader chan struct{}             // closed when the reader has stopped
 	quit   chan struct{}             // closed when Run returns
-	// The reader of the results stored, for NoteStored: notesIt under notesMu,
-	// notesDone closed when it has stopped (nil without one).
-	notesMu   sync.Mutex
-	notesIt   jetstream.MessagesContext
-	notesDone chan struct{}
+	// The start's reader of the results stored before Subscribe (the stream's last
+	// startWindow messages, up to windowEnd): windowIt, under itMu; windowRead set
+	// once it has handed them on, or given up.
+	windowIt   jetstream.MessagesContext
+	windowEnd  uint64
+	windowRead atomic.Bool
 
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
@@ -115,11 +120,7 @@ type Updater struct {
 	stopLeft func() time.Duration
 	stopBy   time.Time
 
-	// caughtUp is set once the reader has read the stream to its end once: before,
-	// nothing is put, so a start-up puts only each port's latest, not the values it
-	// reads on the way (startPatience bounds the wait).
-	caughtUp bool
-	started  time.Time
+	started time.Time
 }
 
 // portValue is a port's latest result, and the put in flight of an earlier one.
@@ -157,6 +158,15 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
 
+// NoteStored has the updater's reader of the stream tell stored of every result it
+// reads (its publisher's origin and its unit's seq, from its Nats-Msg-Id), as it
+// reads it: the result is in the store then, and a display writer holding the unit's
+// answer for it (daemon.Stored) may write it. It is called from the reader, not the
+// actor, so that a slow put or look-up does not hold answers back; the reader starts
+// at the stream's end (the start window has its own), so that a start on a stream of
+// large dumps does not either. Call it before the ports start.
+func (u *Updater) NoteStored(stored func(origin string, seq uint64)) { u.stored.Store(&stored) }
+
 // Puts is how many values the bucket has acked; Refused how many it refused;
 // LostUnits how many values were put without their unit, not found in the stream
 // after lookupTries look-ups.
@@ -178,38 +188,42 @@ func (u *Updater) Pending() int {
 func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
 
 // Subscribe reads what the bucket holds, and starts reading the stream's results:
-// each port's latest first, then every result as it is stored. Run then takes them.
-// Call it before the ports start, so a stream or a bucket that cannot be read is
-// told at start-up.
+// those of the stream's last startWindow messages, and every result stored from now
+// on. Run then takes them. Call it before the ports start, so a stream or a bucket
+// that cannot be read is told at start-up.
 func (u *Updater) Subscribe() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := u.readBucket(ctx); err != nil {
 		return err
 	}
-	// The last startWindow messages of the stream: each port's results in flight at
-	// the end, so the latest is its last unit's, not the last stored (reconcile
-	// takes, when idle, the ports whose last result is older).
 	stream, err := u.js.Stream(ctx, u.subj.Stream())
 	if err != nil {
 		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
 	}
 	u.stream = stream
 	last := stream.CachedInfo().State.LastSeq
-	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{u.subj.AllResults()},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    max(last, startWindow) - startWindow + 1,
-	})
-	if err != nil {
-		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
-	}
+	// Two readers: the start window's, which stops at last, and the reader of what
+	// is stored from now on, which tells the display writers (NoteStored). One
+	// reader of both took seconds through a window of large dumps under load, every
+	// answer held meanwhile; a second consumer of every result cost 12-15% of the
+	// daemon's CPU at a flood.
+	u.windowEnd = last
+	u.handed.Store(last) // what the window holds is the window reader's
 	u.msgs = make(chan jetstream.Msg, updaterQueue)
-	if u.it, err = cons.Messages(); err != nil {
-		return fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	if u.it, err = u.results(ctx, last+1); err != nil {
+		return err
 	}
 	u.reader, u.quit = make(chan struct{}), make(chan struct{})
-	go u.read(cons)
+	go u.read()
+	if last == 0 {
+		u.windowRead.Store(true)
+	} else if u.windowIt, err = u.results(ctx, max(last, startWindow)-startWindow+1); err != nil {
+		u.log.Warn().Err(err).Msg("reading the history stream's last results; the idle comparison takes each port's last")
+		u.windowRead.Store(true)
+	} else {
+		go u.readWindow(u.windowIt)
+	}
 	if u.repair != nil {
 		if err := u.repair.Subscribe(); err != nil {
 			close(u.quit)
@@ -219,6 +233,50 @@ func (u *Updater) Subscribe() error {
 		}
 	}
 	return nil
+}
+
+// results reads the stream's results from stream sequence from on.
+func (u *Updater) results(ctx context.Context, from uint64) (jetstream.MessagesContext, error) {
+	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{u.subj.AllResults()},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    max(from, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("history: read stream %s: %w", u.subj.Stream(), err)
+	}
+	return it, nil
+}
+
+// readWindow hands on the results stored before Subscribe, from the start window
+// to windowEnd: each port's results in flight at the end, so that the latest is its
+// last unit's, not the last stored (the idle comparison takes each port's last
+// stored, should this reader fail).
+func (u *Updater) readWindow(it jetstream.MessagesContext) {
+	defer u.windowRead.Store(true)
+	defer it.Stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			return // stopped by Run, or failed
+		}
+		meta, err := m.Metadata()
+		if err != nil || meta.Sequence.Stream > u.windowEnd {
+			return
+		}
+		select {
+		case u.msgs <- m:
+		case <-u.quit:
+			return
+		}
+		if meta.Sequence.Stream == u.windowEnd || meta.NumPending == 0 {
+			return
+		}
+	}
 }
 
 // startWindow is how many of the stream's last messages the updater reads at start:
@@ -257,9 +315,9 @@ func (u *Updater) readBucket(ctx context.Context) error {
 // read hands the stream's results to the actor, until the iterator is stopped. The
 // ordered consumer starts again by itself after a lost connection or JetStream,
 // from the first result it has not read.
-func (u *Updater) read(cons jetstream.Consumer) {
+func (u *Updater) read() {
 	defer close(u.reader)
-	var last uint64 // the stream sequence of the last result handed on
+	last := u.windowEnd // the stream sequence of the last result handed on
 	it := u.iterator()
 	failed := 0 // errors in a row
 	for {
@@ -297,6 +355,11 @@ func (u *Updater) read(cons jetstream.Consumer) {
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
 		}
+		if note := u.stored.Load(); note != nil {
+			if origin, seq, ok := bus.ParseResultID(m.Headers().Get(nats.MsgIdHdr)); ok {
+				(*note)(origin, seq)
+			}
+		}
 		select {
 		case u.msgs <- m:
 			u.handed.Store(last)
@@ -318,20 +381,7 @@ func (u *Updater) iterator() jetstream.MessagesContext {
 func (u *Updater) restart(last uint64) jetstream.MessagesContext {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{u.subj.AllResults()}}
-	if last > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
-	} else if s, err := u.js.Stream(ctx, u.subj.Stream()); err == nil {
-		// Nothing handed on yet: the stream's last startWindow messages, as at the
-		// start, not the whole stream.
-		end := s.CachedInfo().State.LastSeq
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, max(end, startWindow)-startWindow+1
-	}
-	cons, err := u.js.OrderedConsumer(ctx, u.subj.Stream(), cfg)
-	var it jetstream.MessagesContext
-	if err == nil {
-		it, err = cons.Messages()
-	}
+	it, err := u.results(ctx, last+1)
 	if err != nil {
 		u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket again; trying again")
 		return nil
@@ -357,11 +407,13 @@ func (u *Updater) Run(ctx context.Context) error {
 		// wait for it beyond a second.
 		close(u.quit)
 		go u.iterator().Stop()
+		if u.windowIt != nil && !u.windowRead.Load() {
+			go u.windowIt.Stop()
+		}
 		wait := time.Second
 		if !u.stopBy.IsZero() {
 			wait = min(wait, max(time.Until(u.stopBy), 100*time.Millisecond))
 		}
-		u.stopNotes(time.Now().Add(wait))
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -415,7 +467,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		}
 		// A start-up waits (ticking) to have read the stream's end before it puts.
 		pending := true
-		if u.caughtUp || time.Since(u.started) > startPatience {
+		if u.windowRead.Load() || time.Since(u.started) > startPatience {
 			pending = u.pump(ctx, time.Now().Add(-putInterval))
 		}
 		if pending != ticking {
@@ -631,9 +683,8 @@ func (u *Updater) take(m jetstream.Msg) {
 	if err != nil {
 		return
 	}
-	u.behind.Store(meta.NumPending)
-	if meta.NumPending == 0 {
-		u.caughtUp = true
+	if meta.Sequence.Stream > u.windowEnd {
+		u.behind.Store(meta.NumPending) // the reader's, not the start window's
 	}
 	subject := m.Subject()
 	port := subject[strings.LastIndexByte(subject, '.')+1:]

@@ -221,13 +221,8 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			// history is not storing (a full disk), and never past daemon.DefaultStoreWait.
 			if holdForHistory {
 				k := keeper
-				stored := daemon.NewStored(func() bool { return k == nil || k.OK() })
-				if err := updater.NoteStored(stored.Note); err != nil {
-					// The answers are then written as they come, as with the history off.
-					log.Warn().Err(err).Msg("the answers are not held until the history stores their results")
-				} else {
-					cfg.Stored = stored
-				}
+				cfg.Stored = daemon.NewStored(func() bool { return k == nil || k.OK() })
+				updater.NoteStored(cfg.Stored.Note)
 			}
 		}
 	}
