@@ -652,7 +652,7 @@ func (u *Updater) catchUp(msgs <-chan jetstream.Msg, deadline time.Time) {
 		case m := <-msgs:
 			u.take(m)
 			if meta, err := m.Metadata(); err == nil {
-				last = meta.Sequence.Stream
+				last = max(last, meta.Sequence.Stream) // the start window's are older
 			}
 		case <-ctx.Done():
 			u.log.Warn().Uint64("stream_seq", latest).Uint64("read", last).
