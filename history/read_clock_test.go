@@ -18,6 +18,18 @@ type clockMsg struct {
 	header  nats.Header
 }
 
+// clockDump and clockResult are unit seq's dump and result, of origin o1 on port
+// hall.
+func clockDump(seq string) clockMsg {
+	return clockMsg{subject: bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("goscore", "hall"), data: []byte("unit " + seq),
+		header: nats.Header{bus.HeaderSeq: {seq}, bus.HeaderOrigin: {"o1"}, bus.HeaderLine: {"1"}}}
+}
+
+func clockResult(seq string) clockMsg {
+	return clockMsg{subject: bus.Subjects{Prefix: bus.DefaultPrefix}.Result("goscore", "hall"),
+		data: []byte(`{"problem":"goscore","port":"hall","seq":` + seq + `,"origin":"o1","answer":"1 2\n"}`)}
+}
+
 func (m clockMsg) Subject() string      { return m.subject }
 func (m clockMsg) Data() []byte         { return m.data }
 func (m clockMsg) Headers() nats.Header { return m.header }
@@ -29,14 +41,7 @@ func (m clockMsg) Headers() nats.Header { return m.header }
 func TestReadOrderUnderClockJumps(t *testing.T) {
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	t0 := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
-	dump := func(seq string) clockMsg {
-		return clockMsg{subject: subj.Dump("goscore", "hall"), data: []byte("unit " + seq),
-			header: nats.Header{bus.HeaderSeq: {seq}, bus.HeaderOrigin: {"o1"}, bus.HeaderLine: {"1"}}}
-	}
-	result := func(seq string) clockMsg {
-		return clockMsg{subject: subj.Result("goscore", "hall"),
-			data: []byte(`{"problem":"goscore","port":"hall","seq":` + seq + `,"origin":"o1","answer":"1 2\n"}`)}
-	}
+	dump, result := clockDump, clockResult
 	for _, jump := range []struct {
 		name string
 		by   time.Duration

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -71,14 +70,7 @@ func TestBucketLatestUnderClockJumps(t *testing.T) {
 func TestReadLastUnderClockJumps(t *testing.T) {
 	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
 	t0 := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
-	dump := func(seq string) clockMsg {
-		return clockMsg{subject: subj.Dump("goscore", "hall"), data: []byte("unit " + seq),
-			header: nats.Header{bus.HeaderSeq: {seq}, bus.HeaderOrigin: {"o1"}, bus.HeaderLine: {"1"}}}
-	}
-	result := func(seq string) clockMsg {
-		return clockMsg{subject: subj.Result("goscore", "hall"),
-			data: []byte(`{"problem":"goscore","port":"hall","seq":` + seq + `,"origin":"o1","answer":"1 2\n"}`)}
-	}
+	dump, result := clockDump, clockResult
 	for _, jump := range []time.Duration{24 * time.Hour, -365 * 24 * time.Hour} {
 		var got []uint64
 		p := newPairer(Query{Last: 3}, subj, func(e *Entry) error { got = append(got, e.Seq); return nil })
