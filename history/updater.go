@@ -99,8 +99,8 @@ type Updater struct {
 	reader chan struct{}             // closed when the reader has stopped
 	quit   chan struct{}             // closed when Run returns
 	// The start's reader of the results stored before Subscribe (the stream's last
-	// startWindow messages, up to windowEnd): windowIt, under itMu; windowRead set
-	// once it has handed them on, or given up.
+	// startWindow messages, up to windowEnd): windowIt, set before Run; windowRead
+	// set once it has handed them on, or given up.
 	windowIt   jetstream.MessagesContext
 	windowEnd  uint64
 	windowRead atomic.Bool

@@ -29,7 +29,7 @@ import (
 const portStateEvery = 5 * time.Second
 
 // holdForHistory has the display writers hold each answer until the history has
-// stored its unit's result (daemon.Stored); BenchmarkHistoryCost turns it off to
+// stored its unit's result (daemon.Stored); BenchmarkHistoryHold turns it off to
 // measure what the hold costs.
 var holdForHistory = true
 

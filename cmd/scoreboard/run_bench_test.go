@@ -91,12 +91,39 @@ func BenchmarkPipeline(b *testing.B) {
 // It reports each one's boards/s and the ratios on/off, by wall time and by CPU
 // time (the process's, user and system).
 func BenchmarkHistoryCost(b *testing.B) {
+	benchAlternating(b, "off", "on", func(on bool) []string {
+		if on {
+			return []string{"--state-dir", b.TempDir()}
+		}
+		return []string{"--history=false"}
+	})
+}
+
+// BenchmarkHistoryHold is what holding each answer until the history has stored its
+// result costs (daemon.Stored): `run --port -` with the history on, 10,000 goscore
+// boards, the answers held against not held (the code before the hold), the two
+// alternating within every op. It reports each one's boards/s and the ratio
+// held/not held, by wall time and by CPU time.
+func BenchmarkHistoryHold(b *testing.B) {
+	defer func() { holdForHistory = true }()
+	benchAlternating(b, "not-held", "held", func(hold bool) []string {
+		holdForHistory = hold
+		return []string{"--state-dir", b.TempDir()}
+	})
+}
+
+// benchAlternating runs 10,000 goscore boards through `run --port -` twice an op,
+// with the flags before(false) gives and then those of before(true), and reports
+// each one's boards/s and the ratios second/first by wall and by CPU time, named
+// by base and other.
+func benchAlternating(b *testing.B, base, other string, before func(second bool) []string) {
 	const boards = 10000
 	in := goscoreBoards(boards)
 	args := []string{"run", "--nats-listen", "off", "--http", "off", "--log-level", "warn", "--port", "-", "--problem", "goscore"}
-	var wall, cpu [2]time.Duration // off, on
+	var wall, cpu [2]time.Duration
 	for b.Loop() {
-		for i, extra := range [][]string{{"--history=false"}, {"--state-dir", b.TempDir()}} {
+		for i, second := range []bool{false, true} {
+			extra := before(second)
 			start, c := time.Now(), proctest.CPUTime()
 			if code := runMain(context.Background(), append(args[:len(args):len(args)], extra...), stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
 				b.Fatalf("%v: exit %d", extra, code)
@@ -106,37 +133,8 @@ func BenchmarkHistoryCost(b *testing.B) {
 		}
 	}
 	n := float64(boards * b.N)
-	b.ReportMetric(n/wall[0].Seconds(), "off-boards/s")
-	b.ReportMetric(n/wall[1].Seconds(), "on-boards/s")
-	b.ReportMetric(100*wall[0].Seconds()/wall[1].Seconds(), "on/off-wall-%")
-	b.ReportMetric(100*cpu[0].Seconds()/cpu[1].Seconds(), "on/off-cpu-%")
-}
-
-// BenchmarkHistoryHold is what holding each answer until the history has stored its
-// result costs (daemon.Stored): `run --port -` with the history on, 10,000 goscore
-// boards, the answers held against not held (the code before the hold), the two
-// alternating within every op. It reports each one's boards/s and the ratio
-// held/not held, by wall time and by CPU time.
-func BenchmarkHistoryHold(b *testing.B) {
-	const boards = 10000
-	in := goscoreBoards(boards)
-	args := []string{"run", "--nats-listen", "off", "--http", "off", "--log-level", "warn", "--port", "-", "--problem", "goscore"}
-	defer func() { holdForHistory = true }()
-	var wall, cpu [2]time.Duration // not held, held
-	for b.Loop() {
-		for i, hold := range []bool{false, true} {
-			holdForHistory = hold
-			start, c := time.Now(), proctest.CPUTime()
-			if code := runMain(context.Background(), append(args[:len(args):len(args)], "--state-dir", b.TempDir()), stdio{bytes.NewReader(in), io.Discard, io.Discard}); code != 0 {
-				b.Fatalf("hold %v: exit %d", hold, code)
-			}
-			wall[i] += time.Since(start)
-			cpu[i] += proctest.CPUTime() - c
-		}
-	}
-	n := float64(boards * b.N)
-	b.ReportMetric(n/wall[0].Seconds(), "not-held-boards/s")
-	b.ReportMetric(n/wall[1].Seconds(), "held-boards/s")
-	b.ReportMetric(100*wall[0].Seconds()/wall[1].Seconds(), "held/not-held-wall-%")
-	b.ReportMetric(100*cpu[0].Seconds()/cpu[1].Seconds(), "held/not-held-cpu-%")
+	b.ReportMetric(n/wall[0].Seconds(), base+"-boards/s")
+	b.ReportMetric(n/wall[1].Seconds(), other+"-boards/s")
+	b.ReportMetric(100*wall[0].Seconds()/wall[1].Seconds(), other+"/"+base+"-wall-%")
+	b.ReportMetric(100*cpu[0].Seconds()/cpu[1].Seconds(), other+"/"+base+"-cpu-%")
 }
