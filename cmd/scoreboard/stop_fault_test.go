@@ -548,7 +548,7 @@ func TestUnitTimeoutStopCoversDrain(t *testing.T) {
 // stopTrace is the daemon's log from its "stopping" line on, one line each, for a
 // stop that took too long: when each actor said it was done.
 func stopTrace(out string) string {
-	i := strings.Index(out, `"stopping"`)
+	i := strings.Index(out, `"message":"stopping"`)
 	if i < 0 {
 		return "(no stopping line)"
 	}
