@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -389,15 +390,42 @@ func (s *NATSServer) Start() {
 	s.start()
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a loopback TCP port that was free a moment ago, below the
+// kernel's ephemeral range when it can: a port the kernel hands out (":0") is also
+// what it gives the next outgoing connection as its source port, and under CI's
+// load stage one did, before the nats-server it was for could listen on it
+// ("bind: address already in use", TestLeagueNATSServerClusterHubFault).
 func FreePort(t testing.TB) int {
 	t.Helper()
+	if low := ephemeralLow(); low > 10000+1000 {
+		for range 100 {
+			port := 10000 + rand.IntN(low-10000)
+			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				l.Close()
+				return port
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("free port: %v", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the first port of Linux's ephemeral range, 0 when unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
 }
 
 // WaitTCP waits until addr accepts TCP connections, failing the test after timeout.
