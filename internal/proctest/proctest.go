@@ -391,10 +391,10 @@ func (s *NATSServer) Start() {
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago, below the
-// kernel's ephemeral range when it can: a port the kernel hands out (":0") is also
-// what it gives the next outgoing connection as its source port, and under CI's
-// load stage one did, before the nats-server it was for could listen on it
-// ("bind: address already in use", TestLeagueNATSServerClusterHubFault).
+// kernel's ephemeral range when it can: the kernel hands ports of that range to
+// every ":0" listener and outgoing connection on the machine, and under CI's load
+// stage one such port was taken before the nats-server it was for could listen on
+// it ("bind: address already in use", TestLeagueNATSServerClusterHubFault).
 func FreePort(t testing.TB) int {
 	t.Helper()
 	if low := ephemeralLow(); low > 10000+1000 {
