@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -79,6 +80,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Replicas:    replicas,
 		NoAck:       true,
 		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
+		MaxMsgSize:  MaxMsgSize(),
 	}
 	if replicas > 1 {
 		// A replicated stream loses what the bus carries while it elects a leader;
@@ -200,4 +202,18 @@ func Recovered(ctx context.Context, js jetstream.JetStream, prefix string, dir *
 	}
 	return st.Msgs, fmt.Sprintf("history: the store was damaged: dropped at least %d messages it could not read (%d reported lost, %d missing in the middle, %d after the last readable), kept %d",
 		lost+tail+middle, lost, middle, tail, st.Msgs), nil
+}
+
+// MaxMsgSize is the largest message the stream keeps: the largest unit of any
+// problem, with room for its headers. A larger dump is one no worker answers (it
+// gets an oversize error result, which is kept), so keeping it would only push real
+// games out of a small store; and nats-server holds what the stream writes in
+// memory for a while, so a flood of such dumps would cost the daemon its size.
+func MaxMsgSize() int32 {
+	largest := 0
+	for _, name := range engine.Names() {
+		p, _ := engine.Lookup(name)
+		largest = max(largest, p.Limits().MaxUnit)
+	}
+	return int32(largest + 64<<10)
 }

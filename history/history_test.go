@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -401,5 +402,53 @@ func TestHistoryLooksUpLocalFirst(t *testing.T) {
 		if got, _ := asked.Load(port); got != want {
 			t.Errorf("%s: asked for %v, want %s", port, got, want)
 		}
+	}
+}
+
+// A dump larger than any problem's largest unit is not kept, so that a flood of
+// them neither pushes real games out of the store nor costs the daemon what
+// nats-server holds of the stream's writes in memory; its error result is kept, and
+// so are the units around it.
+func TestHistoryKeepsNoDumpLargerThanAnyUnit(t *testing.T) {
+	e := start(t)
+	results := e.results(t)
+	ctx := context.Background()
+	// The env's store is 1 MB, too small for the large dump anyway: a store of 64 MB
+	// would keep it but for the size limit.
+	if _, err := history.Setup(ctx, e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	large := strings.Repeat("+", int(history.MaxMsgSize()))
+	if len(large) >= bus.MaxPayload {
+		t.Fatalf("a dump of %d bytes does not fit the bus (%d)", len(large), bus.MaxPayload)
+	}
+	e.dump(t, "goscore", "lobby", "o1", 1, goscore())
+	e.dump(t, "goscore", "lobby", "o1", 2, large)
+	e.dump(t, "goscore", "lobby", "o1", 3, goscore())
+	await(t, results, 3)
+	s, err := e.js.Stream(ctx, "SCOREBOARD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dumps, res uint64
+	bustest.Wait(t, "the results stored", func() (bool, string) {
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter("scoreboard.>"))
+		if err != nil {
+			return false, err.Error()
+		}
+		dumps, res = info.State.Subjects["scoreboard.dump.goscore.lobby"], info.State.Subjects["scoreboard.result.goscore.lobby"]
+		return res == 3, fmt.Sprintf("%d of 3 results, %d dumps stored", res, dumps)
+	})
+	// The stream stores in the order the server received: by the last result, the
+	// large dump has been refused or kept.
+	if dumps != 2 {
+		t.Errorf("the stream holds %d dumps of lobby, want 2 (the dump of %d bytes refused)", dumps, len(large))
+	}
+	last, err := s.GetLastMsgForSubject(ctx, "scoreboard.dump.goscore.lobby")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(last.Data) != goscore() {
+		t.Errorf("the last dump kept is %d bytes, want the board", len(last.Data))
 	}
 }
