@@ -416,9 +416,14 @@ func TestFaultWorkStopUnderLoad(t *testing.T) {
 		for name, f := range flows {
 			before[name] = f.answered()
 		}
+		// A backlog of 20 heavy dumps (each takes the workers far more than the 1 ms
+		// drain) leaves the stopped worker more than it can solve in time. The tool
+		// keeps up to 300 outstanding, but how many it gets out depends on the
+		// server's pace: in one race suite, with the machine less busy than in the
+		// load stage, the two workers kept the backlog at 27 for 2 minutes.
 		bustest.Wait(t, "answers from the new worker on every port, and a backlog of heavy dumps", func() (bool, string) {
 			r, backlog := results(id), load.sent.Load()-load.replies.Load()
-			ok := r >= 50 && backlog >= 150
+			ok := r >= 50 && backlog >= 20
 			counts := fmt.Sprintf("%d results of the new worker, backlog %d;", r, backlog)
 			for name, f := range flows {
 				n := f.answered()
