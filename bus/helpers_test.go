@@ -75,11 +75,7 @@ func TestConnectErrors(t *testing.T) {
 // The embedded server's max payload fits the largest unit of every problem with its
 // headers, and little more: a flood of huge messages must cost little.
 func TestMaxPayloadFitsLargestUnit(t *testing.T) {
-	largest := 0
-	for _, name := range engine.Names() {
-		p, _ := engine.Lookup(name)
-		largest = max(largest, p.Limits().MaxUnit)
-	}
+	largest := engine.LargestUnit()
 	const headers = 4 << 10
 	if largest+headers > bus.MaxPayload || bus.MaxPayload > 2*largest {
 		t.Fatalf("max payload %d bytes for a largest unit of %d bytes: want it to fit with %d bytes of headers, and be under twice the unit", bus.MaxPayload, largest, headers)

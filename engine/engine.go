@@ -139,3 +139,15 @@ func Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// LargestUnit is the largest unit of any registered problem, in bytes: what a
+// message carrying one unit must have room for.
+func LargestUnit() int {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	largest := 0
+	for _, p := range registry {
+		largest = max(largest, p.Limits().MaxUnit)
+	}
+	return largest
+}

@@ -209,11 +209,4 @@ func Recovered(ctx context.Context, js jetstream.JetStream, prefix string, dir *
 // gets an oversize error result, which is kept), so keeping it would only push real
 // games out of a small store; and nats-server holds what the stream writes in
 // memory for a while, so a flood of such dumps would cost the daemon its size.
-func MaxMsgSize() int32 {
-	largest := 0
-	for _, name := range engine.Names() {
-		p, _ := engine.Lookup(name)
-		largest = max(largest, p.Limits().MaxUnit)
-	}
-	return int32(largest + 64<<10)
-}
+func MaxMsgSize() int32 { return int32(engine.LargestUnit() + 64<<10) }

@@ -59,10 +59,10 @@ func TestFaultDumpFlood(t *testing.T) {
 		// The history keeps every dump the flood publishes up to the largest unit of
 		// any problem (the oversize ones it refuses: history.MaxMsgSize), and
 		// nats-server holds each block of the stream it writes in memory for 10 s
-		// after the history's reader last read it: 20 max-size dumps a second keep
-		// 300-400 MB there (309 to 393 MB peak measured with four busy loops on the two cores).
-		// Before the stream refused the oversize ones, their flood peaked at 400 to
-		// 445 MB; now 147 to 150 MB, like the junk flood.
+		// after the history's reader last read it: 20 max-size dumps a second peaked
+		// at 309 to 393 MB, with four busy loops on the two cores. Before the stream
+		// refused the oversize ones, their flood peaked at 402 to 445 MB; now 147 to
+		// 150 MB, like the junk flood.
 		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), rate, 192 << 10},
 		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 256 << 10},
 		{"max-size", "scoreboard.dump.capture.other", big, 20, 512 << 10},
