@@ -202,6 +202,44 @@ func TestContestBulkMatchesLines(t *testing.T) {
 	}
 }
 
+// TestContestBulkStrayCR: a line may end in more than one "\r" (a line "0\r" sent with
+// "\r\n"). The line path strips one "\r" in the LineReader and, for the problems whose
+// Append cuts the unit into lines again, one more there; the bulk path must quote and
+// accept the same line. FuzzContestBulk found the capture move line "0\r\r\n".
+func TestContestBulkStrayCR(t *testing.T) {
+	for _, name := range engine.Names() {
+		p := mustProblem(t, name)
+		for _, c := range samples.Cases {
+			if c.Problem != name {
+				continue
+			}
+			in, _ := samples.Pair(t, c)
+			for _, end := range []string{"\r\r\n", "\r\r\r\n", " \r\r\n", "\r \r\n"} {
+				every := bytes.ReplaceAll(in, []byte("\n"), []byte(end))
+				bulkDiff(t, p, fmt.Sprintf("%s, every line ending %q", c.File, end), every)
+				// One line at a time, so each is the first bad line of its unit.
+				lines := bytes.SplitAfter(in, []byte("\n"))
+				for i := range lines {
+					if !bytes.HasSuffix(lines[i], []byte("\n")) {
+						continue
+					}
+					one := bytes.Join(lines[:i], nil)
+					one = append(one, lines[i][:len(lines[i])-1]...)
+					one = append(one, end...)
+					one = append(one, bytes.Join(lines[i+1:], nil)...)
+					bulkDiff(t, p, fmt.Sprintf("%s, line %d ending %q", c.File, i+1, end), one)
+					// The same line made bad, so that its error quotes it.
+					one = bytes.Join(lines[:i], nil)
+					one = append(one, "0"+end...)
+					one = append(one, bytes.Join(lines[i+1:], nil)...)
+					bulkDiff(t, p, fmt.Sprintf("%s, line %d \"0\" ending %q", c.File, i+1, end), one)
+				}
+			}
+		}
+		bulkDiff(t, p, "found by the fuzzer", []byte("5 1\n0\r\r\n"))
+	}
+}
+
 // TestContestBulkLongLines: lines over the bound, at every size around the LineReader's
 // buffer, in the middle of a stream and at its end, without and with "\r".
 func TestContestBulkLongLines(t *testing.T) {

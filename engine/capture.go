@@ -372,6 +372,11 @@ func (f *captureFramer) Feed(dst []Frame, line []byte) []Frame {
 	case f.sink == nil:
 		f.unit = append(append(f.unit, line...), '\n')
 	case f.err == nil:
+		// Append sees this line in the unit's text, where captureCutLine strips one more
+		// "\r" than the stream's reader did ("0\r\r\n" is "0" there): parse what it parses.
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
 		x, y, msg := captureParseMove(line, f.size, f.got)
 		// The unit's line: the header, the moves so far and the blank lines kept.
 		ln := 1 + f.got + f.blanks
