@@ -205,7 +205,8 @@ func TestContestBulkMatchesLines(t *testing.T) {
 // TestContestBulkStrayCR: a line may end in more than one "\r" (a line "0\r" sent with
 // "\r\n"). The line path strips one "\r" in the LineReader and, for the problems whose
 // Append cuts the unit into lines again, one more there; the bulk path must quote and
-// accept the same line. FuzzContestBulk found the capture move line "0\r\r\n".
+// accept the same line. FuzzContestBulk found the capture move line "0\r\r\n" (its seed
+// capture-stray-cr).
 func TestContestBulkStrayCR(t *testing.T) {
 	for _, name := range engine.Names() {
 		p := mustProblem(t, name)
@@ -236,7 +237,6 @@ func TestContestBulkStrayCR(t *testing.T) {
 				}
 			}
 		}
-		bulkDiff(t, p, "found by the fuzzer", []byte("5 1\n0\r\r\n"))
 	}
 }
 
