@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/logging"
@@ -81,6 +83,12 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Recent, when set, keeps the text of each port's last units, for the history.
 	Recent *Recent
+	// Record, when set, takes a copy of each unit's dump as the port first
+	// publishes it and of each result the port takes as its outcome (a worker's,
+	// or its own error result): a replicated history's recorder
+	// (history.Recorder.Record), which stores them with acks whatever the bus's
+	// connections do meanwhile. It must not block.
+	Record func(*nats.Msg)
 	// Stored, when set, has the display writers hold each answer until the history
 	// has stored its unit's result, at most StoreWait (default DefaultStoreWait).
 	Stored    *Stored

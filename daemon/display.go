@@ -327,6 +327,23 @@ func (d *display) publish(f *flight) {
 	if err := d.nc.PublishMsg(m); err != nil {
 		d.log.Error().Err(err).Uint64("seq", f.it.seq).Msg("publish dump")
 	}
+	if f.attempts == 1 && d.cfg.Record != nil {
+		h := make(nats.Header, len(m.Header))
+		for k, v := range m.Header {
+			h[k] = []string{v[0]}
+		}
+		d.cfg.Record(&nats.Msg{Subject: m.Subject, Header: h, Data: m.Data})
+	}
+}
+
+// record hands the result the port takes as a unit's outcome to the history's
+// recorder, as the worker published it.
+func (d *display) record(seq uint64, data []byte) {
+	if d.cfg.Record == nil {
+		return
+	}
+	d.cfg.Record(&nats.Msg{Subject: d.result, Data: data, Header: nats.Header{
+		bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}})
 }
 
 // answer records a worker's answer to one of this port's dumps, from the reply
@@ -370,6 +387,7 @@ func (d *display) answer(m *nats.Msg) {
 		return
 	}
 	delete(d.inFlight, seq)
+	d.record(seq, m.Data)
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
@@ -431,10 +449,13 @@ func (d *display) publishError(seq uint64, line int, msg, who string, stopped bo
 	}
 	// The workers' id for the unit's result: whichever comes first is the one the
 	// history keeps, as on the port.
-	err := d.nc.PublishMsg(&nats.Msg{Subject: d.result, Data: res.AppendJSON(nil), Header: nats.Header{
-		bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}})
-	if err != nil {
+	m := &nats.Msg{Subject: d.result, Data: res.AppendJSON(nil), Header: nats.Header{
+		bus.HeaderMsgID: {bus.ResultID(d.origin, seq)}, bus.HeaderTime: {bus.FormatTime(time.Now())}}}
+	if err := d.nc.PublishMsg(m); err != nil {
 		d.log.Error().Err(err).Uint64("seq", seq).Msg("publish error result")
+	}
+	if d.cfg.Record != nil {
+		d.cfg.Record(m)
 	}
 	return res
 }

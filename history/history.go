@@ -83,11 +83,12 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		MaxMsgSize:  MaxMsgSize(),
 	}
 	if replicas > 1 {
-		// A replicated stream loses what the bus carries while it elects a leader;
-		// the daemon's Repairer puts it back on the Repair subjects, stored under
-		// the original ones.
-		sc.Subjects = append(sc.Subjects, subj.AllRepairs())
+		// A replicated stream would lose what the bus carries while it elects a
+		// leader: it takes only the daemon's Recorder's acknowledged copies, on the
+		// Repair subjects, stored under the original ones.
+		sc.Subjects = []string{subj.AllRepairs()}
 		sc.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subj.AllRepairs(), Destination: c.Prefix + ".>"}
+		sc.NoAck = false
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {

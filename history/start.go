@@ -39,6 +39,10 @@ func (s Start) Run(ctx context.Context, nc *nats.Conn, log zerolog.Logger) (_ *U
 	// Every attempt of a unit, and a worker answering the last one late, with room
 	// to spare; the ids of a busy port held longer would only cost the server memory.
 	cfg.Duplicates = max(10*time.Second, 2*time.Duration(s.Attempts)*s.RequestTimeout)
+	if cfg.Replicas > 1 {
+		// The recorder sends again what got no ack, after elections and back-off.
+		cfg.Duplicates = max(cfg.Duplicates, RecordDuplicates)
+	}
 	js, err := NewJetStream(nc)
 	if err != nil {
 		return nil, "", fmt.Errorf("history: %w", err)
@@ -71,7 +75,11 @@ func (s Start) Run(ctx context.Context, nc *nats.Conn, log zerolog.Logger) (_ *U
 		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Str("sync", sync).Msg("history on")
 	u := NewUpdater(nc, js, cfg.Prefix, log)
 	if cfg.Replicas > 1 {
-		u.WithRepair(NewRepairer(nc, js, cfg.Prefix, log))
+		r, err := NewRecorder(nc, cfg.Prefix, log)
+		if err != nil {
+			return nil, "", err
+		}
+		u.WithRecorder(r)
 	}
 	return u, damaged, u.Subscribe()
 }

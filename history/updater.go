@@ -114,7 +114,7 @@ type Updater struct {
 	handed  atomic.Uint64
 	lagging int
 
-	repair *Repairer // nil for a stream of one replica
+	record *Recorder // nil for a stream of one replica
 	// stopLeft gives, when a stop begins, the time it may take (StopWithin); stopBy
 	// is the stop's deadline once it began.
 	stopLeft func() time.Duration
@@ -182,10 +182,19 @@ func (u *Updater) Pending() int {
 	return len(u.msgs) + int(u.inFlight.Load()) + int(u.behind.Load())
 }
 
-// WithRepair makes Subscribe and Run run r too, beside the updater: a replicated
-// stream's Repairer rides on the updater's life, so the daemon starts and stops one
-// actor for its history either way.
-func (u *Updater) WithRepair(r *Repairer) { u.repair = r }
+// Storing reports whether the stream is taking the results: always for a stream
+// that captures them, and while its recorder is not refused for a replicated one.
+// Safe for concurrent use.
+func (u *Updater) Storing() bool { return u.record == nil || u.record.Storing() }
+
+// Recorder is the replicated stream's recorder, nil for a stream of one replica.
+func (u *Updater) Recorder() *Recorder { return u.record }
+
+// WithRecorder makes Subscribe and Run run r too, beside the updater: a replicated
+// stream's Recorder rides on the updater's life, so the daemon starts and stops one
+// actor for its history either way. A stop lets r store what it holds before the
+// updater's catch-up reads the stream's latest results.
+func (u *Updater) WithRecorder(r *Recorder) { u.record = r }
 
 // Subscribe reads what the bucket holds, and starts reading the stream's results:
 // those of the stream's last startWindow messages, and every result stored from now
@@ -224,8 +233,8 @@ func (u *Updater) Subscribe() error {
 	} else {
 		go u.readWindow(u.windowIt)
 	}
-	if u.repair != nil {
-		if err := u.repair.Subscribe(); err != nil {
+	if u.record != nil {
+		if err := u.record.Subscribe(); err != nil {
 			close(u.quit)
 			u.it.Stop()
 			<-u.reader
@@ -336,19 +345,8 @@ func (u *Updater) read() {
 			// Stopped by Run, or given up by the ordered consumer after resets that
 			// failed (a replicated stream without a leader for long): a new one
 			// goes on after the last result handed on.
-			select {
-			case <-u.quit:
-				return
-			case <-time.After(time.Second):
-			}
 			if it = u.restart(last); it == nil {
-				continue
-			}
-			select {
-			case <-u.quit:
-				it.Stop()
-				return
-			default:
+				return // stopped by Run before a new one could be made
 			}
 			continue
 		}
@@ -377,21 +375,43 @@ func (u *Updater) iterator() jetstream.MessagesContext {
 }
 
 // restart makes a new reader of the stream's results after stream sequence last,
-// or nil (logged) if it cannot yet; Run's stop stops it.
+// trying again (backing off to every 5 s, the failures logged sampled) for as long
+// as the stream cannot be read: a replicated stream without a leader, or JetStream
+// away. It returns nil only when Run has stopped the updater; never an iterator
+// that does not exist (a nil one took the daemon down, issue 30).
 func (u *Updater) restart(last uint64) jetstream.MessagesContext {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	it, err := u.results(ctx, last+1)
-	if err != nil {
-		u.warn.Warn(&u.log, "read").Err(err).Msg("reading the history stream's results for the bucket again; trying again")
-		return nil
+	for failures := 0; ; failures++ {
+		select {
+		case <-u.quit:
+			return nil
+		case <-time.After(restartRetry.Wait(failures)):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		it, err := u.results(ctx, last+1)
+		cancel()
+		if err != nil {
+			u.warn.Warn(&u.log, "read").Err(err).Int("failures", failures+1).
+				Msg("reading the history stream's results for the bucket again; trying again")
+			continue
+		}
+		u.itMu.Lock()
+		u.it = it
+		u.itMu.Unlock()
+		select {
+		case <-u.quit:
+			// Run's stop may have taken the old iterator before this one was set.
+			it.Stop()
+			return nil
+		default:
+		}
+		u.log.Info().Uint64("after_stream_seq", last).Int("failures", failures).Msg("reading the history stream's results for the bucket again")
+		return it
 	}
-	u.itMu.Lock()
-	u.it = it
-	u.itMu.Unlock()
-	u.log.Info().Uint64("after_stream_seq", last).Msg("reading the history stream's results for the bucket again")
-	return it
 }
+
+// restartRetry spaces the attempts to read the stream again: the first a second
+// after the reader stopped, as the ordered consumer's own resets are spaced.
+var restartRetry = backoff.Policy{Min: time.Second, Max: 5 * time.Second}
 
 // Run keeps the bucket up to date until ctx ends; then it gives the puts in flight a
 // moment to be acked. It subscribes first, unless Subscribe did.
@@ -422,10 +442,14 @@ func (u *Updater) Run(ctx context.Context) error {
 			u.log.Warn().Dur("waited_ms", wait).Msg("stopping: the history stream's reader has not stopped; left to stop by itself")
 		}
 	}()
-	if u.repair != nil {
-		done := make(chan error, 1)
-		go func() { done <- u.repair.Run(ctx) }()
-		defer func() { <-done }()
+	var recorded chan error // the recorder's end
+	stopRecord := func() {}
+	if u.record != nil {
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		stopRecord = cancel
+		recorded = make(chan error, 1)
+		go func() { recorded <- u.record.Run(rctx, func() time.Time { return u.stopBy }) }()
+		defer cancel()
 	}
 	msgs := u.msgs
 	u.started = time.Now()
@@ -461,6 +485,12 @@ func (u *Updater) Run(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			u.stopBy = time.Now().Add(u.stopBound())
+			if recorded != nil {
+				// What the recorder holds is stored first, so that the catch-up
+				// finds each port's last result in the stream.
+				stopRecord()
+				<-recorded // it returns by stopBy
+			}
 			u.catchUp(msgs, u.stopBy)
 			u.finish(u.stopBy)
 			return nil

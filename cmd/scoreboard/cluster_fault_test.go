@@ -16,6 +16,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/result"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // startCluster starts n nats-server processes clustered on loopback, each with
@@ -237,9 +238,25 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		t.Errorf("%d units given up", c.Errors)
 	}
 
-	// The history, read from a node that was never lost: a result for every unit.
-	nc3 := busConnect(t, nodes[2].URL())
-	js3, err := jetstream.New(nc3)
+	// The history, read from a node that was never lost: a result for every unit,
+	// and the port's latest board in the bucket.
+	clusterHistoryWhole(t, nodes[2], c.Sent)
+	clusterResent(t, run)
+	again := strings.Count(run.Output(), "publishing the dump again")
+	t.Logf("the daemon published %d dumps again", again)
+	if again == 0 {
+		t.Errorf("no dump was published again: the killed worker had none in hand, and the test proved nothing")
+	}
+}
+
+// clusterHistoryWhole checks, through node, that the R3 history stream holds a
+// result for each of the sent units, none twice, and that the bucket holds the
+// port's latest board: the last unit's result, with its unit.
+func clusterHistoryWhole(t *testing.T, node *proctest.NATSServer, sent int) {
+	t.Helper()
+	stream := bus.Subjects{Prefix: bus.DefaultPrefix}.Stream()
+	nc := busConnect(t, node.URL())
+	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +264,7 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	missing, twice := 0, 0
 	for deadline := time.Now().Add(faultPatience); ; {
 		var err error
-		if per, err = historyResults(js3, stream); err != nil {
+		if per, err = historyResults(js, stream); err != nil {
 			// A node just restarted may leave the JetStream API without a meta
 			// leader for a while: tried again, within the patience.
 			if time.Now().After(deadline) {
@@ -258,7 +275,7 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		}
 		missing, twice = 0, 0
 		var first []uint64
-		for seq := uint64(1); seq <= uint64(c.Sent); seq++ {
+		for seq := uint64(1); seq <= uint64(sent); seq++ {
 			switch n := per[seq]; {
 			case n == 0:
 				missing++
@@ -273,11 +290,11 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("history: results for %d of %d units, %d missing (first: %v), %d twice", len(per), c.Sent, missing, first, twice)
+			t.Fatalf("history: results for %d of %d units, %d missing (first: %v), %d twice", len(per), sent, missing, first, twice)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	info, err := js3.Stream(context.Background(), stream)
+	info, err := js.Stream(context.Background(), stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,16 +307,23 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	if twice != 0 {
 		t.Errorf("the history holds %d units' results more than once", twice)
 	}
-	// The bucket, whose leader was node 2 too, holds the port's latest board: the
-	// last unit's result, with its unit.
+	// Each unit's dump and result, and nothing else: a dump stored twice would
+	// show here.
+	if ci.State.Msgs != uint64(2*sent) {
+		t.Errorf("stream %s holds %d messages, want %d: a dump and a result for each of %d units", stream, ci.State.Msgs, 2*sent, sent)
+	}
+	// The bucket holds the port's latest board: the last unit's result, with its
+	// unit. The daemon has stopped by now, so this is what its stop left.
 	var latest struct {
 		Seq  uint64 `json:"seq"`
 		Unit string `json:"unit"`
 	}
+	// Read errors (a node just back, the API without a meta leader) are tried
+	// again; the value is what it is.
 	bustest.Wait(t, "the port's latest board in the bucket", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		kv, err := js3.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
+		kv, err := js.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
 		if err != nil {
 			return false, fmt.Sprintf("bucket: %v", err)
 		}
@@ -321,28 +345,260 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 		if err := json.Unmarshal(e.Value(), &latest); err != nil {
 			t.Fatalf("bucket value %q: %v", e.Value(), err)
 		}
-		// The bucket follows the stream: it catches up within seconds of a new
-		// leader (the updater's reader starts again, or its idle comparison).
-		return latest.Seq == uint64(c.Sent), fmt.Sprintf("latest board: unit %d of %d", latest.Seq, c.Sent)
+		return true, ""
 	})
-	t.Logf("bucket: the port's latest board is unit %d of %d", latest.Seq, c.Sent)
-	if latest.Seq != uint64(c.Sent) || latest.Unit == "" {
-		t.Errorf("the bucket's latest board is unit %d (unit text %d bytes), want unit %d with its text", latest.Seq, len(latest.Unit), c.Sent)
+	t.Logf("bucket: the port's latest board is unit %d of %d", latest.Seq, sent)
+	if latest.Seq != uint64(sent) || latest.Unit == "" {
+		t.Errorf("the bucket's latest board is unit %d (unit text %d bytes), want unit %d with its text", latest.Seq, len(latest.Unit), sent)
 	}
+}
 
-	// The stream has no leader for seconds (an election takes 4 to 9 s) while units
-	// flow every 2 ms: it misses some, and the daemon puts them back.
-	repaired := "0"
-	if m := regexp.MustCompile(`"repaired_total":(\d+)`).FindAllStringSubmatch(run.Output(), -1); m != nil {
-		repaired = m[len(m)-1][1]
+// clusterResent checks that the daemon's recorder had publishes refused and sent
+// them again: else the leader's loss cost the stream nothing, and the test proved
+// nothing.
+func clusterResent(t *testing.T, run *proctest.Process) {
+	t.Helper()
+	resent := "0"
+	if m := regexp.MustCompile(`"resent_total":(\d+)`).FindAllStringSubmatch(run.Output(), -1); m != nil {
+		resent = m[len(m)-1][1]
 	}
-	t.Logf("history: the daemon put back %s dumps and results the stream missed", repaired)
-	if repaired == "0" {
-		t.Errorf("the daemon put nothing back in the stream: its leader's loss cost it nothing, and the test proved nothing")
+	t.Logf("history: the daemon's recorder sent %s publishes again, refused or unacked while the stream had no leader", resent)
+	if resent == "0" {
+		t.Errorf("the daemon's recorder was never refused: the stream's leader loss cost it nothing, and the test proved nothing")
 	}
-	again := strings.Count(run.Output(), "publishing the dump again")
-	t.Logf("the daemon published %d dumps again", again)
-	if again == 0 {
-		t.Errorf("no dump was published again: the killed worker had none in hand, and the test proved nothing")
+}
+
+// bucketLatest is the seq of the port's latest board in the bucket, read through js.
+func bucketLatest(js jetstream.JetStream) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
+	if err != nil {
+		return 0, err
 	}
+	e, err := kv.Get(ctx, "desk")
+	if err != nil {
+		return 0, err
+	}
+	var v struct {
+		Seq uint64 `json:"seq"`
+	}
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return 0, fmt.Errorf("bucket value %q: %w", e.Value(), err)
+	}
+	return v.Seq, nil
+}
+
+// clusterBucketFollows checks that, with the faults over and every unit answered,
+// the bucket holds the port's last unit within 5 s, as the daemon runs.
+func clusterBucketFollows(t *testing.T, js jetstream.JetStream, sent uint64) {
+	t.Helper()
+	bustest.WaitWithin(t, 5*time.Second, "the bucket at the port's last unit, the faults over", func() (bool, string) {
+		got, err := bucketLatest(js)
+		return err == nil && got == sent, fmt.Sprintf("latest board: unit %d of %d (%v)", got, sent, err)
+	})
+}
+
+// clusterRun starts `scoreboard run` with its own workers on node, its port named
+// desk, and the history at 3 replicas.
+func clusterRun(t *testing.T, node *proctest.NATSServer, pt *serialio.PTY) *proctest.Process {
+	t.Helper()
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", node.URL(),
+		"--history-replicas", "3", "--port-name", "desk", "--port", pt.Path, "--problem", "goscore", "--baud", "115200", "--error-line",
+		"--http", "off", "--log-format", "json")
+	runWaitOpened(t, pt, run)
+	return run
+}
+
+// The R3 history holds every result through a sequence of leader changes: the
+// stream's leader lost; the lost node back after the stream has moved on, with its
+// old store; the new leader lost while the first loss's results are still being
+// sent again; then the JetStream meta leader lost. The daemon's node is among
+// those killed, so its connection moves too. Every unit is answered right, once;
+// the stream holds a result for each, none twice; the bucket follows within 5 s.
+func TestFaultClusterLeadersLostInTurn(t *testing.T) {
+	const scenario = "cluster-leaders-lost-in-turn"
+	nodes := startCluster(t, 3)
+	names := map[string]*proctest.NATSServer{"node1": nodes[0], "node2": nodes[1], "node3": nodes[2]}
+	pt := runPTY(t)
+	run := clusterRun(t, nodes[0], pt)
+	run.WaitOutput("scoreboard running", faultPatience)
+	nc := busConnect(t, nodes[2].URL())
+	busStartWork(t, nc, "--nats-url", nodes[2].URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := bus.Subjects{Prefix: bus.DefaultPrefix}.Stream()
+	leadOn(t, nc, js, stream, "node2")
+
+	flow := startFaultFlow(t, pt, 2*time.Millisecond)
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	// current waits until the stream has a leader and every replica is current.
+	current := func(what string) string {
+		var leader string
+		bustest.Wait(t, what, func() (bool, string) {
+			l, ok := streamLeader(t, js, stream)
+			leader = l
+			return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
+		})
+		return leader
+	}
+	kill := func(name, why string) {
+		names[name].Kill()
+		t.Logf("%s (%s) killed after unit %d sent, %d answered", name, why, flow.sent.Load(), flow.answered())
+	}
+	// 1. The stream's leader lost.
+	kill("node2", "the stream's leader")
+	var second string
+	bustest.Wait(t, "a new leader for the stream", func() (bool, string) {
+		second, _ = streamLeader(t, js, stream)
+		return second != "" && second != "node2", "leader " + second
+	})
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	// 2. It comes back after the stream has moved on, with its old store.
+	names["node2"].Start()
+	t.Logf("node2 restarted after unit %d sent, %d answered", flow.sent.Load(), flow.answered())
+	current("node2 back in the stream's replicas, current")
+	// 3. The new leader lost at once: what the first loss refused may still be
+	// on its way again.
+	if second, _ = streamLeader(t, js, stream); second == "" {
+		second = current("a leader for the stream")
+	}
+	kill(second, "the stream's second leader")
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	names[second].Start()
+	current(second + " back in the stream's replicas, current")
+	// 4. The meta leader lost.
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	meta := metaLeader(nodes[0], "node1")
+	for _, n := range []string{"node2", "node3"} {
+		if m := metaLeader(names[n], n); m != "" && meta == "" {
+			meta = m
+		}
+	}
+	if names[meta] == nil {
+		t.Fatalf("no node names the meta leader (%q)", meta)
+	}
+	kill(meta, "the meta leader")
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	names[meta].Start()
+	current(meta + " back in the stream's replicas, current")
+	flow.waitAnswered(t, scenario, flow.answered()+50, run)
+
+	flow.drain(t, scenario, run)
+	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
+	c := flow.finish(t, scenario, run)
+	c.Check(t)
+	if c.Errors != 0 {
+		t.Errorf("%d units given up", c.Errors)
+	}
+	clusterHistoryWhole(t, nodes[2], c.Sent)
+	clusterResent(t, run)
+}
+
+// The stream is without a leader (two of its three nodes down) for longer than
+// the ordered consumers' resets, twice, while the port plays on the node left: the
+// port answers every unit meanwhile, and once the nodes are back the history
+// catches up, each result once, and the bucket follows within 5 s.
+func TestFaultClusterNoLeaderForLong(t *testing.T) {
+	const scenario = "cluster-no-leader-for-long"
+	nodes := startCluster(t, 3)
+	pt := runPTY(t)
+	run := clusterRun(t, nodes[0], pt)
+	run.WaitOutput("scoreboard running", faultPatience)
+	nc := busConnect(t, nodes[0].URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := bus.Subjects{Prefix: bus.DefaultPrefix}.Stream()
+
+	flow := startFaultFlow(t, pt, 2*time.Millisecond)
+	flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	for spell := range 2 {
+		nodes[1].Kill()
+		nodes[2].Kill()
+		t.Logf("spell %d: node2 and node3 killed after unit %d sent, %d answered", spell, flow.sent.Load(), flow.answered())
+		// Longer than the ordered consumers' resets (1 s, doubling to 10 s) and
+		// the updater's own: 25 s, counted in units answered meanwhile (the port
+		// answers from node1's workers), at least 20.
+		begin, from := time.Now(), flow.answered()
+		for time.Since(begin) < clusterNoLeader || flow.answered() < from+20 {
+			flow.waitAnswered(t, scenario, flow.answered()+1, run)
+		}
+		if l, _ := streamLeader(t, js, stream); l != "" {
+			t.Errorf("spell %d: the stream has leader %s with two of its three nodes down", spell, l)
+		}
+		t.Logf("spell %d: %d units answered without a leader", spell, flow.answered()-from)
+		nodes[1].Start()
+		nodes[2].Start()
+		bustest.Wait(t, "the stream's replicas current again", func() (bool, string) {
+			l, ok := streamLeader(t, js, stream)
+			return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
+		})
+		flow.waitAnswered(t, scenario, flow.answered()+20, run)
+	}
+	flow.drain(t, scenario, run)
+	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
+	c := flow.finish(t, scenario, run)
+	c.Check(t)
+	if c.Errors != 0 {
+		t.Errorf("%d units given up", c.Errors)
+	}
+	clusterHistoryWhole(t, nodes[0], c.Sent)
+	clusterResent(t, run)
+}
+
+// clusterNoLeader is how long TestFaultClusterNoLeaderForLong keeps the stream
+// without a leader each time.
+const clusterNoLeader = 25 * time.Second
+
+// The stream's leader is killed as the daemon starts, on a stream and bucket a
+// daemon made before: the daemon starts all the same, answers every unit, and the
+// history catches up.
+func TestFaultClusterLeaderKilledAtStart(t *testing.T) {
+	const scenario = "cluster-leader-killed-at-start"
+	nodes := startCluster(t, 3)
+	pt := runPTY(t)
+	first := clusterRun(t, nodes[0], pt)
+	first.WaitOutput("scoreboard running", faultPatience)
+	if err := first.Stop(); err != nil {
+		t.Fatalf("the first daemon: %v", err)
+	}
+	nc := busConnect(t, nodes[0].URL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := bus.Subjects{Prefix: bus.DefaultPrefix}.Stream()
+	leadOn(t, nc, js, stream, "node2")
+	leadOn(t, nc, js, "KV_"+bus.Subjects{Prefix: bus.DefaultPrefix}.Boards(), "node2")
+
+	pt = runPTY(t)
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", nodes[0].URL(),
+		"--history-replicas", "3", "--port-name", "desk", "--port", pt.Path, "--problem", "goscore", "--baud", "115200", "--error-line",
+		"--http", "off", "--log-format", "json")
+	// Killed as the daemon starts: its set-up of the stream and its readers meet
+	// a stream without a leader (an election takes 4 to 9 s).
+	nodes[1].Kill()
+	t.Logf("node2, the stream's and the bucket's leader, killed as the daemon started")
+	runWaitOpened(t, pt, run)
+	flow := startFaultFlow(t, pt, 2*time.Millisecond)
+	flow.waitAnswered(t, scenario, 20, run)
+	nodes[1].Start()
+	t.Logf("node2 restarted after unit %d sent, %d answered", flow.sent.Load(), flow.answered())
+	bustest.Wait(t, "the stream's replicas current again", func() (bool, string) {
+		l, ok := streamLeader(t, js, stream)
+		return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
+	})
+	flow.waitAnswered(t, scenario, flow.answered()+50, run)
+	flow.drain(t, scenario, run)
+	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
+	c := flow.finish(t, scenario, run)
+	c.Check(t)
+	if c.Errors != 0 {
+		t.Errorf("%d units given up", c.Errors)
+	}
+	clusterHistoryWhole(t, nodes[0], c.Sent)
 }

@@ -214,14 +214,18 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		if updater != nil {
 			cfg.Recent = daemon.NewRecent()
 			updater.LookUpFirst(cfg.Recent.Unit)
+			if r := updater.Recorder(); r != nil {
+				cfg.Record = r.Record
+			}
 			if store != nil && embedded != nil {
 				keeper = history.NewKeeper(embedded, store, history.MinBytes, cfg.Recent.Units, log)
 			}
 			// An answer reaches its port once its result is stored: not while the
-			// history is not storing (a full disk), and never past daemon.DefaultStoreWait.
+			// history is not storing (a full disk, a replicated stream without a
+			// leader), and never past daemon.DefaultStoreWait.
 			if holdForHistory {
-				k := keeper
-				cfg.Stored = daemon.NewStored(func() bool { return k == nil || k.OK() })
+				k, u := keeper, updater
+				cfg.Stored = daemon.NewStored(func() bool { return (k == nil || k.OK()) && u.Storing() })
 				updater.NoteStored(cfg.Stored.Note)
 			}
 		}
