@@ -199,10 +199,12 @@ func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }
 // AllResults matches every result.
 func (s Subjects) AllResults() string { return s.Prefix + ".result.>" }
 
-// Repair is the subject on which the daemon puts back in a replicated history stream
-// a message it carried on subject (a dump or a result) but missed while it had no
-// leader: the stream stores it under subject again, and nothing else takes it, so a
-// worker never sees a dump twice and a watcher never a result twice.
+// Repair is the subject on which the daemon's recorder copies into a replicated
+// history stream, with an acknowledged publish, a message the bus carried on subject
+// (a dump or a result): the stream stores it under subject again, and nothing else
+// takes it, so a worker never sees a dump twice and a watcher never a result twice.
+// The name is the one the repairer this replaced used: deployed servers'
+// permissions keep tools off it.
 func (s Subjects) Repair(subject string) string {
 	return s.Prefix + ".repair." + strings.TrimPrefix(subject, s.Prefix+".")
 }

@@ -2,14 +2,17 @@
 // latest result in a KV bucket: it sets up the stream and the bucket, runs the actor
 // that keeps the bucket up to date, and reads the history back.
 //
-// The stream captures the dump and result subjects on the server itself: no port
-// publishes to it, so history never holds a port back (a display writer waits for
-// its answers' results to be stored, 2 s at most: daemon.Stored), and dumps from
-// `scoreboard send` or any other client are kept too. A replicated stream captures
-// nothing while it elects a leader; the Repairer puts back what it missed. It takes no acks (NoAck), so a
-// dump sent as a request still gets the worker's result as its reply, and it drops
-// a message whose Nats-Msg-Id it has seen within its duplicates window
-// (bus.DumpID, bus.ResultID): each unit and its first outcome are kept once.
+// A stream of one replica captures the dump and result subjects on the server
+// itself: no port publishes to it, so history never holds a port back (a display
+// writer waits for its answers' results to be stored, 2 s at most: daemon.Stored),
+// and dumps from `scoreboard send` or any other client are kept too. It takes no
+// acks (NoAck), so a dump sent as a request still gets the worker's result as its
+// reply. A replicated stream stores only through its leader, and would lose what
+// the bus carried while it had none: it takes only the Recorder's acknowledged
+// copies, on the Repair subjects, which the Recorder sends again until they are
+// acked. Either way the stream drops a message whose Nats-Msg-Id it has seen within
+// its duplicates window (bus.DumpID, bus.ResultID): each unit and its first outcome
+// are kept once.
 package history
 
 import (

@@ -110,6 +110,14 @@ func (r *Recorder) Resent() uint64  { return r.resent.Load() }
 func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
 func (r *Recorder) Waiting() int    { return int(r.waiting.Load()) }
 
+// Held is how many messages wait to be stored: queued, or published and not acked
+// yet. Safe for concurrent use.
+func (r *Recorder) Held() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.again) + len(r.fresh) + int(r.waiting.Load())
+}
+
 // Storing reports whether the stream takes what the recorder publishes: false from
 // a refusal until the next ack (a stream without a leader), when a display writer
 // should not hold its answers for their results (daemon.Stored). Safe for

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/backoff"
 )
 
 // Start is how a daemon's history begins, whatever command runs it.
@@ -81,7 +82,21 @@ func (s Start) Run(ctx context.Context, nc *nats.Conn, log zerolog.Logger) (_ *U
 		}
 		u.WithRecorder(r)
 	}
-	return u, damaged, u.Subscribe()
+	// The stream may lose its leader between its set-up and the readers' start (a
+	// node killed as the daemon starts): tried again as the set-up is.
+	deadline := time.Now().Add(setupPatience)
+	for attempt := 1; ; attempt++ {
+		err := u.Subscribe()
+		if err == nil || !notReady(ctx, err) || time.Now().After(deadline) {
+			return u, damaged, err
+		}
+		if backoff.Logged(attempt) {
+			log.Warn().Str("component", "history").Err(err).Int("attempts", attempt).Msg("the history stream does not answer yet (no leader?): trying again")
+		}
+		if cerr := backoff.Sleep(ctx, setupRetry.Wait(attempt-1)); cerr != nil {
+			return nil, "", fmt.Errorf("%w (waiting for the history stream: %v)", err, cerr)
+		}
+	}
 }
 
 // FitStore fits the history to the state dir's filesystem (StateDir.Fit), and says

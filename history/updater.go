@@ -175,11 +175,16 @@ func (u *Updater) Refused() uint64   { return u.refused.Load() }
 func (u *Updater) LostUnits() uint64 { return u.lost.Load() }
 
 // Pending is how many results the bucket has not taken yet: those in the stream not
-// read yet, those queued for the updater and the puts waiting for their ack. Safe
+// read yet, those queued for the updater and the puts waiting for their ack, and
+// the dumps and results a replicated stream's recorder holds. Safe
 // for concurrent use (it feeds scoreboard_history_pending); a bucket that keeps up
 // holds it near 0.
 func (u *Updater) Pending() int {
-	return len(u.msgs) + int(u.inFlight.Load()) + int(u.behind.Load())
+	n := len(u.msgs) + int(u.inFlight.Load()) + int(u.behind.Load())
+	if u.record != nil {
+		n += u.record.Held() // not in the stream yet
+	}
+	return n
 }
 
 // Storing reports whether the stream is taking the results: always for a stream
@@ -544,7 +549,7 @@ const (
 // behind the stream. A reader whose ordered consumer waits for good on a consumer
 // lost in a leader change (seen in TestFaultClusterNodeAndWorkerKilled: it handed
 // on nothing at all, and the stream's last result of the port was then an older
-// unit's, put back by the repairer, so this comparison could not find the port's
+// unit's, put back late, so this comparison could not find the port's
 // latest either) is stopped when two comparisons in a row find the stream's latest
 // result beyond the last it handed on: read starts a new one after that.
 func (u *Updater) reconcile(ctx context.Context) (behind bool) {
@@ -654,7 +659,7 @@ func (u *Updater) stopBound() time.Duration {
 // catchUp takes, at a stop, the results the reader has not handed on yet up to the
 // stream's latest result, until deadline. A reader behind the stream (started
 // again after a replicated stream's leader change) would otherwise leave the bucket
-// at what the idle comparison found, which after the repairer put back older units
+// at what the idle comparison found, which after older units were put back late
 // is an older unit's board (TestFaultClusterNodeAndWorkerKilled: unit 3,616 of
 // 3,663, the reader started again from the stream's start 1 s before the stop).
 func (u *Updater) catchUp(msgs <-chan jetstream.Msg, deadline time.Time) {
