@@ -186,11 +186,31 @@ func Start(t testing.TB, bin string, args ...string) *Process {
 	}()
 	t.Cleanup(func() {
 		p.Stop()
+		out := p.out.String()
+		// A panic anywhere fails the test that saw it, with the stack: a daemon
+		// that panics mid-run may leave counts a test would take for a fault's.
+		if i := panicAt(out); i >= 0 {
+			t.Errorf("%s %s panicked:\n%s", p.name, strings.Join(args, " "), out[i:])
+		}
 		if t.Failed() {
-			t.Logf("output of %s %s:\n%s", p.name, strings.Join(args, " "), p.out.String())
+			t.Logf("output of %s %s:\n%s", p.name, strings.Join(args, " "), out)
 		}
 	})
 	return p
+}
+
+// panicAt is where a Go program's output says it panicked or died of a fatal
+// runtime error, or -1.
+func panicAt(out string) int {
+	for _, s := range []string{"panic: ", "fatal error: "} {
+		if strings.HasPrefix(out, s) {
+			return 0
+		}
+		if i := strings.Index(out, "\n"+s); i >= 0 {
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // Stop sends SIGTERM, waits up to 10 s for the process to exit, then kills it, and
