@@ -177,7 +177,7 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	nc := busConnect(t, nodes[0].URL())
 	pt := runPTY(t)
 	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", nodes[0].URL(), "--no-workers",
-		"--history-replicas", "3", "--port", pt.Path, "--problem", "goscore", "--baud", "115200", "--error-line",
+		"--history-replicas", "3", "--port-name", "desk", "--port", pt.Path, "--problem", "goscore", "--baud", "115200", "--error-line",
 		"--http", "off", "--log-format", "json")
 	runWaitOpened(t, pt, run)
 	run.WaitOutput(`"message":"history on"`, faultPatience)
@@ -232,15 +232,9 @@ func TestFaultClusterNodeAndWorkerKilled(t *testing.T) {
 	t.Logf("work on node3 frozen after unit %d sent, killed after unit %d sent, %d answered", frozenAt, sent, answered)
 	flow.waitAnswered(t, scenario, flow.answered()+50, run)
 
-	c := flow.finish(t, scenario, run)
-	c.Check(t)
-	if c.Errors != 0 {
-		t.Errorf("%d units given up", c.Errors)
-	}
-
 	// The history, read from a node that was never lost: a result for every unit,
 	// and the port's latest board in the bucket.
-	clusterHistoryWhole(t, nodes[2], c.Sent)
+	clusterFinish(t, scenario, flow, run, js, nodes[2])
 	clusterResent(t, run)
 	again := strings.Count(run.Output(), "publishing the dump again")
 	t.Logf("the daemon published %d dumps again", again)
@@ -389,6 +383,34 @@ func bucketLatest(js jetstream.JetStream) (uint64, error) {
 	return v.Seq, nil
 }
 
+// streamCurrent waits until stream has a leader and every replica is current, and
+// returns the leader.
+func streamCurrent(t *testing.T, js jetstream.JetStream, stream, what string) string {
+	t.Helper()
+	var leader string
+	bustest.Wait(t, what, func() (bool, string) {
+		l, ok := streamLeader(t, js, stream)
+		leader = l
+		return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
+	})
+	return leader
+}
+
+// clusterFinish stops the flow once every unit is answered, checks that the bucket
+// follows within 5 s as the daemon runs, stops the daemon, and checks the port's
+// counts and, through node, the history.
+func clusterFinish(t *testing.T, scenario string, flow *faultFlow, run *proctest.Process, js jetstream.JetStream, node *proctest.NATSServer) {
+	t.Helper()
+	flow.drain(t, scenario, run)
+	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
+	c := flow.finish(t, scenario, run)
+	c.Check(t)
+	if c.Errors != 0 {
+		t.Errorf("%d units given up", c.Errors)
+	}
+	clusterHistoryWhole(t, node, c.Sent)
+}
+
 // clusterBucketFollows checks that, with the faults over and every unit answered,
 // the bucket holds the port's last unit within 5 s, as the daemon runs.
 func clusterBucketFollows(t *testing.T, js jetstream.JetStream, sent uint64) {
@@ -434,16 +456,7 @@ func TestFaultClusterLeadersLostInTurn(t *testing.T) {
 
 	flow := startFaultFlow(t, pt, 2*time.Millisecond)
 	flow.waitAnswered(t, scenario, flow.answered()+20, run)
-	// current waits until the stream has a leader and every replica is current.
-	current := func(what string) string {
-		var leader string
-		bustest.Wait(t, what, func() (bool, string) {
-			l, ok := streamLeader(t, js, stream)
-			leader = l
-			return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
-		})
-		return leader
-	}
+	current := func(what string) string { return streamCurrent(t, js, stream, what) }
 	kill := func(name, why string) {
 		names[name].Kill()
 		t.Logf("%s (%s) killed after unit %d sent, %d answered", name, why, flow.sent.Load(), flow.answered())
@@ -486,14 +499,7 @@ func TestFaultClusterLeadersLostInTurn(t *testing.T) {
 	current(meta + " back in the stream's replicas, current")
 	flow.waitAnswered(t, scenario, flow.answered()+50, run)
 
-	flow.drain(t, scenario, run)
-	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
-	c := flow.finish(t, scenario, run)
-	c.Check(t)
-	if c.Errors != 0 {
-		t.Errorf("%d units given up", c.Errors)
-	}
-	clusterHistoryWhole(t, nodes[2], c.Sent)
+	clusterFinish(t, scenario, flow, run, js, nodes[2])
 	clusterResent(t, run)
 }
 
@@ -533,20 +539,10 @@ func TestFaultClusterNoLeaderForLong(t *testing.T) {
 		t.Logf("spell %d: %d units answered without a leader", spell, flow.answered()-from)
 		nodes[1].Start()
 		nodes[2].Start()
-		bustest.Wait(t, "the stream's replicas current again", func() (bool, string) {
-			l, ok := streamLeader(t, js, stream)
-			return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
-		})
+		streamCurrent(t, js, stream, "the stream's replicas current again")
 		flow.waitAnswered(t, scenario, flow.answered()+20, run)
 	}
-	flow.drain(t, scenario, run)
-	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
-	c := flow.finish(t, scenario, run)
-	c.Check(t)
-	if c.Errors != 0 {
-		t.Errorf("%d units given up", c.Errors)
-	}
-	clusterHistoryWhole(t, nodes[0], c.Sent)
+	clusterFinish(t, scenario, flow, run, js, nodes[0])
 	clusterResent(t, run)
 }
 
@@ -588,17 +584,7 @@ func TestFaultClusterLeaderKilledAtStart(t *testing.T) {
 	flow.waitAnswered(t, scenario, 20, run)
 	nodes[1].Start()
 	t.Logf("node2 restarted after unit %d sent, %d answered", flow.sent.Load(), flow.answered())
-	bustest.Wait(t, "the stream's replicas current again", func() (bool, string) {
-		l, ok := streamLeader(t, js, stream)
-		return ok && l != "", fmt.Sprintf("leader %q, every replica current: %v", l, ok)
-	})
+	streamCurrent(t, js, stream, "the stream's replicas current again")
 	flow.waitAnswered(t, scenario, flow.answered()+50, run)
-	flow.drain(t, scenario, run)
-	clusterBucketFollows(t, js, uint64(flow.sent.Load()))
-	c := flow.finish(t, scenario, run)
-	c.Check(t)
-	if c.Errors != 0 {
-		t.Errorf("%d units given up", c.Errors)
-	}
-	clusterHistoryWhole(t, nodes[0], c.Sent)
+	clusterFinish(t, scenario, flow, run, js, nodes[0])
 }

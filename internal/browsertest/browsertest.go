@@ -18,6 +18,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // Width and Height are the viewport: a 1080p TV.
@@ -52,6 +54,7 @@ type Browser struct {
 // skipped, except in CI (CI=true), where it fails: .ci/run installs the browser.
 func New(t testing.TB) *Browser {
 	t.Helper()
+	proctest.SkipShort(t, "a browser test: it drives Chromium")
 	exe := chromium()
 	if exe == "" {
 		if os.Getenv("CI") == "true" {

@@ -82,6 +82,7 @@ func moduleRoot() (string, error) {
 // binary builds pkg (a package path or directory, relative to the module root) once
 // per test binary and returns its path.
 func binary(t testing.TB, name, pkg string) string {
+	SkipShort(t, "a process-level test: it builds and runs a program")
 	t.Helper()
 	b, _ := builds.LoadOrStore(name, &build{})
 	bb := b.(*build)
@@ -107,6 +108,17 @@ func binary(t testing.TB, name, pkg string) string {
 		t.Fatal(bb.err)
 	}
 	return bb.path
+}
+
+// SkipShort skips t under `go test -short`, saying what it is: the one-minute loop
+// (docs/development.md) runs the engine, parser and package tests, and leaves the
+// process-level fault, soak and browser tests to the full run (CI, the README's
+// command).
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: skipped under -short (go test without -short runs it)", what)
+	}
 }
 
 // Scoreboard returns the path of the scoreboard binary, built from ./cmd/scoreboard.
