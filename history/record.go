@@ -260,14 +260,30 @@ func (r *Recorder) refused(rec *recording, err error) {
 	}
 }
 
-// giveUp lets go of a message without an id that the stream may or may not hold.
+// refusedForGood says whether the stream refused a message for what it is, not for
+// the moment: an error of the JetStream API other than a cluster not available.
+func refusedForGood(err error) bool {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return false // no answer, or no leader: sent again
+	}
+	for _, code := range notSettled {
+		if api.ErrorCode == code {
+			return false
+		}
+	}
+	return true
+}
+
+// giveUp lets go of a message the stream refused for good, or one without an id
+// that it may or may not hold.
 func (r *Recorder) giveUp(rec *recording, err error) {
 	r.mu.Lock()
 	r.bytes -= rec.size
 	r.mu.Unlock()
 	n := r.dropped.Add(1)
-	r.warn.Warn(&r.log, "record given up").Err(err).Str("subject", rec.msg.Subject).Uint64("dropped_total", n).
-		Msg("history: a dump or result without a Nats-Msg-Id (published by hand) got no ack; not sent again, since the stream may hold it already")
+	r.warn.Warn(&r.log, "record given up").Err(err).Str("subject", rec.msg.Subject).Int("bytes", len(rec.msg.Data)).Uint64("dropped_total", n).
+		Msg("history: the replicated stream did not take a dump or result, and sending it again would not help (refused for what it is, or without a Nats-Msg-Id and maybe held already): not kept")
 }
 
 // acked counts a message stored, and ends the back-off.
@@ -406,13 +422,19 @@ func (r *Recorder) acker(acks <-chan inFlight, done chan<- struct{}) {
 			r.acked(p.rec)
 		case err := <-p.f.Err():
 			r.waiting.Add(-1)
-			if p.rec.id == "" && !errors.Is(err, jetstream.ErrNoStreamResponse) {
+			switch {
+			case refusedForGood(err):
+				// The stream answered, and will answer so again: a dump larger
+				// than it keeps (MaxMsgSize), say. Sent again, it would hold every
+				// other message back behind the back-off.
+				r.giveUp(p.rec, err)
+			case p.rec.id == "" && !errors.Is(err, jetstream.ErrNoStreamResponse):
 				// Without an id, a message the stream may have stored (its ack
 				// lost) would be stored twice if sent again: given up.
 				r.giveUp(p.rec, err)
-				continue
+			default:
+				r.refused(p.rec, err)
 			}
-			r.refused(p.rec, err)
 		}
 	}
 }

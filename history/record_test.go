@@ -259,3 +259,28 @@ func TestRecorderStopCountsWhatItCouldNotStore(t *testing.T) {
 // recordStopSlack is what a stop may take beyond its deadline: the acker's last
 // publishes time out within recordAckWait, not waited for.
 const recordStopSlack = 2 * time.Second
+
+// A message the stream refuses for what it is (larger than its MaxMsgSize) is given
+// up and counted at once: sent again and again, it would hold every other message
+// back behind the back-off.
+func TestRecorderGivesUpWhatTheStreamRefusesForGood(t *testing.T) {
+	e := startRecord(t, "recordbig")
+	cfg := e.cfg
+	cfg.MaxMsgSize = 1024
+	if _, err := e.js.UpdateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	big := &nats.Msg{Subject: e.subj.Dump("goscore", "lobby"), Data: make([]byte, 2048),
+		Header: nats.Header{bus.HeaderSeq: {"1"}, bus.HeaderOrigin: {"big"}, bus.HeaderMsgID: {bus.DumpID("big", 1)}}}
+	if err := e.nc.PublishMsg(big); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, "o", 1, 20)
+	e.want(t, "o", 1, 20)
+	bustest.Wait(t, "the large dump given up", func() (bool, string) {
+		return e.r.Dropped() == 1 && e.r.Held() == 0, fmt.Sprintf("dropped %d, held %d, resent %d", e.r.Dropped(), e.r.Held(), e.r.Resent())
+	})
+	if got := e.r.Resent(); got != 0 {
+		t.Errorf("the recorder sent %d publishes again; a refusal for good is not sent again", got)
+	}
+}
