@@ -644,9 +644,5 @@ func Suggest(typed string, names []string) string {
 
 // ProblemError says a problem is unknown, and what the user may have meant.
 func ProblemError(name string) error {
-	hint := ""
-	if s := Suggest(name, engine.Names()); s != "" {
-		hint = fmt.Sprintf("; did you mean %s?", s)
-	}
-	return fmt.Errorf("unknown problem %q%s (problems: %s)", name, hint, strings.Join(engine.Names(), ", "))
+	return &engine.UnknownProblemError{Name: name, Hint: Suggest(name, engine.Names())}
 }

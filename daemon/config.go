@@ -145,8 +145,8 @@ func (c Config) Validate() error {
 	}
 	for _, p := range c.Ports {
 		where := fmt.Sprintf("port %q", p.Device)
-		if _, ok := engine.Lookup(p.Problem); !ok && p.Problem != "" {
-			errs = append(errs, fmt.Errorf("%s: unknown problem %q (problems: %s)", where, p.Problem, strings.Join(engine.Names(), ", ")))
+		if _, err := engine.Find(p.Problem); err != nil && p.Problem != "" {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 		if p.Device != serialio.Stdio && p.Device != "" {
 			if err := p.Line.Validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -126,6 +127,28 @@ func Lookup(name string) (Problem, bool) {
 	defer registryMu.RUnlock()
 	p, ok := registry[name]
 	return p, ok
+}
+
+// Find returns the problem with the given name, or an *UnknownProblemError.
+func Find(name string) (Problem, error) {
+	if p, ok := Lookup(name); ok {
+		return p, nil
+	}
+	return nil, &UnknownProblemError{Name: name}
+}
+
+// UnknownProblemError is the one error for a problem name that is not registered:
+// it names the problems there are. Hint, if set, is what the user may have meant.
+type UnknownProblemError struct {
+	Name, Hint string
+}
+
+func (e *UnknownProblemError) Error() string {
+	hint := ""
+	if e.Hint != "" {
+		hint = "; did you mean " + e.Hint + "?"
+	}
+	return fmt.Sprintf("unknown problem %q%s (problems: %s)", e.Name, hint, strings.Join(Names(), ", "))
 }
 
 // Names lists the registered problems in alphabetical order.

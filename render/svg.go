@@ -21,9 +21,9 @@ import (
 
 // Solve answers a unit of problem with the engine, for the functions that draw it.
 func Solve(problem string, unit []byte) (engine.Answer, error) {
-	p, ok := engine.Lookup(problem)
-	if !ok {
-		return nil, fmt.Errorf("render: unknown problem %q", problem)
+	p, err := engine.Find(problem)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	return p.Solve(unit)
 }

@@ -18,9 +18,9 @@ const MaxInput = 64 << 20
 // commands), cut as a port reader cuts its stream. Input that cannot be framed counts
 // as a unit, as on a port; the n-th being such is an error that names its line.
 func Unit(problem string, r io.Reader, n int) ([]byte, error) {
-	p, ok := engine.Lookup(problem)
-	if !ok {
-		return nil, fmt.Errorf("render: unknown problem %q", problem)
+	p, err := engine.Find(problem)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	if n < 1 {
 		return nil, fmt.Errorf("unit %d: units are numbered from 1", n)

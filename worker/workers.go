@@ -97,8 +97,8 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		w.drain = 5 * time.Second
 	}
 	for _, name := range o.Problems {
-		if _, ok := engine.Lookup(name); !ok {
-			return nil, fmt.Errorf("workers: unknown problem %q (problems: %s)", name, strings.Join(engine.Names(), ", "))
+		if _, err := engine.Find(name); err != nil {
+			return nil, fmt.Errorf("workers: %w", err)
 		}
 	}
 	w.counts = map[string]*dumpCounts{"": {}}
@@ -557,9 +557,9 @@ func (w *Workers) describe(msg *nats.Msg) result.Record {
 func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {
 	res = w.describe(msg)
 	problem := res.Problem
-	p, ok := engine.Lookup(problem)
-	if !ok {
-		res.Error = fmt.Sprintf("unknown problem %q (problems: %s)", problem, strings.Join(engine.Names(), ", "))
+	p, err := engine.Find(problem)
+	if err != nil {
+		res.Error = err.Error()
 		return res
 	}
 	defer func() {
