@@ -181,7 +181,7 @@ func hint(err error) string {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
 		return " (the server wants credentials: --nats-user and --nats-password, --nats-token, --nats-nkey or --nats-creds)"
 	case errors.Is(err, nats.ErrNoServers):
-		return " (is a nats-server running there?)"
+		return " (is `scoreboard run`, or the nats-server it uses, running there? --nats-url says where to look)"
 	}
 	return ""
 }

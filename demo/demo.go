@@ -143,7 +143,7 @@ func Next(pageURL, natsURL, stateDir string, temporary bool) string {
 	fmt.Fprintf(&b, "  What was kept:        NATS_URL=%s scoreboard history --port hall\n", natsURL)
 	fmt.Fprintf(&b, "  Solve a board:        NATS_URL=%s scoreboard send goscore testdata/samples/goscore.in\n", natsURL)
 	fmt.Fprintf(&b, "  Its picture:          scoreboard render goscore testdata/samples/goscore.in > board.svg\n")
-	fmt.Fprintf(&b, "  A real scoreboard:    scoreboard ports, then scoreboard run --port /dev/serial/by-id/... --problem goscore\n")
+	fmt.Fprintf(&b, "  A real scoreboard:    scoreboard ports, then scoreboard run --port-device /dev/serial/by-id/... --port-problem goscore\n")
 	fmt.Fprintf(&b, "  (From a clone, without the binary installed: go run ./cmd/scoreboard in place of scoreboard.)\n\n")
 	if temporary {
 		fmt.Fprintf(&b, "The history is kept in %s, removed when the demo stops (Ctrl-C); --daemon-state-dir keeps it.\n", stateDir)

@@ -492,7 +492,7 @@ func Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("the page's address %s is taken (%w: is another scoreboard run or web, or another web server, there?); "+
-				"serve the page on another port with --http 127.0.0.1:8081, on any free port with --http 127.0.0.1:0, or on none with --http off",
+				"serve the page on another port with --http-listen 127.0.0.1:8081, on any free port with --http-listen 127.0.0.1:0, or on none with --http-listen off",
 				addr, ErrListenInUse)
 		}
 		return nil, fmt.Errorf("the page's listener %s: %w", addr, err)

@@ -132,7 +132,7 @@ func TestRunHTTPTaken(t *testing.T) {
 	defer ln.Close()
 	code, _, errs := runLocked(t, "", "run", "--port", "-", "--problem", "goscore", "--nats-listen", "127.0.0.1:0",
 		"--http", ln.Addr().String(), "--state-dir", t.TempDir())
-	if code == 0 || !strings.Contains(errs, ln.Addr().String()+" is taken") || !strings.Contains(errs, "--http off") {
+	if code == 0 || !strings.Contains(errs, ln.Addr().String()+" is taken") || !strings.Contains(errs, "--http-listen off") {
 		t.Errorf("run with --http on a taken address: exit %d, stderr:\n%s\nwant a failed start naming the address and --http's fix", code, errs)
 	}
 	if strings.Contains(errs, "web: web:") {
