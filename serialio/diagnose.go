@@ -21,11 +21,14 @@ type OpenError struct {
 	Hint      string
 }
 
+// Error is the hint alone when there is one: it names the device and says what is
+// wrong and what to do, which the error it diagnoses said already in its own words
+// ("port X: open X: no such file or directory: no device X" said one fact thrice).
 func (e *OpenError) Error() string {
 	if e.Hint == "" {
 		return e.Err.Error()
 	}
-	return e.Err.Error() + ": " + e.Hint
+	return e.Hint
 }
 
 func (e *OpenError) Unwrap() error { return e.Err }

@@ -160,6 +160,13 @@ func TestRunPortErrorsSayWhatToDo(t *testing.T) {
 			t.Errorf("--port %s: exit %d (stopped by the test's bound: %v), want an exit saying %q and which ports there are; stderr:\n%s",
 				c.port, code, timedOut, c.want, errs)
 		}
+		// The fact once, with the fix: the device named once on the exit line,
+		// without the system's own words for it beside the hint's.
+		for _, line := range strings.Split(errs, "\n") {
+			if strings.HasPrefix(line, "scoreboard run:") && (strings.Count(line, c.port) != 1 || strings.Contains(line, "no such file")) {
+				t.Errorf("--port %s: the exit line says the fact more than once: %q", c.port, line)
+			}
+		}
 		if n, m := strings.Count(errs, `"port cannot be opened"`), strings.Count(errs, "port not available"); n != 1 || m != 0 {
 			t.Errorf("--port %s: %d 'port cannot be opened' lines (want 1), %d retries logged (want 0)", c.port, n, m)
 		}
