@@ -1,3 +1,13 @@
+// Package config declares the settings of the scoreboard's commands once, and lays
+// them from the flags given, the environment and the config file, checked.
+//
+// A setting is declared once, in settings below: its key in the config file, its
+// default, its help and its check. The rest is derived from the key by one rule:
+// key history.max_bytes ↔ flag --history-max-bytes ↔ $SCOREBOARD_HISTORY_MAX_BYTES
+// (a [[port]] table's keys are port.KEY: port.baud ↔ --port-baud). The flags, the
+// environment, the file's keys, --help, docs/cli.md, the man pages, the completions
+// and configs/scoreboard.toml all come from here. Precedence: a flag on the command
+// line, then the environment, then the file, then the default (load.go).
 package config
 
 import (
@@ -18,16 +28,8 @@ import (
 	"github.com/goclub/scoreboard/serialio"
 )
 
-// Package config declares the settings of the scoreboard's commands once, and lays
-// them from the flags given, the environment and the config file, checked.
-//
-// A setting is declared once, in settings below: its key in the config file, its
-// default, its help and its check. The rest is derived from the key by one rule:
-// key history.max_bytes ↔ flag --history-max-bytes ↔ $SCOREBOARD_HISTORY_MAX_BYTES
-// (a [[port]] table's keys are port.KEY: port.baud ↔ --port-baud). The flags, the
-// environment, the file's keys, --help, docs/cli.md, the man pages, the completions
-// and configs/scoreboard.toml all come from here. Precedence: a flag on the command
-// line, then the environment, then the file, then the default (config.go).
+// Setting is one setting, declared once: the rest of its life (flag, environment
+// variable, file key, help) is derived from its key.
 type Setting struct {
 	key   string
 	group string // the heading it is listed under in --help
@@ -50,7 +52,7 @@ type Setting struct {
 	// does not take it, and configs/league-hub.toml shows it, not scoreboard.toml.
 	hub bool
 	// check says what is wrong with a value on its own, or "". Checks across
-	// settings are in config.go.
+	// settings are in load.go.
 	check func(v any) string
 	// Where the value lives: in the config, or in a port's.
 	global func(*Config) any

@@ -95,6 +95,10 @@ type Config struct {
 	StoreWait time.Duration
 }
 
+// DefaultAttempts is how many times a port publishes a unit before it gives it up,
+// when Config leaves Attempts out.
+const DefaultAttempts = 3
+
 // newWarnSampler thins out a port's warnings about bad input: a scoreboard sending
 // garbage at 115200 baud would otherwise write thousands of lines a second. Per
 // kind of warning, ten a second are logged, then one in a hundred, each with the
@@ -117,7 +121,7 @@ func (c *Config) setDefaults() {
 	def(&c.Drain, 5*time.Second)
 	def(&c.StoreWait, DefaultStoreWait)
 	if c.Attempts <= 0 {
-		c.Attempts = 3
+		c.Attempts = DefaultAttempts
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 256

@@ -20,7 +20,7 @@ import (
 // The command line is cobra's (spf13/cobra, on spf13/pflag): it parses, finds the
 // command, prints the help, and generates the man pages, docs/cli.md and the shell
 // completions from the same command tree (gen.go). What is the scoreboard's own:
-// the settings' declarations (settings.go) and their layering (config.go), the help
+// the settings' declarations (config/settings.go) and their layering (config/load.go), the help
 // grouped by setting, and mistakes on one line with a hint, exit status 2.
 
 // Set at build time: -ldflags "-X main.version=1.2.3 -X main.commit=abc123".

@@ -176,12 +176,8 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	return r, nil
 }
 
-// daemonAttempts is how many times the daemon publishes a unit (daemon.Config's
-// default).
-const daemonAttempts = 3
-
-// historyConfig is the history's part of c, checked by loadConfig; fitted, when
-// positive, is the size fitHistory gave in place of history.max_bytes.
+// historyConfig is the history's part of c, checked by config.Load; fitted, when
+// positive, is the size history.FitStore gave in place of history.max_bytes.
 func historyConfig(c config.Config, fitted int64) history.Config {
 	age, _ := history.ParseAge(c.History.MaxAge)
 	size, _ := history.ParseSize(c.History.MaxBytes)

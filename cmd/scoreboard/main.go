@@ -2,8 +2,8 @@
 //
 // Each subcommand lives in a file of its own and registers itself in init. The
 // command line is cobra's (cli.go); the settings of run, work and the tools are
-// declared once (settings.go) and layered from the flags, the environment and the
-// config file (config.go).
+// declared once (config/settings.go) and layered from the flags, the environment and the
+// config file (config/load.go).
 package main
 
 import (

@@ -89,7 +89,7 @@ func runCommand(io stdio) *cobra.Command {
 	return cmd
 }
 
-// daemonConfig is the daemon's part of c, checked by loadConfig.
+// daemonConfig is the daemon's part of c, checked by config.Load.
 func daemonConfig(c config.Config) daemon.Config {
 	return daemon.Config{
 		Prefix: c.NATS.Prefix, RequestTimeout: c.Daemon.RequestTimeout, Drain: c.Daemon.Drain,
@@ -206,7 +206,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		defer hnc.Close()
 		start := history.Start{
 			Config: historyConfig(c, fitted), Store: store, Held: held, SyncAsked: c.History.Sync,
-			RequestTimeout: c.Daemon.RequestTimeout, Attempts: daemonAttempts,
+			RequestTimeout: c.Daemon.RequestTimeout, Attempts: daemon.DefaultAttempts,
 		}
 		if updater, damaged, err = start.Run(ctx, hnc, log); err != nil {
 			return err
