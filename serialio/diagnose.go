@@ -83,6 +83,28 @@ func Permanent(err error) bool {
 	return errors.As(err, &e) && e.Permanent
 }
 
+// Links maps each device to the first (by name) link in dir (ByIDDir) that resolves
+// to it: the path to configure. A missing dir (no USB serial device plugged in) is
+// no links.
+func Links(dir string) map[string]string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	links := map[string]string{}
+	for _, e := range entries { // ReadDir sorts by name
+		link := filepath.Join(dir, e.Name())
+		target, err := filepath.EvalSymlinks(link)
+		if err != nil {
+			continue
+		}
+		if _, seen := links[target]; !seen {
+			links[target] = link
+		}
+	}
+	return links
+}
+
 // Available lists the serial ports this machine has, each with its stable link, as
 // 'scoreboard ports' does, in one sentence for an error message.
 func Available() string {
@@ -90,17 +112,7 @@ func Available() string {
 	if err != nil {
 		return fmt.Sprintf("the serial ports could not be listed (%v); 'scoreboard ports' lists them", err)
 	}
-	links := map[string]string{}
-	if entries, err := os.ReadDir(ByIDDir); err == nil {
-		for _, en := range entries {
-			link := filepath.Join(ByIDDir, en.Name())
-			if target, err := filepath.EvalSymlinks(link); err == nil {
-				if _, seen := links[target]; !seen {
-					links[target] = link
-				}
-			}
-		}
-	}
+	links := Links(ByIDDir)
 	if len(names) == 0 {
 		return "this machine has no serial port: plug in the scoreboard's USB adapter, then 'scoreboard ports' lists it"
 	}

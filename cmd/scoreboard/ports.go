@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -13,14 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.bug.st/serial"
 	"go.bug.st/serial/enumerator"
+
+	"github.com/goclub/scoreboard/serialio"
 )
 
 func init() { register(portsCommand) }
-
-// serialByID is where udev keeps a stable link per USB serial device, named after its
-// vendor, product and serial number: the path to configure, since /dev/ttyUSB0 may be
-// another device after a replug.
-const serialByID = "/dev/serial/by-id"
 
 // serialPort is one line of `scoreboard ports`.
 type serialPort struct {
@@ -40,7 +35,7 @@ func portsCommand(io stdio) *cobra.Command {
 		Use:   "ports",
 		Short: "lists serial ports (USB vendor, product, serial number, /dev/serial/by-id path)",
 		Long: "Lists the serial ports of this machine: the device, its USB vendor and product\n" +
-			"ids, serial number, manufacturer and product, and the stable " + serialByID + "\n" +
+			"ids, serial number, manufacturer and product, and the stable " + serialio.ByIDDir + "\n" +
 			"path that links to it, if any. Configure a port by that path: it names the same\n" +
 			"adapter whichever ttyUSB number it gets after a replug.",
 		Args: noArgs("takes no arguments"),
@@ -51,7 +46,7 @@ func portsCommand(io stdio) *cobra.Command {
 }
 
 func ports(asJSON bool, io stdio) error {
-	ports, warn := listSerialPorts(enumerator.GetDetailedPortsList, serial.GetPortsList, serialByID)
+	ports, warn := listSerialPorts(enumerator.GetDetailedPortsList, serial.GetPortsList, serialio.ByIDDir)
 	if warn != nil {
 		fmt.Fprintf(io.err, "scoreboard ports: %v\n", warn)
 	}
@@ -83,7 +78,7 @@ func listSerialPorts(enumerate func(...func(vid, pid string) bool) ([]*enumerato
 			details = append(details, &enumerator.PortDetails{Name: n})
 		}
 	}
-	byID := serialLinks(byIDDir)
+	byID := serialio.Links(byIDDir)
 	for _, d := range details {
 		if d == nil || d.Name == "" {
 			continue // the enumerator's placeholder for a tty without a device
@@ -101,27 +96,6 @@ func listSerialPorts(enumerate func(...func(vid, pid string) bool) ([]*enumerato
 	}
 	slices.SortFunc(ports, func(a, b serialPort) int { return strings.Compare(a.Device, b.Device) })
 	return ports, warn
-}
-
-// serialLinks maps each device to the first (by name) link in dir that resolves to
-// it. A missing dir (no USB serial device plugged in) is no links.
-func serialLinks(dir string) map[string]string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	links := map[string]string{}
-	for _, e := range entries { // ReadDir sorts by name
-		link := filepath.Join(dir, e.Name())
-		target, err := filepath.EvalSymlinks(link)
-		if err != nil {
-			continue
-		}
-		if _, seen := links[target]; !seen {
-			links[target] = link
-		}
-	}
-	return links
 }
 
 func printPorts(out, errw io.Writer, ports []serialPort) error {
