@@ -5,12 +5,11 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -80,9 +79,11 @@ func (b *Board) Play(ctx context.Context, baud int, pause time.Duration) error {
 	if err := b.PTY.WaitOpened(ctx); err != nil {
 		return nil // ctx ended
 	}
-	go drain(ctx, b.PTY.Master)
+	// The answers are dropped: the page and 'scoreboard watch' show them.
+	go serialio.ReadAnswers(ctx, b.PTY.Master, nil, nil)
 	for ctx.Err() == nil {
-		if err := send(ctx, b.PTY.Master, b.Input, baud); err != nil {
+		err := serialio.SendPaced(ctx, b.PTY.Master, bytes.NewReader(b.Input), baud)
+		if err != nil && !errors.Is(err, unix.EIO) { // EIO: the daemon closed the device, this round is lost
 			return fmt.Errorf("board %s: %w", b.Name, err)
 		}
 		select {
@@ -91,47 +92,6 @@ func (b *Board) Play(ctx context.Context, baud int, pause time.Duration) error {
 		}
 	}
 	return nil
-}
-
-// send writes in line by line, never faster than baud allows.
-func send(ctx context.Context, w io.Writer, in []byte, baud int) error {
-	start := time.Now()
-	sent := 0
-	for _, line := range strings.SplitAfter(string(in), "\n") {
-		if line == "" {
-			continue
-		}
-		if baud > 0 {
-			due := start.Add(time.Duration(sent+len(line)) * 10 * time.Second / time.Duration(baud))
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Until(due)):
-			}
-		}
-		if _, err := w.Write([]byte(line)); err != nil {
-			if errors.Is(err, unix.EIO) {
-				return nil // the daemon closed the device: this round is lost
-			}
-			return err
-		}
-		sent += len(line)
-	}
-	return nil
-}
-
-// drain reads the answers so that the daemon's writes never wait on a full
-// pseudo-terminal; the page and 'scoreboard watch' show them.
-func drain(ctx context.Context, master *os.File) {
-	buf := make([]byte, 4096)
-	for ctx.Err() == nil {
-		if _, err := master.Read(buf); err != nil {
-			if !errors.Is(err, unix.EIO) {
-				return // closed
-			}
-			time.Sleep(50 * time.Millisecond) // the daemon closed the device, for now
-		}
-	}
 }
 
 // Next is what to try once the demo runs: the page, and the tools against its bus.

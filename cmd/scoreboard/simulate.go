@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/goclub/scoreboard/serialio"
 )
@@ -104,11 +101,11 @@ func simulate(ctx context.Context, args []string, baud int, link string, idle, w
 	}
 	fmt.Fprintln(io.err, "scoreboard simulate: the device is open; sending")
 
-	// The copier stops when the deferred Close of master ends its Read.
+	// The reader stops when the deferred Close of master ends its Read.
 	answers := make(chan struct{}, 1)
-	go copyAnswers(io.out, master, answers)
+	go serialio.ReadAnswers(ctx, master, io.out, answers)
 
-	if err := sendPaced(ctx, master, input, baud); err != nil {
+	if err := serialio.SendPaced(ctx, master, input, baud); err != nil {
 		return err
 	}
 	timer := time.NewTimer(idle)
@@ -158,59 +155,4 @@ func describeMode(m fs.FileMode) string {
 		return "regular file"
 	}
 	return "file (" + m.Type().String() + ")"
-}
-
-// sendPaced writes r line by line, never faster than baud allows. Pacing against the
-// start time rather than sleeping per line keeps the rate right over long files.
-func sendPaced(ctx context.Context, w io.Writer, r io.Reader, baud int) error {
-	br := bufio.NewReader(r)
-	start := time.Now()
-	var sent int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if baud > 0 {
-				due := start.Add(time.Duration(sent+int64(len(line))) * 10 * time.Second / time.Duration(baud))
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(time.Until(due)):
-				}
-			}
-			if _, werr := w.Write(line); werr != nil {
-				return fmt.Errorf("send: %w", werr)
-			}
-			sent += int64(len(line))
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read input: %w", err)
-		}
-	}
-}
-
-// copyAnswers copies what the daemon writes to out, signalling each read on seen.
-func copyAnswers(out io.Writer, master *os.File, seen chan<- struct{}) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := master.Read(buf)
-		if n > 0 {
-			out.Write(buf[:n])
-			select {
-			case seen <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			// EIO: the daemon closed the device. Keep waiting for it to come back
-			// until the caller is done with us.
-			if errors.Is(err, unix.EIO) {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			return
-		}
-	}
 }
