@@ -545,3 +545,40 @@ func TestConfigExampleFirstHour(t *testing.T) {
 		t.Errorf("the example with its second port uncommented: %v, %d ports", err, len(tc.Ports))
 	}
 }
+
+// Every setting but a port's, changed alone, is named by Changed with its own key,
+// and nothing else is: a reload names each setting it cannot apply, whatever table
+// it is in ([hub] was once left out of a hand-written comparison).
+func TestChangedNamesEverySettingByItsKey(t *testing.T) {
+	var base Config
+	if got := Changed(base, base); len(got) != 0 {
+		t.Fatalf("Changed of a config and itself: %v", got)
+	}
+	n := 0
+	for _, s := range All() {
+		if s.global == nil {
+			continue
+		}
+		now := base
+		switch p := s.global(&now).(type) {
+		case *string:
+			*p += "x"
+		case *int:
+			*p++
+		case *bool:
+			*p = !*p
+		case *time.Duration:
+			*p += time.Second
+		default:
+			t.Fatalf("setting %s: type %T", s.Key(), p)
+		}
+		if got := Changed(base, now); len(got) != 1 || got[0] != s.Key() {
+			t.Errorf("%s changed alone: Changed says %v", s.Key(), got)
+		}
+		n++
+	}
+	if n < 30 {
+		t.Errorf("only %d settings compared", n)
+	}
+	t.Logf("%d settings, each named by its key when it alone changed", n)
+}

@@ -659,3 +659,35 @@ func FromCommandLine(err error) bool {
 	}
 	return len(errs) > 0
 }
+
+// Changed lists the keys of the settings other than a port's whose values differ
+// between was and now, in the settings' order: what a reload of `run` cannot apply
+// (it applies the ports'), named as the file names them ("hub.url"). Derived from
+// the settings themselves, so that a setting declared is a setting compared.
+func Changed(was, now Config) []string {
+	var keys []string
+	for _, s := range settings {
+		if s.global == nil {
+			continue
+		}
+		if value(s.global(&was)) != value(s.global(&now)) {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
+}
+
+// value is what a setting's pointer points at, comparable.
+func value(p any) any {
+	switch p := p.(type) {
+	case *string:
+		return *p
+	case *int:
+		return *p
+	case *bool:
+		return *p
+	case *time.Duration:
+		return *p
+	}
+	panic(fmt.Sprintf("config: a setting of unsupported type %T", p))
+}

@@ -16,8 +16,8 @@ import (
 // the same flags and environment over it, and the same declarations and checks as at
 // start) until ctx ends: each good configuration goes out on the channel for the
 // ports (daemon.RunReloading); a bad one is logged with every error and nothing
-// changes. The settings the ports do not own need a restart, and the log says which
-// changed since loaded. Without a config file, SIGHUP is logged and ignored.
+// changes. The settings the ports do not own need a restart, and the log names each
+// that changed since loaded by its key (config.Changed). Without a config file, SIGHUP is logged and ignored.
 func reloadOnHangup(ctx context.Context, path string, loaded config.Config, load func() (config.Config, error), log zerolog.Logger) <-chan daemon.Config {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -47,7 +47,7 @@ func reloadOnHangup(ctx context.Context, path string, loaded config.Config, load
 				log.Error().Int("errors", len(errs)).Msg("reload: the configuration has errors; the running configuration is kept")
 				continue
 			}
-			for _, s := range restartSettings(loaded, c) {
+			for _, s := range config.Changed(loaded, c) {
 				log.Warn().Str("setting", s).Msg("reload: changed, but applied only at the next restart")
 			}
 			select {
@@ -58,26 +58,4 @@ func reloadOnHangup(ctx context.Context, path string, loaded config.Config, load
 		}
 	}()
 	return out
-}
-
-// restartSettings names the tables of the configuration, other than the ports,
-// that differ between was and now: the NATS connection or listener, the log, the
-// daemon's timing and state dir, the history, the page's listener.
-func restartSettings(was, now config.Config) []string {
-	var changed []string
-	for _, s := range []struct {
-		name string
-		same bool
-	}{
-		{"[nats]", was.NATS == now.NATS},
-		{"[log]", was.Log == now.Log},
-		{"[daemon]", was.Daemon == now.Daemon},
-		{"[history]", was.History == now.History},
-		{"[http]", was.HTTP == now.HTTP},
-	} {
-		if !s.same {
-			changed = append(changed, s.name)
-		}
-	}
-	return changed
 }

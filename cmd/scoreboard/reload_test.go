@@ -155,8 +155,8 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	const restart = "reload: changed, but applied only at the next restart"
 	p.WaitOutput(restart, 60*time.Second)
 	waitLines(t, p, restart, 2)
-	if l := logLines(p.Output(), restart); len(l) != 2 || l[0]["setting"] != "[nats]" || l[1]["setting"] != "[daemon]" {
-		t.Errorf("restart lines %v, want one for [nats], one for [daemon]", l)
+	if l := logLines(p.Output(), restart); len(l) != 2 || l[0]["setting"] != "nats.listen" || l[1]["setting"] != "daemon.request_timeout" {
+		t.Errorf("restart lines %v, want one for nats.listen, one for daemon.request_timeout", l)
 	}
 	waitLines(t, p, "reload: ports updated", 2)
 	if l := logLines(p.Output(), "reload: ports updated"); fmt.Sprint(l[1]["unchanged"]) != "[annex den lobby]" {
