@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -593,7 +592,7 @@ func (u *Updater) takeLast(port string, m *jetstream.RawStreamMsg) bool {
 		pv = &portValue{}
 		u.ports[port] = pv
 	}
-	unitSeq, origin := scanSeqOrigin(m.Data)
+	unitSeq, origin := result.SeqOrigin(m.Data)
 	if !pv.newer(origin, unitSeq, m.Sequence) {
 		return false
 	}
@@ -728,7 +727,7 @@ func (u *Updater) take(m jetstream.Msg) {
 		pv = &portValue{}
 		u.ports[port] = pv
 	}
-	unitSeq, origin := scanSeqOrigin(m.Data())
+	unitSeq, origin := result.SeqOrigin(m.Data())
 	if !pv.newer(origin, unitSeq, meta.Sequence.Stream) {
 		return
 	}
@@ -944,24 +943,4 @@ func (u *Updater) finish(deadline time.Time) {
 			return
 		}
 	}
-}
-
-// scanSeqOrigin finds a result's seq and origin without decoding it all: a result is
-// parsed only when it is put.
-func scanSeqOrigin(data []byte) (seq uint64, origin string) {
-	if i := bytes.Index(data, []byte(`"seq":`)); i >= 0 {
-		for _, c := range data[i+len(`"seq":`):] {
-			if c < '0' || c > '9' {
-				break
-			}
-			seq = seq*10 + uint64(c-'0')
-		}
-	}
-	if i := bytes.Index(data, []byte(`"origin":"`)); i >= 0 {
-		rest := data[i+len(`"origin":"`):]
-		if j := bytes.IndexByte(rest, '"'); j >= 0 {
-			origin = string(rest[:j])
-		}
-	}
-	return seq, origin
 }

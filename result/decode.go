@@ -354,3 +354,69 @@ func validLiteral(lit []byte) bool {
 	}
 	return i == len(lit)
 }
+
+// SeqOrigin reads a result's seq and origin without decoding the rest: the
+// history's reader of the stream takes them from every result, and decodes only
+// those it puts. It walks the object's top-level keys, so neither the encoder's
+// field order nor a "seq" inside the structured result can mislead it; what the
+// walk cannot take (an escaped key, say) is decoded in full. Zero values when data
+// is no result.
+func SeqOrigin(data []byte) (seq uint64, origin string) {
+	if seq, origin, ok := seqOrigin(data); ok {
+		return seq, origin
+	}
+	r, err := Decode(data)
+	if err != nil {
+		return 0, ""
+	}
+	return r.Seq, r.Origin
+}
+
+func seqOrigin(d []byte) (seq uint64, origin string, ok bool) {
+	i := skipSpace(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return 0, "", false
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return 0, "", true
+	}
+	for {
+		key, end, ok := readKey(d, i)
+		if !ok {
+			return 0, "", false
+		}
+		k := string(key)
+		if k != "seq" && k != "origin" && (strings.EqualFold(k, "seq") || strings.EqualFold(k, "origin")) {
+			return 0, "", false // encoding/json matches keys regardless of case
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) || d[i] != ':' {
+			return 0, "", false
+		}
+		i = skipSpace(d, i+1)
+		var err error
+		switch k {
+		case "seq":
+			if seq, end, ok = readUint(d, i); !ok {
+				return 0, "", false
+			}
+		case "origin":
+			origin, end, err = readString(d, i)
+		default:
+			end, err = skipValue(d, i)
+		}
+		if err != nil {
+			return 0, "", false
+		}
+		i = skipSpace(d, end)
+		switch {
+		case i < len(d) && d[i] == ',':
+			i = skipSpace(d, i+1)
+		case i < len(d) && d[i] == '}':
+			return seq, origin, true
+		default:
+			return 0, "", false
+		}
+	}
+}
