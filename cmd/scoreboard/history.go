@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -174,34 +173,6 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 		return r, usagef("--until %s is before --since %s", r.Until.Format(time.RFC3339), r.Since.Format(time.RFC3339))
 	}
 	return r, nil
-}
-
-// historyConfig is the history's part of c, checked by config.Load; fitted, when
-// positive, is the size history.FitStore gave in place of history.max_bytes.
-func historyConfig(c config.Config, fitted int64) history.Config {
-	age, _ := history.ParseAge(c.History.MaxAge)
-	size, _ := history.ParseSize(c.History.MaxBytes)
-	if fitted > 0 {
-		size = fitted
-	}
-	sync, _ := history.ParseSync(c.History.Sync)
-	return history.Config{Prefix: c.NATS.Prefix, MaxAge: age, MaxBytes: size, Replicas: c.History.Replicas, Sync: sync}
-}
-
-// openStore locks the state directory for the embedded server's store; nil with the
-// history off.
-func openStore(c config.Config) (*history.StateDir, error) {
-	if !c.History.Enabled {
-		return nil, nil
-	}
-	dir := c.Daemon.StateDir
-	if dir == "" {
-		var err error
-		if dir, err = history.DefaultStateDir(os.Getenv); err != nil {
-			return nil, err
-		}
-	}
-	return history.OpenStateDir(dir)
 }
 
 // historyStatus is the systemd status: the ports', with what the history dropped

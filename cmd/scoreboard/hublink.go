@@ -7,17 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/config"
 )
-
-// hubLink is the club's link the settings ask for, or nil (checked by config).
-func hubLink(c config.Config) *bus.HubLink {
-	h := c.Hub
-	if h.URL == "" {
-		return nil
-	}
-	return &bus.HubLink{URL: h.URL, Club: h.Club, Token: h.Token, CredsFile: h.Creds}
-}
 
 // watchHubLink logs each change of the link to the hub, until ctx ends: the link
 // is not what the club's scoreboards need, so a drop is a warning, not an error.

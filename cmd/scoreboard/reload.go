@@ -51,7 +51,7 @@ func reloadOnHangup(ctx context.Context, path string, loaded config.Config, load
 				log.Warn().Str("setting", s).Msg("reload: changed, but applied only at the next restart")
 			}
 			select {
-			case out <- daemonConfig(c):
+			case out <- c.DaemonConfig():
 			case <-ctx.Done():
 				return
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +63,7 @@ func runCommand(io stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		cfg := daemonConfig(c)
+		cfg := c.DaemonConfig()
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
@@ -87,14 +86,6 @@ func runCommand(io stdio) *cobra.Command {
 		return err
 	}
 	return cmd
-}
-
-// daemonConfig is the daemon's part of c, checked by config.Load.
-func daemonConfig(c config.Config) daemon.Config {
-	return daemon.Config{
-		Prefix: c.NATS.Prefix, RequestTimeout: c.Daemon.RequestTimeout, Drain: c.Daemon.Drain,
-		Ports: slices.Clone(c.Ports),
-	}
 }
 
 // serve runs the actors: the embedded NATS server (unless joining one), the workers,
@@ -137,14 +128,14 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		embedded *bus.Server
 		// hubLinked says whether the link to a league hub is up (nil: no hub).
 		hubLinked func() bool
-		hub       = hubLink(c)
+		hub       = c.HubLink()
 		// fitted is the history's size fitted to its disk, if less than asked.
 		fitted int64
 	)
 	if c.NATS.URL == "" {
 		// The history's store: locked for this process's life, so a second daemon
 		// on it fails here, naming it.
-		if store, err = openStore(c); err != nil {
+		if store, err = c.OpenStore(); err != nil {
 			return err
 		}
 		opts := bus.ServerOptions{
@@ -156,7 +147,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 			want, _ := history.ParseSize(c.History.MaxBytes)
 			if fitted, ok = history.FitStore(store, want, log); ok {
 				opts.StoreDir = store.Path
-				sync := historyConfig(c, fitted).Sync
+				sync := c.HistoryConfig(fitted).Sync
 				opts.SyncAlways, opts.SyncInterval = sync.Always, sync.Interval
 				held = store.HasStream(c.Subjects().Stream())
 			} else {
@@ -205,7 +196,7 @@ func serve(ctx context.Context, c config.Config, reloading bool, cfg daemon.Conf
 		}
 		defer hnc.Close()
 		start := history.Start{
-			Config: historyConfig(c, fitted), Store: store, Held: held, SyncAsked: c.History.Sync,
+			Config: c.HistoryConfig(fitted), Store: store, Held: held, SyncAsked: c.History.Sync,
 			RequestTimeout: c.Daemon.RequestTimeout, Attempts: daemon.DefaultAttempts,
 		}
 		if updater, damaged, err = start.Run(ctx, hnc, log); err != nil {
