@@ -308,20 +308,14 @@ func (d *display) publish(f *flight) {
 	m := &d.msg
 	if m.Header == nil {
 		m.Subject = d.dump
-		m.Header = nats.Header{
-			bus.HeaderPort: {d.pc.Name}, bus.HeaderSeq: {""}, bus.HeaderLine: {""}, bus.HeaderOrigin: {d.origin},
-			bus.HeaderMsgID: {""}, bus.HeaderAttempt: {""},
-		}
+		m.Header = make(nats.Header, 6)
 	}
-	// The port publishes a dump again when its answer does not come: a worker that
-	// cannot solve it hands it back rather than answer it with an error.
-	m.Header[bus.HeaderAttempt][0] = strconv.Itoa(f.attempts)
-	// The same id on every attempt: the history keeps the unit once.
-	m.Header[bus.HeaderMsgID][0] = bus.DumpID(d.origin, f.it.seq)
+	// The port publishes a dump again when its answer does not come (Attempt): a
+	// worker that cannot solve it hands it back rather than answer it with an
+	// error. The same id on every attempt: the history keeps the unit once.
+	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Line: f.it.line, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
-	m.Header[bus.HeaderSeq][0] = strconv.FormatUint(f.it.seq, 10)
-	m.Header[bus.HeaderLine][0] = strconv.Itoa(f.it.line)
 	// A publish fails only when the connection is closed for good; the attempt then
 	// times out like any other.
 	if err := d.nc.PublishMsg(m); err != nil {

@@ -150,13 +150,6 @@ func AppendRecord(dst, res, unit []byte, at time.Time, board []string, unanswere
 	return append(dst, '}')
 }
 
-func parseSeq(s string) (uint64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
-
 // Recovered reads what the stream holds after a start on a store from before, and
 // says what recovering it dropped (a block a power cut or a kill left short or
 // damaged): "" when nothing was seen dropped, else one line for the log and the

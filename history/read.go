@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -215,10 +214,9 @@ func (p *pairer) add(m jetstream.Msg, ts time.Time, streamSeq uint64) (bool, err
 		if past {
 			return true, nil
 		}
-		seq, _ := parseSeq(h.Get(bus.HeaderSeq))
-		line, _ := strconv.Atoi(h.Get(bus.HeaderLine))
-		e := &entry{Entry: Entry{Problem: problem, Port: port, Seq: seq, Unit: m.Data(), Time: ts, UnitSeq: streamSeq},
-			key: unitKey{port: port, origin: h.Get(bus.HeaderOrigin), seq: seq}, line: line}
+		d, _ := bus.ReadDump(h)
+		e := &entry{Entry: Entry{Problem: problem, Port: port, Seq: d.Seq, Unit: m.Data(), Time: ts, UnitSeq: streamSeq},
+			key: unitKey{port: port, origin: d.Origin, seq: d.Seq}, line: d.Line}
 		p.open[e.key] = append(p.open[e.key], e)
 		p.queue = append(p.queue, e)
 		return true, p.flush(ts, streamSeq, false)

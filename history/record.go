@@ -161,8 +161,8 @@ func (r *Recorder) unsubscribe() {
 // subscriptions cannot see it. The subscriptions leave the messages of an origin
 // recorded here to it. Safe for concurrent use; it never blocks.
 func (r *Recorder) Record(m *nats.Msg) {
-	if origin := m.Header.Get(bus.HeaderOrigin); origin != "" {
-		r.own.Store(origin, struct{}{})
+	if d, _ := bus.ReadDump(m.Header); d.Origin != "" {
+		r.own.Store(d.Origin, struct{}{})
 	}
 	r.keep(m)
 }
@@ -170,7 +170,8 @@ func (r *Recorder) Record(m *nats.Msg) {
 // fromBus is the subscriptions' callback: a message of the daemon's own ports is
 // left to Record.
 func (r *Recorder) fromBus(m *nats.Msg) {
-	origin := m.Header.Get(bus.HeaderOrigin) // a dump's
+	d, _ := bus.ReadDump(m.Header) // a dump's
+	origin := d.Origin
 	if origin == "" {
 		origin, _, _ = bus.ParseResultID(m.Header.Get(bus.HeaderMsgID))
 	}

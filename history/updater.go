@@ -808,14 +808,14 @@ func (u *Updater) unit(ctx context.Context, problem, port, origin string, seq ui
 	if err != nil {
 		return nil
 	}
-	if m.Header.Get(bus.HeaderOrigin) != origin {
+	d, _ := bus.ReadDump(m.Header)
+	if d.Origin != origin {
 		return nil // another publisher's dumps, or a daemon started since
 	}
-	got, _ := parseSeq(m.Header.Get(bus.HeaderSeq))
-	if got == seq {
+	if d.Seq == seq {
 		return m.Data
 	}
-	if got < seq {
+	if d.Seq < seq {
 		return nil
 	}
 	// A binary search of the stream sequences [a, b] before the last dump.
@@ -832,15 +832,16 @@ func (u *Updater) unit(ctx context.Context, problem, port, origin string, seq ui
 			b = mid - 1 // no dump of the port in [mid, b]
 			continue
 		}
-		if m.Header.Get(bus.HeaderOrigin) != origin {
+		d, _ := bus.ReadDump(m.Header)
+		if d.Origin != origin {
 			// Most likely an earlier daemon's dumps on this port: look after them.
 			a = m.Sequence + 1
 			continue
 		}
-		switch got, _ := parseSeq(m.Header.Get(bus.HeaderSeq)); {
-		case got == seq:
+		switch {
+		case d.Seq == seq:
 			return m.Data
-		case got < seq:
+		case d.Seq < seq:
 			a = m.Sequence + 1
 		default:
 			b = mid - 1 // m is the port's first dump from mid on, and past it

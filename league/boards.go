@@ -96,7 +96,8 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 			if len(units) >= maxUnits {
 				clear(units) // results that never came; the boards miss a unit, never more
 			}
-			units[club+" "+m.Headers().Get(bus.HeaderOrigin)+" "+m.Headers().Get(bus.HeaderSeq)] = m.Data()
+			d, _ := bus.ReadDump(m.Headers())
+			units[fmt.Sprintf("%s %s %d", club, d.Origin, d.Seq)] = m.Data()
 		case "result":
 			r, err := result.Decode(m.Data())
 			if err != nil || !bus.ValidToken(r.Port) {

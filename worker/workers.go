@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -537,21 +536,12 @@ func (w *Workers) describe(msg *nats.Msg) result.Record {
 	if err != nil { // the subscription's wildcard only lets dump subjects in
 		problem, port = "unknown", "unknown"
 	}
-	res := result.Record{Problem: problem, Port: port, Worker: w.id}
-	if s := msg.Header.Get(bus.HeaderSeq); s != "" {
-		if res.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
-			w.warn.Warn(&w.log, port).Str("port", port).Str("seq", s).Msg("dump with a bad sequence header; using 0")
-		}
+	h, badSeq := bus.ReadDump(msg.Header)
+	if badSeq != "" {
+		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", badSeq).Msg("dump with a bad sequence header; using 0")
 	}
-	res.Origin = msg.Header.Get(bus.HeaderOrigin)
-	res.Origin = res.Origin[:min(len(res.Origin), bus.MaxOrigin)]
-	res.UnitDigest = bus.UnitDigest(msg.Data)
-	if s := msg.Header.Get(bus.HeaderLine); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			res.Line = n
-		}
-	}
-	return res
+	return result.Record{Problem: problem, Port: port, Worker: w.id, Seq: h.Seq, Line: h.Line, Origin: h.Origin,
+		UnitDigest: bus.UnitDigest(msg.Data)}
 }
 
 func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {

@@ -171,10 +171,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, ds *
 			}
 			msg := nats.NewMsg(subject)
 			msg.Reply = ds.inbox + "." + strconv.FormatUint(seq+1, 10)
-			msg.Header.Set(bus.HeaderPort, port)
-			msg.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq+1, 10))
-			msg.Header.Set(bus.HeaderLine, strconv.Itoa(f.Line))
-			msg.Header.Set(bus.HeaderOrigin, ds.origin)
+			bus.DumpHeader{Port: port, Seq: seq + 1, Line: f.Line, Origin: ds.origin}.Put(msg.Header)
 			msg.Data = f.Unit // PublishMsg copies it before the framer reuses it
 			ds.sent(seq+1, f.Unit)
 			if err := nc.PublishMsg(msg); err != nil {
