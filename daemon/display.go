@@ -479,7 +479,9 @@ func (d *display) flush() {
 			return
 		}
 		if d.stored != nil {
-			if _, ok := d.storedSeqs[d.next]; !ok && !d.dropping && d.cfg.Stored.holding() {
+			// Past the drain bound nothing waits for the history: the stop's
+			// bound is the drain's, and the device's write timeout after it.
+			if _, ok := d.storedSeqs[d.next]; !ok && !d.drained && d.cfg.Stored.holding() {
 				if time.Since(o.at) < d.cfg.StoreWait {
 					return // held: noteStored or the tick flushes again
 				}

@@ -149,3 +149,32 @@ func TestAnswerHeldForTheHistoryAtMostStoreWait(t *testing.T) {
 	d.logs.wait(t, 1, map[string]any{"message": "the history has not stored the unit's result in time; its answer is written anyway"})
 	d.stop(t)
 }
+
+// Past the drain bound nothing waits for the history: a stop writes the outcomes
+// held for results never reported stored at the bound, not a StoreWait later (a
+// stop under load took the drain, then a write timeout more, in CI's load stage:
+// 8.65 s with a 6 s drain). StoreWait and the write timeout here are longer than the
+// test waits for the stop, so a hold past the bound fails it.
+func TestStopWritesHeldAnswersAtTheDrainBound(t *testing.T) {
+	_, nc := startBus(t, true)
+	pt := newPTY(t)
+	d := startDaemon(t, nc, daemon.Config{
+		Ports:     []daemon.PortConfig{{Device: pt.Path, Problem: "goscore", Line: serialio.LineSettings{Baud: 115200}}},
+		Stored:    daemon.NewStored(nil), // storing, and never a result reported stored
+		StoreWait: 10 * long,
+		Drain:     500 * time.Millisecond,
+		// The hold used to end only when the stop stopped waiting for the device
+		// too, a write timeout after the bound: as long as the test, here.
+		WriteTimeout: 10 * long,
+	})
+	waitOpened(t, pt)
+	got := answers(t, pt)
+	if _, err := pt.Master.WriteString(board(1) + board(2) + board(3)); err != nil {
+		t.Fatal(err)
+	}
+	// Answered on the bus and held: the workers' results come, the port stays quiet.
+	d.logs.wait(t, 3, map[string]any{"message": "unit answered"})
+	quiet(t, got, 300*time.Millisecond, "units answered, their results never stored")
+	d.stop(t)
+	want(t, got, goscoreAnswer(t, board(1))+goscoreAnswer(t, board(2))+goscoreAnswer(t, board(3)))
+}
