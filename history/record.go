@@ -262,19 +262,17 @@ func (r *Recorder) refused(rec *recording, err error) {
 }
 
 // refusedForGood says whether the stream refused a message for what it is, not for
-// the moment: an error of the JetStream API other than a cluster not available.
+// the moment: larger than the stream keeps (JSStreamMessageExceedsMaximumErr).
+// Every other refusal is sent again: "duplicate message id is in process" (a publish
+// that timed out still in the stream's pipeline, seen in CI) is followed by an ack,
+// or by the message's loss with its leader.
 func refusedForGood(err error) bool {
 	var api *jetstream.APIError
-	if !errors.As(err, &api) {
-		return false // no answer, or no leader: sent again
-	}
-	for _, code := range notSettled {
-		if api.ErrorCode == code {
-			return false
-		}
-	}
-	return true
+	return errors.As(err, &api) && api.ErrorCode == errMessageTooLarge
 }
+
+// errMessageTooLarge is nats-server's JSStreamMessageExceedsMaximumErr.
+const errMessageTooLarge jetstream.ErrorCode = 10054
 
 // giveUp lets go of a message the stream refused for good, or one without an id
 // that it may or may not hold.

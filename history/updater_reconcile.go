@@ -37,7 +37,7 @@ const (
 // loaded machine) cannot leave the bucket behind the stream.
 //
 // It reports whether it found the updater behind: a result taken, or the reader
-// behind the stream. A reader whose ordered consumer waits for good on a consumer
+// behind the stream; or whether the stream did not answer. A reader whose ordered consumer waits for good on a consumer
 // lost in a leader change (seen in TestFaultClusterNodeAndWorkerKilled: it handed
 // on nothing at all, and the stream's last result of the port was then an older
 // unit's, put back late, so this comparison could not find the port's
@@ -48,7 +48,12 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 	defer cancel()
 	last, err := u.lastResults(ctx)
 	if err != nil {
-		return false
+		// The stream does not answer (no leader, JetStream away): compared again
+		// soon, not once a minute, so that the bucket follows within seconds of
+		// its return even when the reader's consumer is slow to come back (seen in
+		// CI after two 25 s spells without a leader: the bucket at unit 26 of
+		// 19,513, the reader stuck, the next comparison a minute away).
+		return true
 	}
 	var latest uint64 // the stream's last result of any port
 	defer func() {
