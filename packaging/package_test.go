@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
 
@@ -37,6 +38,7 @@ func need(t *testing.T, format string, args ...any) {
 
 func needTool(t *testing.T, names ...string) {
 	t.Helper()
+	proctest.SkipShort(t, "a packaging test: it runs "+strings.Join(names, ", "))
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
 			need(t, "%s is not installed (apt-get install lintian mmdebstrap qemu-user-static)", n)
@@ -55,6 +57,7 @@ var debName = regexp.MustCompile(`(?m)  scoreboard_(.+)_amd64\.deb$`)
 // findDist reads dist/SHA256SUMS, which the last make dist wrote, for the version.
 func findDist(t *testing.T) dist {
 	t.Helper()
+	proctest.SkipShort(t, "a packaging test: it checks what make dist built, with lintian, a Debian root or qemu")
 	dir, err := filepath.Abs("../dist")
 	if err != nil {
 		t.Fatal(err)
