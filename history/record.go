@@ -75,6 +75,10 @@ type Recorder struct {
 	subs []*nats.Subscription
 	own  sync.Map // origins of the daemon's own ports, recorded by Record
 
+	// refusing is failures > 0, read without the lock: every display writer asks
+	// it (Storing) for every outcome it holds.
+	refusing atomic.Bool
+
 	stored, resent, dropped atomic.Uint64
 	waiting                 atomic.Int64
 }
@@ -122,11 +126,7 @@ func (r *Recorder) Held() int {
 // a refusal until the next ack (a stream without a leader), when a display writer
 // should not hold its answers for their results (daemon.Stored). Safe for
 // concurrent use.
-func (r *Recorder) Storing() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures == 0
-}
+func (r *Recorder) Storing() bool { return !r.refusing.Load() }
 
 // Subscribe subscribes to the dumps and the results, and returns once the server
 // has the subscriptions: everything published after it is recorded.
@@ -214,7 +214,7 @@ func (r *Recorder) keep(m *nats.Msg) {
 	if dropped > 0 {
 		n := r.dropped.Add(uint64(dropped))
 		r.warn.Event(&r.log, zerolog.ErrorLevel, "record dropped").Int("dropped", dropped).Uint64("dropped_total", n).Int("bytes", recordBytes).
-			Msg("history: the replicated stream has not taken the dumps and results for so long that the recorder's memory is full: the oldest are not kept")
+			Msg("history: the replicated stream has not taken the dumps and results for so long that the recorder's memory is full: the oldest are not kept; bring back a majority of the stream's nodes so that it elects a leader")
 	}
 	select {
 	case r.wake <- struct{}{}:
@@ -247,6 +247,7 @@ func (r *Recorder) refused(rec *recording, err error) {
 	r.mu.Lock()
 	r.again = append(r.again, rec)
 	r.failures++
+	r.refusing.Store(true)
 	r.pause = time.Now().Add(recordRetry.Wait(r.failures - 1))
 	failures := r.failures
 	r.mu.Unlock()
@@ -291,6 +292,7 @@ func (r *Recorder) acked(rec *recording) {
 	r.bytes -= rec.size
 	spell := r.failures
 	r.failures = 0
+	r.refusing.Store(false)
 	r.mu.Unlock()
 	r.stored.Add(1)
 	if spell > 0 {
