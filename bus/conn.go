@@ -263,3 +263,13 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// AllConnected says whether every one of conns is connected (not reconnecting).
+func AllConnected(conns ...*nats.Conn) bool {
+	for _, nc := range conns {
+		if !nc.IsConnected() {
+			return false
+		}
+	}
+	return true
+}

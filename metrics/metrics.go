@@ -82,6 +82,23 @@ func (m *Metrics) Gauge(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 }
 
+// Flag registers a gauge of 1 while f says true, 0 while false
+// (scoreboard_hub_link_up).
+func (m *Metrics) Flag(name, help string, f func() bool) {
+	m.Gauge(name, help, func() float64 {
+		if f() {
+			return 1
+		}
+		return 0
+	})
+}
+
+// BusConnected registers scoreboard_nats_connected, read from connected at each
+// scrape: run and work both have it, under one name and help.
+func (m *Metrics) BusConnected(connected func() bool) {
+	m.Flag("scoreboard_nats_connected", "1 while every bus connection of this process is connected, 0 while one is reconnecting.", connected)
+}
+
 // Info registers a gauge of 1 whose labels say what (scoreboard_build_info: the
 // version, the commit, the Go version).
 func (m *Metrics) Info(name, help string, labels map[string]string) {

@@ -23,9 +23,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
@@ -514,6 +516,21 @@ func Announce(ln net.Listener, log zerolog.Logger) {
 		ev = ev.Bool("beyond_loopback", true)
 	}
 	ev.Str("url", "http://"+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
+}
+
+// ServePage runs a page server on ln until ctx ends, with met's /metrics beside
+// it unless met is nil. newServer is called once the listener is there, so that a
+// page that cannot start is an error of the serving, not of the listening.
+func ServePage(ctx context.Context, ln net.Listener, newServer func() (*Server, error), met *metrics.Metrics, log zerolog.Logger) error {
+	srv, err := newServer()
+	if err != nil {
+		return err
+	}
+	Announce(ln, log)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(gctx) })
+	g.Go(func() error { return Serve(gctx, ln, met.Beside(srv.Handler())) })
+	return g.Wait()
 }
 
 // Serve serves h on ln until ctx ends, then shuts down within a couple of seconds

@@ -174,18 +174,3 @@ func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	}
 	return r, nil
 }
-
-// historyStatus is the systemd status: the ports', with what the history dropped
-// at start-up, and whether it is storing.
-func historyStatus(status func() string, keeper *history.Keeper, damaged string) func() string {
-	return func() string {
-		s := status()
-		if damaged != "" {
-			s += "; " + damaged
-		}
-		if keeper != nil && !keeper.OK() {
-			s += fmt.Sprintf("; history NOT storing (full disk): %d units not stored", keeper.NotStored())
-		}
-		return s
-	}
-}

@@ -116,7 +116,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			func() float64 { return float64(hub.LinkedClubs()) })
 		g.Go(func() error {
 			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
-			if err := servePage(gctx, ln, func() (*webpkg.Server, error) {
+			if err := webpkg.ServePage(gctx, ln, func() (*webpkg.Server, error) {
 				return webpkg.New(hub.Conn(), league.SubjectPrefix, log)
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the league page is not served; the hub goes on without it")

@@ -10,12 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/goclub/scoreboard/config"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/goclub/scoreboard/config"
 
 	"github.com/rs/zerolog"
 )

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"slices"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/config"
-	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -51,23 +46,9 @@ func webCommand(stdio stdio) *cobra.Command {
 			return fmt.Errorf("--http-listen: %w", err)
 		}
 		defer ln.Close()
-		return servePage(cmd.Context(), ln, func() (*web.Server, error) {
+		return web.ServePage(cmd.Context(), ln, func() (*web.Server, error) {
 			return web.New(nc, c.NATS.Prefix, log)
 		}, nil, log)
 	}
 	return cmd
-}
-
-// servePage runs a page server on ln until ctx ends, with met's /metrics beside it
-// unless met is nil.
-func servePage(ctx context.Context, ln net.Listener, newServer func() (*web.Server, error), met *metrics.Metrics, log zerolog.Logger) error {
-	srv, err := newServer()
-	if err != nil {
-		return err
-	}
-	web.Announce(ln, log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(gctx) })
-	g.Go(func() error { return web.Serve(gctx, ln, met.Beside(srv.Handler())) })
-	return g.Wait()
 }

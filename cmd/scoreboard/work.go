@@ -89,7 +89,8 @@ func work(ctx context.Context, c config.Config, names []string, concurrency int,
 	defer nc.Close()
 	var met *metrics.Metrics
 	if httpListen != config.HTTPOff {
-		met = newMetrics(nil, nil, nc)
+		met = buildMetrics()
+		met.BusConnected(nc.IsConnected)
 	}
 	workers, err := worker.Start(nc, worker.Options{
 		Prefix: c.NATS.Prefix, Version: versionString(), Problems: names, Concurrency: concurrency, Drain: c.Daemon.Drain, Metrics: met,
