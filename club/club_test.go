@@ -3,8 +3,8 @@ package club_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
