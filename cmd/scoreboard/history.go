@@ -37,21 +37,13 @@ func historyCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print one JSON record a line")
 	cmd.Flags().BoolVar(&sgf, "sgf", false, "print the answered Go games (replay, goscore, territory) as one SGF collection")
 	q := addQueryFlags(cmd, true)
-	club := addClubFlag(cmd)
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if raw && sgf {
 			return usagef("--json and --sgf: give one of them")
 		}
-		query, err := q.query(time.Now())
+		c, query, err := q.settings(load)
 		if err != nil {
-			return err
-		}
-		c, err := load("")
-		if err != nil {
-			return err
-		}
-		if err := clubScope(*club, &c, &query); err != nil {
 			return err
 		}
 		return printHistory(cmd.Context(), &c, query, raw, sgf, stdio)
@@ -116,10 +108,11 @@ type queryFlags struct {
 	port, problem, since, until *string
 	last                        *int
 	portFlag                    string
+	club                        *string // --club: a club's units at a league hub
 }
 
 // addQueryFlags binds --port (history) or --port-name (watch), --problem, --since,
-// --last, and with until --until.
+// --last, --club, and with until --until.
 func addQueryFlags(cmd *cobra.Command, until bool) *queryFlags {
 	fs := cmd.Flags()
 	_ = cmd.RegisterFlagCompletionFunc("problem", completeProblems)
@@ -136,7 +129,22 @@ func addQueryFlags(cmd *cobra.Command, until bool) *queryFlags {
 	q.problem = fs.String("problem", "", "only this `problem`'s units")
 	q.since = fs.String("since", "", "from this `time`, or this duration before this machine's clock now (90m, 7d, 2026-11-22T18:00), compared with when the NATS server stored each unit, by its clock")
 	q.last = fs.Int("last", 0, "only the last `N` units")
+	q.club = addClubFlag(cmd)
 	return q
+}
+
+// settings are the tool's settings (load's, with no file) and its query, both
+// pointed at --club's units at a hub.
+func (q *queryFlags) settings(load func(path string) (config.Config, error)) (config.Config, history.Query, error) {
+	query, err := q.query(time.Now())
+	if err != nil {
+		return config.Config{}, query, err
+	}
+	c, err := load("")
+	if err != nil {
+		return c, query, err
+	}
+	return c, query, clubScope(*q.club, &c, &query)
 }
 
 // query checks the filters and makes them a history.Query.

@@ -36,24 +36,16 @@ func watchCommand(stdio stdio) *cobra.Command {
 	cmd.Flags().BoolVar(&raw, "json", false, "print the raw JSON messages, one a line")
 	q := addQueryFlags(cmd, false)
 	cmd.Flags().IntVar(&count, "count", 0, "exit after `N` results; 0: run until interrupted")
-	club := addClubFlag(cmd)
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if count < 0 {
 			return usagef("--count %d: want a number of results, or 0 for no end", count)
 		}
-		query, err := q.query(time.Now())
+		c, query, err := q.settings(load)
 		if err != nil {
 			return err
 		}
-		c, err := load("")
-		if err != nil {
-			return err
-		}
-		if err := clubScope(*club, &c, &query); err != nil {
-			return err
-		}
-		if *club != "" && query.Since.IsZero() && query.Last == 0 {
+		if *q.club != "" && query.Since.IsZero() && query.Last == 0 {
 			// A hub's units are sourced into LEAGUE, never published there: follow
 			// the stream from now.
 			query.Since = time.Now()
