@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultStateDir is where the daemon keeps its history when --state-dir is not
-// given: $STATE_DIRECTORY (systemd's StateDirectory=; the first, if it lists several),
+// DefaultStateDir is where the daemon keeps its history when daemon.state_dir
+// (--daemon-state-dir) is not given: $STATE_DIRECTORY (systemd's StateDirectory=; the first, if it lists several),
 // else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard.
 func DefaultStateDir(getenv func(string) string) (string, error) {
 	if d := getenv("STATE_DIRECTORY"); d != "" {
@@ -26,7 +26,7 @@ func DefaultStateDir(getenv func(string) string) (string, error) {
 	if home == "" {
 		var err error
 		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("state dir: no $STATE_DIRECTORY, $XDG_STATE_HOME or home directory: give --state-dir")
+			return "", fmt.Errorf("state dir: no $STATE_DIRECTORY, $XDG_STATE_HOME or home directory: give --daemon-state-dir (scoreboard hub: --league-state-dir)")
 		}
 	}
 	return filepath.Join(home, ".local", "state", "scoreboard"), nil
@@ -67,7 +67,7 @@ func OpenStateDir(path string) (*StateDir, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("state dir %s: %w (two daemons cannot share one history: give each its own --state-dir)", abs, ErrStateDirInUse)
+			return nil, fmt.Errorf("state dir %s: %w (two daemons cannot share one history: give each its own --daemon-state-dir, or a hub its --league-state-dir)", abs, ErrStateDirInUse)
 		}
 		return nil, fmt.Errorf("state dir %s: lock: %w", abs, err)
 	}

@@ -69,7 +69,7 @@ func CheckClubs(clubs []Club) error {
 		}
 		switch {
 		case !bus.ValidToken(c.Name):
-			errs = append(errs, fmt.Errorf("%s name: want lowercase letters, digits, '-' and '_' (the club's --club)", where))
+			errs = append(errs, fmt.Errorf("%s name: want lowercase letters, digits, '-' and '_' (the club's --hub-club)", where))
 		case c.Name == Domain:
 			errs = append(errs, fmt.Errorf("%s name: %q is the hub's own JetStream domain; give the club another name", where, Domain))
 		case seen[c.Name]:

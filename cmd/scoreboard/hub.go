@@ -35,7 +35,8 @@ func hubCommand(io stdio) *cobra.Command {
 			"--config (name, token); SIGHUP reads them again: clubs added are let in, clubs\n" +
 			"removed are refused and their links closed, no restart. With --nats-url the hub is\n" +
 			"an existing nats-server (configs/league-hub.conf), and scoreboard hub manages\n" +
-			"LEAGUE on it. history, watch and render take --club at the hub. docs/league.md.",
+			"LEAGUE on it. At the hub, history --club, watch --club and render --club read a\n" +
+			"club's units. docs/league.md.",
 		Example: "  scoreboard hub --config /etc/scoreboard/league-hub.toml\n" +
 			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
 		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrorPrefix starts the line a port writes for a unit that gets no answer
-// (--error-line).
+// (--port-error-line).
 const ErrorPrefix = "error: "
 
 // Counts is what became of the units of a fault scenario.

@@ -56,7 +56,7 @@ func Main(m *testing.M, cleanups ...func()) {
 // StateDir points the default state directory of every daemon the tests start (in
 // process or as a child) at a fresh temporary directory, through $STATE_DIRECTORY,
 // so tests never touch the user's, nor another test binary's; it returns its removal,
-// for Main. Tests that need their own pass --state-dir.
+// for Main. Tests that need their own pass --daemon-state-dir.
 func StateDir() func() {
 	d, err := os.MkdirTemp("", "proctest-state-")
 	if err != nil {
