@@ -124,3 +124,16 @@ func openInput(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// input is what a command reads its units from: the file args[i] names (openInput),
+// or stdin when args has no i-th or it is "-". The caller closes it.
+func (s stdio) input(args []string, i int) (io.ReadCloser, error) {
+	if len(args) <= i || args[i] == "-" {
+		return io.NopCloser(s.in), nil
+	}
+	f, err := openInput(args[i])
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
+}

@@ -53,15 +53,11 @@ func simulateCommand(io stdio) *cobra.Command {
 }
 
 func simulate(ctx context.Context, args []string, baud int, link string, idle, wait time.Duration, io stdio) error {
-	input := io.in
-	if len(args) == 1 && args[0] != "-" {
-		f, err := openInput(args[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		input = f
+	input, err := io.input(args, 0)
+	if err != nil {
+		return err
 	}
+	defer input.Close()
 
 	if link != "" {
 		if err := checkLink(link); err != nil {
