@@ -5,9 +5,9 @@
 // the answer to one of its dumps (bus.Dumped), and writes the answers in unit order.
 //
 // Unlike the daemon's display writer it publishes each dump once, with no attempt
-// header: a unit with no result within the timeout ends the send with
-// NoResultError, which names what to check (a worker), rather than being published
-// again.
+// header: a bus where nothing takes the dumps ends the send at once with
+// NoWorkerError, and a unit with no result within the timeout with NoResultError;
+// each names what to check (a worker), rather than being published again.
 package dumpclient
 
 import (
@@ -66,6 +66,16 @@ type NoResultError struct {
 	Published uint64        // how many units were published
 }
 
+// NoWorkerError is Send's error when the bus said at once that nothing takes the
+// dumps' subject (a no-responders notice): no worker serves the problem there.
+type NoWorkerError struct {
+	Subject string
+}
+
+func (e *NoWorkerError) Error() string {
+	return fmt.Sprintf("%s: no worker serves it (is 'scoreboard run' or 'scoreboard work' running there, with the same --nats-prefix?)", e.Subject)
+}
+
 func (e *NoResultError) Error() string {
 	s := make([]string, len(e.Missing))
 	for i, n := range e.Missing {
@@ -77,7 +87,8 @@ func (e *NoResultError) Error() string {
 // Send publishes the units of in as dumps on nc, numbered from 1, and writes their
 // answers to out in unit order as the results come back, until every unit has its
 // outcome. It returns nil when every unit was answered, BadUnits when some failed,
-// *NoResultError when a result did not come within the timeout, or the error that
+// *NoWorkerError when the bus has nothing that takes the dumps, *NoResultError
+// when a result did not come within the timeout, or the error that
 // stopped it (reading in, writing out, ctx).
 //
 // The answers come on the dumps' reply subjects, under an inbox of Send's own,
@@ -151,6 +162,9 @@ func (s *sentDumps) check(m *nats.Msg) (*result.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reply subject %s: %w", m.Subject, err)
 	}
+	if m.Header.Get("Status") == noResponders && len(m.Data) == 0 {
+		return nil, errNoResponders
+	}
 	r, err := result.Decode(m.Data)
 	if err != nil {
 		return nil, fmt.Errorf("malformed result for unit %d: %w", seq, err)
@@ -169,6 +183,12 @@ func (s *sentDumps) check(m *nats.Msg) (*result.Record, error) {
 	s.mu.Unlock()
 	return &r, nil
 }
+
+// noResponders is the status of the server's notice on a reply subject that no
+// subscriber took the message (nats.go keeps its own constant unexported).
+const noResponders = "503"
+
+var errNoResponders = errors.New("no responders")
 
 // publishUnits frames the input and publishes each unit as a dump, telling events.
 func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, ds *sentDumps, p engine.Problem, in io.Reader, events chan<- event) {
@@ -267,6 +287,9 @@ func writeAnswers(ctx context.Context, results <-chan *nats.Msg, events <-chan e
 		case m := <-results:
 			// A result can overtake the news that its unit was published.
 			r, err := ds.check(m)
+			if errors.Is(err, errNoResponders) {
+				return &NoWorkerError{Subject: o.Subjects.Dump(o.Problem.Name(), o.Port)}
+			}
 			if err != nil {
 				// Anyone may publish junk on the inbox's subjects: sampled, as the
 				// daemon's warnings are.

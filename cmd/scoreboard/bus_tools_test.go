@@ -13,6 +13,7 @@ import (
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/worker"
+	"github.com/nats-io/nats.go"
 )
 
 // busDaemon starts an embedded server on a random loopback port, with the workers
@@ -54,10 +55,19 @@ func TestBusSendBadUnits(t *testing.T) {
 }
 
 // Results of another publisher on the same port name (a daemon's port, another send)
-// are not taken for send's own: without workers, send still waits for its own.
+// are not taken for send's own: with a taker of the dumps that never answers, send
+// still waits for its own.
 func TestBusSendIgnoresOthersResults(t *testing.T) {
 	srv, url := busDaemon(t, false)
 	nc := srv.Daemon()
+	taker, err := nc.Subscribe(bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("goscore", "hall"), func(*nats.Msg) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taker.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -82,9 +92,10 @@ func TestBusSendIgnoresOthersResults(t *testing.T) {
 func TestBusSendWithoutWorkers(t *testing.T) {
 	_, url := busDaemon(t, false)
 	in, _ := busSample(t, "goscore")
-	code, out, errs := runCmd(t, in, "send", "--nats-url", url, "--timeout", "300ms", "goscore")
-	if code != 1 || out != "" || !strings.Contains(errs, "no result within 300ms for unit(s) 1, 2 of 2") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want a clear timeout", code, out, errs)
+	// Long before the timeout: the bus says at once that nothing takes the dumps.
+	code, out, errs := runCmd(t, in, "send", "--nats-url", url, "--timeout", "1h", "goscore")
+	if want := "scoreboard send: scoreboard.dump.goscore.manual: no worker serves it (is 'scoreboard run' or 'scoreboard work' running there, with the same --nats-prefix?)\n"; code != 1 || out != "" || errs != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and only %q", code, out, errs, want)
 	}
 }
 
