@@ -39,11 +39,6 @@ import (
 // wordsSkipped are files not read: history, the names a release had then.
 var wordsSkipped = map[string]bool{"packaging/changelog.in": true}
 
-// wordsLater are files being rewritten elsewhere (part of issue 31), which still
-// have former names: the test lists them in its log rather than failing, while
-// there are any. A file here without one fails the test: take it off.
-var wordsLater = map[string]bool{"BENCHMARKS.md": true, "RELIABILITY.md": true}
-
 // formerFlag is a setting's former flag name, from the alias table.
 type formerFlag struct {
 	name, now string // "port", "--port-device"
@@ -154,15 +149,9 @@ func (w *wordsChecker) line(text, scope string, declares func(name string) bool)
 func TestFormerFlagNames(t *testing.T) {
 	w := newWordsChecker(newRoot(stdio{}))
 	var hits []string
-	later := map[string][]string{}
 	report := func(where string, found []string) {
-		file, _, _ := strings.Cut(where, ":")
 		for _, f := range found {
-			if wordsLater[file] {
-				later[file] = append(later[file], where+": "+f)
-			} else {
-				hits = append(hits, where+": "+f)
-			}
+			hits = append(hits, where+": "+f)
 		}
 	}
 
@@ -242,13 +231,6 @@ func TestFormerFlagNames(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for file := range wordsLater {
-		if len(later[file]) == 0 {
-			t.Errorf("%s has no former flag names now: take it off wordsLater", file)
-		} else {
-			t.Logf("%s, to fix with its rewrite: %d former flag names:\n%s", file, len(later[file]), strings.Join(later[file], "\n"))
-		}
 	}
 	if len(hits) > 0 {
 		t.Errorf("%d former flag names, outside the alias table (config/settings.go) and docs/cli.md's line of them:\n%s",
