@@ -40,6 +40,12 @@ type linkProxy struct {
 	ln     net.Listener
 	conns  map[net.Conn]bool
 	bytes  atomic.Int64 // carried, both ways
+	// accepted counts the connections taken: the club's attempts.
+	accepted atomic.Int64
+	// rec, when set, records every byte carried, both ways (the eavesdropper).
+	rec *proctest.Buffer
+	// ended are when the hub's side of each connection ended (under mu).
+	ended []time.Time
 }
 
 func newLinkProxy(t *testing.T, target string) *linkProxy {
@@ -77,6 +83,7 @@ func (p *linkProxy) up() {
 }
 
 func (p *linkProxy) pipe(c net.Conn) {
+	p.accepted.Add(1)
 	u, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
@@ -86,24 +93,31 @@ func (p *linkProxy) pipe(c net.Conn) {
 	p.conns[c], p.conns[u] = true, true
 	p.mu.Unlock()
 	go func() {
-		io.Copy(countWriter{u, &p.bytes}, c)
+		io.Copy(countWriter{u, &p.bytes, p.rec}, c)
 		u.Close()
 		c.Close()
 	}()
-	io.Copy(countWriter{c, &p.bytes}, u)
+	io.Copy(countWriter{c, &p.bytes, p.rec}, u)
+	p.mu.Lock()
+	p.ended = append(p.ended, time.Now())
+	p.mu.Unlock()
 	c.Close()
 	u.Close()
 }
 
-// countWriter counts what it writes into n.
+// countWriter counts what it writes into n, and records it into rec if set.
 type countWriter struct {
-	w io.Writer
-	n *atomic.Int64
+	w   io.Writer
+	n   *atomic.Int64
+	rec *proctest.Buffer
 }
 
 func (c countWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n.Add(int64(n))
+	if c.rec != nil {
+		c.rec.Write(b[:n])
+	}
 	return n, err
 }
 
