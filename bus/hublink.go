@@ -36,6 +36,9 @@ type HubLink struct {
 	// system's roots. Set, or with a tls:// URL, the link is TLS or nothing: the
 	// club never sends its credentials in clear.
 	TLSCA string
+	// TLSCert and TLSKey are the club's client certificate, PEM files, for a hub
+	// that wants one (mutual TLS); they ask for TLS too.
+	TLSCert, TLSKey string
 }
 
 // HubLinkReconnect is how long the embedded server waits between attempts to join
@@ -67,7 +70,7 @@ func (h *HubLink) Check() error {
 // WantsTLS says whether the club asks for TLS: a tls:// URL, or a CA for the
 // hub's certificate.
 func (h *HubLink) WantsTLS() bool {
-	if h.TLSCA != "" {
+	if h.TLSCA != "" || h.TLSCert != "" {
 		return true
 	}
 	for _, s := range strings.Split(h.URL, ",") {
@@ -78,9 +81,20 @@ func (h *HubLink) WantsTLS() bool {
 	return false
 }
 
-// tlsConfig is the link's TLS: the hub's CA from TLSCA, else the system's roots.
+// tlsConfig is the link's TLS: the hub's CA from TLSCA, else the system's roots;
+// the club's certificate if it has one.
 func (h *HubLink) tlsConfig() (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if (h.TLSCert == "") != (h.TLSKey == "") {
+		return nil, errors.New("hub link: the club's certificate (hub.tls_cert) and its key (hub.tls_key) go together")
+	}
+	if h.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("hub link: the club's certificate (hub.tls_cert, hub.tls_key): %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
 	if h.TLSCA == "" {
 		return c, nil
 	}

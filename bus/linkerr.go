@@ -71,11 +71,20 @@ var linkCauses = []linkCause{
 			return "the hub does not answer in TLS, and the club asks for it (a tls:// hub.url, or hub.tls_ca), so it sends no credentials: " +
 				"give the hub a certificate (league.leaf_tls_cert and league.leaf_tls_key), or check that hub.url names the hub's leaf port"
 		}},
+	{"tls_client_cert", contains("tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"),
+		func(h *HubLink) string {
+			if h.TLSCert == "" {
+				return "the hub wants a client certificate (mutual TLS): set hub.tls_cert and hub.tls_key to one its league.leaf_tls_client_ca signed"
+			}
+			return "the hub refused the club's certificate (hub.tls_cert " + h.TLSCert + "): it wants one its league.leaf_tls_client_ca signed, not expired"
+		}},
 	{"tls_other", contains(tlsHandshake),
 		func(*HubLink) string {
 			return "the TLS handshake with the hub failed: check the hub's certificate and the club's hub.tls_ca"
 		}},
-	{"refused", contains("Authorization Violation"),
+	{"refused", func(msg string) bool {
+		return strings.Contains(msg, "Leafnode Error") && strings.Contains(msg, "Authorization Violation")
+	},
 		func(h *HubLink) string {
 			what := "its token ($SCOREBOARD_HUB_TOKEN, hub.token)"
 			if h.SeedFile != "" {

@@ -65,6 +65,8 @@ func TestConfigHub(t *testing.T) {
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\nseed_file = \"/etc/passwd\"\n", "key hub.seed_file: give the hub the club's seed file or a token, not both"},
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\nseed_file = \"/no/such.seed\"\n", "key hub.seed_file: seed file (hub.seed_file): stat /no/such.seed"},
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ncreds = \"/etc/h.creds\"\n", "key hub.creds: removed: operator mode (a creds file) is no longer taken: give the club its own key, a seed file in hub.seed_file"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\ntls_cert = \"/etc/passwd\"\n", "key hub.tls_cert: the club's certificate (hub.tls_cert) and its key (hub.tls_key) go together"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\ntls_ca = \"/no/ca.crt\"\n", "key hub.tls_ca: the hub's CA (hub.tls_ca): open /no/ca.crt"},
 		{"[hub]\nurl = \"http://h:7422\"\nclub = \"north\"\ntoken = \"t\"\n", "want nats-leaf://HOST:PORT"},
 		{"[hub]\nurl = \"nats-leaf://h\"\nclub = \"north\"\ntoken = \"t\"\n", "want a host and a port"},
 		{"[hub]\nurl = \"nats-leaf://u:p@h:7422\"\nclub = \"north\"\ntoken = \"t\"\n", "credentials do not go in the URL"},
@@ -116,10 +118,13 @@ func TestConfigLeague(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"[league]\nleaf_listen = \"7422\"\n", "key league.leaf_listen"},
 		{"[league]\nhttp = \"nowhere\"\n", "key league.http: \"nowhere\": want HOST:PORT"},
-		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, http, replicas, state_dir)"},
+		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, replicas, state_dir)"},
 		{"[hub]\nlisten = \"127.0.0.1:4322\"\n", "key hub.listen: unknown key"},
 		{"[league]\nreplicas = 3\n", "key league.replicas: 3 copies need a NATS cluster"},
 		{"[league]\nreplicas = 7\n", "key league.replicas: 7: want 1 to 5"},
+		{"[league]\nleaf_tls_cert = \"/etc/passwd\"\n", "key league.leaf_tls_cert: league.leaf_tls_cert and league.leaf_tls_key go together"},
+		{"[league]\nleaf_tls_client_ca = \"/etc/passwd\"\n", "key league.leaf_tls_client_ca: the clubs' certificates are asked for in TLS"},
+		{"[league]\nleaf_tls_cert = \"/no/hub.crt\"\nleaf_tls_key = \"/no/hub.key\"\n", "key league.leaf_tls_cert: stat /no/hub.crt"},
 	} {
 		_, err := Parse(flags(), ss, "hub.toml", []byte(bad.file), noEnv)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

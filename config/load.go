@@ -417,10 +417,13 @@ func (l *loader) validate() {
 		switch {
 		case (lg.LeafTLSCert == "") != (lg.LeafTLSKey == ""):
 			l.fail("league.leaf_tls_cert", "league.leaf_tls_cert and league.leaf_tls_key go together")
+		case lg.LeafTLSClientCA != "" && lg.LeafTLSCert == "":
+			l.fail("league.leaf_tls_client_ca", "the clubs' certificates are asked for in TLS: give the hub its own, league.leaf_tls_cert and league.leaf_tls_key")
 		case lg.LeafTLSCert != "" && l.c.NATS.URL != "":
 			l.fail("league.leaf_tls_cert", "with nats.url the hub is that nats-server: give its leafnodes block a tls {} block (configs/league-hub.conf)")
 		}
-		for _, f := range []struct{ key, file string }{{"league.leaf_tls_cert", lg.LeafTLSCert}, {"league.leaf_tls_key", lg.LeafTLSKey}} {
+		for _, f := range []struct{ key, file string }{{"league.leaf_tls_cert", lg.LeafTLSCert}, {"league.leaf_tls_key", lg.LeafTLSKey},
+			{"league.leaf_tls_client_ca", lg.LeafTLSClientCA}} {
 			if _, err := os.Stat(f.file); f.file != "" && err != nil && !l.failed[f.key] {
 				l.fail(f.key, "%v", err)
 			}
@@ -496,14 +499,15 @@ func (l *loader) validate() {
 // key's own check has been done.
 func (l *loader) validateHub() {
 	h := l.c.Hub
-	if !l.has("hub.url") || (h.URL == "" && h.Club == "" && h.Token == "" && h.SeedFile == "" && h.TLSCA == "") {
+	if !l.has("hub.url") || (h.URL == "" && h.Club == "" && h.Token == "" && h.SeedFile == "" && h.TLSCA == "" && h.TLSCert == "" && h.TLSKey == "") {
 		return
 	}
 	switch {
 	case l.failed["hub.url"] || l.failed["hub.club"]:
 	case h.URL == "":
 		key := "hub.club"
-		for _, k := range []struct{ key, v string }{{"hub.tls_ca", h.TLSCA}, {"hub.seed_file", h.SeedFile}, {"hub.token", h.Token}, {"hub.club", h.Club}} {
+		for _, k := range []struct{ key, v string }{{"hub.tls_key", h.TLSKey}, {"hub.tls_cert", h.TLSCert}, {"hub.tls_ca", h.TLSCA},
+			{"hub.seed_file", h.SeedFile}, {"hub.token", h.Token}, {"hub.club", h.Club}} {
 			if k.v != "" {
 				key = k.key
 			}
@@ -525,9 +529,13 @@ func (l *loader) validateHub() {
 			l.fail("hub.seed_file", "%s", strings.TrimPrefix(err.Error(), "hub link: "))
 		}
 	}
-	if h.TLSCA != "" {
-		if err := (&bus.HubLink{TLSCA: h.TLSCA}).CheckTLS(); err != nil {
-			l.fail("hub.tls_ca", "%s", strings.TrimPrefix(err.Error(), "hub link: "))
+	if h.TLSCA != "" || h.TLSCert != "" || h.TLSKey != "" {
+		key := "hub.tls_ca"
+		if h.TLSCert != "" || h.TLSKey != "" {
+			key = "hub.tls_cert"
+		}
+		if err := (&bus.HubLink{TLSCA: h.TLSCA, TLSCert: h.TLSCert, TLSKey: h.TLSKey}).CheckTLS(); err != nil {
+			l.fail(key, "%s", strings.TrimPrefix(err.Error(), "hub link: "))
 		}
 	}
 }

@@ -81,11 +81,12 @@ type Config struct {
 	}
 	HTTP struct{ Listen string }
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
-	Hub struct{ URL, Club, Token, SeedFile, TLSCA string }
+	Hub struct{ URL, Club, Token, SeedFile, TLSCA, TLSCert, TLSKey string }
 	// League is a league hub's own listeners and store: scoreboard hub's [league].
 	League struct {
 		Listen, LeafListen, HTTP, StateDir string
 		LeafTLSCert, LeafTLSKey            string
+		LeafTLSClientCA                    string
 		Replicas                           int
 	}
 	Ports []daemon.PortConfig
@@ -354,6 +355,13 @@ var settings = []*Setting{
 		doc: "The CA that signs the hub's certificate (a self-signed hub's); left out, the\n" +
 			"system's roots (a hub with a public CA's certificate: use a tls:// hub.url). With\n" +
 			"either, the link is TLS or nothing: the club sends no credentials in clear."},
+	{key: "hub.tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/club.crt",
+		help:   "the club's client certificate `file` (PEM), for a hub that wants one (league.leaf_tls_client_ca); with hub.tls_key",
+		global: func(c *Config) any { return &c.Hub.TLSCert },
+		doc:    "For a hub that wants client certificates (mutual TLS): the club's, and its key."},
+	{key: "hub.tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/club.key",
+		help:   "the club's client certificate's key `file` (PEM); with hub.tls_cert",
+		global: func(c *Config) any { return &c.Hub.TLSKey }},
 
 	// [league]: scoreboard hub's own (its [[club]] tables are the league package's).
 	{key: "league.listen", group: GroupLeague, def: DefaultLeagueListen, hub: true,
@@ -375,6 +383,10 @@ var settings = []*Setting{
 	{key: "league.leaf_tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.key", hub: true,
 		help:   "the leaf listener's TLS key `file` (PEM); with league.leaf_tls_cert",
 		global: func(c *Config) any { return &c.League.LeafTLSKey }},
+	{key: "league.leaf_tls_client_ca", group: GroupLeague, def: "", example: "/etc/scoreboard/clubs-ca.crt", hub: true,
+		help:   "the CA `file` (PEM) of the clubs' client certificates: each club needs one it signed (mutual TLS), beside its key",
+		global: func(c *Config) any { return &c.League.LeafTLSClientCA },
+		doc:    "Optional, with a certificate: each club must show a certificate this CA signed\n(its hub.tls_cert), on top of its key or token."},
 	{key: "league.http", group: GroupLeague, def: DefaultLeagueHTTP, hub: true,
 		help:   "the league page's and /metrics' listener, `HOST:PORT`, or \"off\"",
 		global: func(c *Config) any { return &c.League.HTTP },

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -33,6 +35,9 @@ type Options struct {
 	// LeafTLSCert and LeafTLSKey, PEM files, put TLS on the leaf listener: then
 	// every club joins in TLS, none in clear.
 	LeafTLSCert, LeafTLSKey string
+	// LeafTLSClientCA, a PEM file of CAs, asks each club for a certificate one of
+	// them signed (mutual TLS), on top of its key or token.
+	LeafTLSClientCA string
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
@@ -90,7 +95,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		CustomClientAuthentication: a,
 	}
 	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
-	if opts.LeafNode.TLSConfig, err = leafTLS(o.LeafTLSCert, o.LeafTLSKey); err != nil {
+	if opts.LeafNode.TLSConfig, err = leafTLS(o.LeafTLSCert, o.LeafTLSKey, o.LeafTLSClientCA); err != nil {
 		return nil, err
 	}
 	opts.LeafNode.TLSTimeout = leafTLSTimeout.Seconds()
@@ -149,9 +154,13 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 // leafTLSTimeout bounds a club's TLS handshake: a Pi on a home line.
 const leafTLSTimeout = 5 * time.Second
 
-// leafTLS is the leaf listener's TLS, or nil without a certificate.
-func leafTLS(certFile, keyFile string) (*tls.Config, error) {
+// leafTLS is the leaf listener's TLS, or nil without a certificate; with
+// clientCA, the clubs' certificates are asked for and checked against it.
+func leafTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
 	if certFile == "" && keyFile == "" {
+		if clientCA != "" {
+			return nil, errors.New("hub: leaf TLS: league.leaf_tls_client_ca needs the hub's own certificate, league.leaf_tls_cert and league.leaf_tls_key")
+		}
 		return nil, nil
 	}
 	if certFile == "" || keyFile == "" {
@@ -161,7 +170,19 @@ func leafTLS(certFile, keyFile string) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub: leaf TLS (league.leaf_tls_cert, league.leaf_tls_key): %w", err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCA != "" {
+		pem, err := os.ReadFile(clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("hub: leaf TLS: the clubs' CA (league.leaf_tls_client_ca): %w", err)
+		}
+		c.ClientCAs = x509.NewCertPool()
+		if !c.ClientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("hub: leaf TLS: the clubs' CA (league.leaf_tls_client_ca) %s: no PEM certificate in it", clientCA)
+		}
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return c, nil
 }
 
 func orRandom(port int) int {

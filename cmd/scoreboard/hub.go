@@ -72,6 +72,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 
 		LeafTLSCert: c.League.LeafTLSCert,
 		LeafTLSKey:  c.League.LeafTLSKey,
+
+		LeafTLSClientCA: c.League.LeafTLSClientCA,
 	}
 	log, err := c.Logger(io.err)
 	if err != nil {

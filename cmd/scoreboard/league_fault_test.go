@@ -510,6 +510,10 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	if _, results := leagueUnits(t, nc); len(results["west"]) != 0 {
 		t.Fatalf("west is in no [[club]] table, yet LEAGUE has %d of its results", len(results["west"]))
 	}
+	// Refused at every attempt, the club says so once.
+	if lines := linkFailures(west.errb.String()); len(lines) != 1 || !strings.Contains(lines[0], `"cause":"refused"`) {
+		t.Errorf("west refused: %d lines of its link's failure, want 1 with cause refused:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
 	write(head + "[[club]]\nname = \"north\"\ntoken = \"token-north\"\n[[club]]\nname = \"west\"\ntoken = \"token-west\"\n")
 	if err := hub.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
