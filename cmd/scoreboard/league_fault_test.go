@@ -42,8 +42,10 @@ type linkProxy struct {
 	bytes  atomic.Int64 // carried, both ways
 	// accepted counts the connections taken: the club's attempts.
 	accepted atomic.Int64
-	// rec, when set, records every byte carried, both ways (the eavesdropper).
-	rec *proctest.Buffer
+	// record makes each connection's bytes recorded, each way (the
+	// eavesdropper): recs, under mu.
+	record bool
+	recs   []*recording
 	// ended are when the hub's side of each connection ended (under mu).
 	ended []time.Time
 }
@@ -89,21 +91,34 @@ func (p *linkProxy) pipe(c net.Conn) {
 		c.Close()
 		return
 	}
+	var rec *recording
 	p.mu.Lock()
 	p.conns[c], p.conns[u] = true, true
+	if p.record {
+		rec = &recording{}
+		p.recs = append(p.recs, rec)
+	}
 	p.mu.Unlock()
+	var up, down *proctest.Buffer
+	if rec != nil {
+		up, down = &rec.up, &rec.down
+	}
 	go func() {
-		io.Copy(countWriter{u, &p.bytes, p.rec}, c)
+		io.Copy(countWriter{u, &p.bytes, up}, c)
 		u.Close()
 		c.Close()
 	}()
-	io.Copy(countWriter{c, &p.bytes, p.rec}, u)
+	io.Copy(countWriter{c, &p.bytes, down}, u)
 	p.mu.Lock()
 	p.ended = append(p.ended, time.Now())
 	p.mu.Unlock()
 	c.Close()
 	u.Close()
 }
+
+// recording is what a connection through the proxy carried: up (to the hub) and
+// down.
+type recording struct{ up, down proctest.Buffer }
 
 // countWriter counts what it writes into n, and records it into rec if set.
 type countWriter struct {
