@@ -109,7 +109,7 @@ func (h *HubLink) tlsConfig() (*tls.Config, error) {
 	return c, nil
 }
 
-// CheckTLS checks the link's TLS settings alone: the CA file.
+// CheckTLS checks the link's TLS settings alone: the CA file, the club's certificate.
 func (h *HubLink) CheckTLS() error {
 	_, err := h.tlsConfig()
 	return err

@@ -493,7 +493,8 @@ func (h *Hub) Shutdown() {
 }
 
 // auth gives each connection its rights. A club's leaf connection, with the club's
-// name and token, may only answer the hub's sourcing of its own domain: take the
+// nkey (its signature of the connection's nonce) or its name and token, may only
+// answer the hub's sourcing of its own domain: take the
 // requests on $JS.<club>.API, reply on $JSC.R.<club>, deliver on $LEAGUE.<club>;
 // nothing else it publishes reaches the hub. The hub's own in-process connections
 // have every right; a client of the (loopback) listener without credentials is a
