@@ -116,6 +116,13 @@ func (p *linkProxy) pipe(c net.Conn) {
 	u.Close()
 }
 
+// recordAll makes the proxy record its connections from now on.
+func (p *linkProxy) recordAll() {
+	p.mu.Lock()
+	p.record = true
+	p.mu.Unlock()
+}
+
 // recording is what a connection through the proxy carried: up (to the hub) and
 // down.
 type recording struct{ up, down proctest.Buffer }

@@ -120,7 +120,7 @@ func TestLeagueTLSFault(t *testing.T) {
 	started := map[string]*leagueClub{}
 	for i, c := range cases {
 		p := newLinkProxy(t, c.hub.leaf())
-		p.record = true
+		p.recordAll()
 		proxies[c.club] = p
 		port := p.addr[strings.LastIndex(p.addr, ":")+1:]
 		started[c.club] = startLeagueClub(t, bin, c.club, "tls://"+c.host+":"+port, filepath.Join(root, c.club), i*1000, "--hub-tls-ca", c.ca)
@@ -196,7 +196,7 @@ func TestLeagueKeyEavesdropperFault(t *testing.T) {
 		players := map[string]*leagueClub{}
 		for i, name := range []string{"north", "south"} {
 			p := newLinkProxy(t, hub.leaf())
-			p.record = true
+			p.recordAll()
 			recs[name] = p
 			url := tc.scheme + p.addr[strings.LastIndex(p.addr, ":")+1:]
 			var more []string
