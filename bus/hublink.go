@@ -1,13 +1,17 @@
 package bus
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 )
 
 // HubLink is a club's link to a league hub: the embedded server joins the hub as a
@@ -22,10 +26,19 @@ type HubLink struct {
 	// Club is the club's name: its JetStream domain, and the user it presents at
 	// the hub. A subject token (ValidToken).
 	Club string
-	// Token is the club's password at the hub; or CredsFile, a .creds file (user
-	// JWT and nkey seed) for a hub in operator mode.
-	Token     string
-	CredsFile string
+	// Token is the club's password at the hub; or SeedFile, a file (mode 0600)
+	// holding the club's nkey seed ("SU..."), whose public key is the club's nkey
+	// in the hub's [[club]] table: the club signs the hub's nonce, and the seed
+	// never leaves the club.
+	Token    string
+	SeedFile string
+	// TLSCA is a PEM file of the CAs that sign the hub's certificate; empty: the
+	// system's roots. Set, or with a tls:// URL, the link is TLS or nothing: the
+	// club never sends its credentials in clear.
+	TLSCA string
+	// TLSCert and TLSKey are the club's client certificate, PEM files, for a hub
+	// that wants one (mutual TLS); they ask for TLS too.
+	TLSCert, TLSKey string
 }
 
 // HubLinkReconnect is how long the embedded server waits between attempts to join
@@ -37,13 +50,95 @@ func (h *HubLink) Check() error {
 	switch {
 	case !ValidToken(h.Club):
 		return fmt.Errorf("hub link: club name %q: want lowercase letters, digits, '-' and '_' (it is the club's JetStream domain and its user at the hub)", h.Club)
-	case h.Token != "" && h.CredsFile != "":
-		return errors.New("hub link: give the hub's token or a creds file, not both")
-	case h.Token == "" && h.CredsFile == "":
-		return errors.New("hub link: the hub needs the club's credentials: a token ($SCOREBOARD_HUB_TOKEN, hub.token) or a creds file (--hub-creds, hub.creds)")
+	case h.Token != "" && h.SeedFile != "":
+		return errors.New("hub link: give the hub's token or a seed file, not both")
+	case h.Token == "" && h.SeedFile == "":
+		return errors.New("hub link: the hub needs the club's credentials: a seed file (--hub-seed-file, hub.seed_file; scoreboard hub key at the hub makes it) or a token ($SCOREBOARD_HUB_TOKEN, hub.token)")
+	}
+	if h.SeedFile != "" {
+		if _, err := ReadSeedFile(h.SeedFile); err != nil {
+			return err
+		}
+	}
+	if _, err := h.tlsConfig(); err != nil {
+		return err
 	}
 	_, err := h.urls()
 	return err
+}
+
+// WantsTLS says whether the club asks for TLS: a tls:// URL, or a CA for the
+// hub's certificate.
+func (h *HubLink) WantsTLS() bool {
+	if h.TLSCA != "" || h.TLSCert != "" {
+		return true
+	}
+	for _, s := range strings.Split(h.URL, ",") {
+		if strings.HasPrefix(strings.TrimSpace(s), "tls://") {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsConfig is the link's TLS: the hub's CA from TLSCA, else the system's roots;
+// the club's certificate if it has one.
+func (h *HubLink) tlsConfig() (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if (h.TLSCert == "") != (h.TLSKey == "") {
+		return nil, errors.New("hub link: the club's certificate (hub.tls_cert) and its key (hub.tls_key) go together")
+	}
+	if h.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("hub link: the club's certificate (hub.tls_cert, hub.tls_key): %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	if h.TLSCA == "" {
+		return c, nil
+	}
+	pem, err := os.ReadFile(h.TLSCA)
+	if err != nil {
+		return nil, fmt.Errorf("hub link: the hub's CA (hub.tls_ca): %w", err)
+	}
+	c.RootCAs = x509.NewCertPool()
+	if !c.RootCAs.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("hub link: the hub's CA (hub.tls_ca) %s: no PEM certificate in it", h.TLSCA)
+	}
+	return c, nil
+}
+
+// CheckTLS checks the link's TLS settings alone: the CA file, the club's certificate.
+func (h *HubLink) CheckTLS() error {
+	_, err := h.tlsConfig()
+	return err
+}
+
+// ReadSeedFile reads a club's nkey seed from path, refusing a file that the group
+// or others may read: whoever holds the seed is the club at the hub.
+func ReadSeedFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
+	}
+	if fi.IsDir() {
+		return "", fmt.Errorf("hub link: seed file (hub.seed_file) %s is a directory, want the file scoreboard hub key wrote", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("hub link: seed file %s has mode %04o: others than its owner may read the club's key; chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
+	}
+	seed := strings.TrimSpace(string(data))
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil || !strings.HasPrefix(seed, "SU") {
+		return "", fmt.Errorf("hub link: seed file %s: no user nkey seed (SU...) in it; scoreboard hub key NAME --out FILE at the hub makes one", path)
+	}
+	kp.Wipe()
+	return seed, nil
 }
 
 // CheckHubURL checks a hub's URL on its own: the schemes, a host and a port, no
@@ -69,7 +164,7 @@ func (h *HubLink) urls() ([]*url.URL, error) {
 			return nil, fmt.Errorf("hub link: URL %q: want a host and a port, such as nats-leaf://hub.example.org:7422", s)
 		}
 		if u.User != nil {
-			return nil, fmt.Errorf("hub link: URL %q: credentials do not go in the URL: give the token in $SCOREBOARD_HUB_TOKEN or hub.token", RedactURL(s))
+			return nil, fmt.Errorf("hub link: URL %q: credentials do not go in the URL: give the club's seed file in hub.seed_file, or its token in $SCOREBOARD_HUB_TOKEN or hub.token", RedactURL(s))
 		}
 		if h.Token != "" {
 			u.User = url.UserPassword(h.Club, h.Token)
@@ -121,15 +216,40 @@ func (h *HubLink) apply(opts *server.Options, prefix string) error {
 	opts.ServerName = "scoreboard-" + h.Club
 	opts.JetStreamDomain = h.Club
 	opts.LeafNode.ReconnectInterval = HubLinkReconnect
-	opts.LeafNode.Remotes = []*server.RemoteLeafOpts{{
+	remote := &server.RemoteLeafOpts{
 		URLs:        urls,
-		Credentials: h.CredsFile,
 		DenyImports: ClubDenyImports(prefix, h.Club),
 		DenyExports: ClubDenyExports(prefix),
-	}}
+	}
+	if h.SeedFile != "" {
+		if remote.Nkey, err = ReadSeedFile(h.SeedFile); err != nil {
+			return err
+		}
+	}
+	if h.WantsTLS() {
+		// TLS or nothing: the handshake comes before the CONNECT that carries the
+		// credentials, and a hub that answers without TLS fails it.
+		remote.TLS = true
+		if remote.TLSConfig, err = h.tlsConfig(); err != nil {
+			return err
+		}
+		remote.TLSTimeout = hubTLSTimeout.Seconds()
+	}
+	opts.LeafNode.Remotes = []*server.RemoteLeafOpts{remote}
 	return nil
 }
 
+// hubTLSTimeout bounds the link's TLS handshake: a Pi on a home line to a hub
+// across the internet.
+const hubTLSTimeout = 5 * time.Second
+
 // HubLinked reports whether the server's link to the hub is up (a leaf connection
-// is open). Always false without a HubLink.
-func (s *Server) HubLinked() bool { return s.ns.NumLeafNodes() > 0 }
+// is open). Always false without a HubLink. The club polls it (its log, its
+// /metrics): a link seen up makes the next failure's cause told at once.
+func (s *Server) HubLinked() bool {
+	up := s.ns.NumLeafNodes() > 0
+	if up && s.log.link != nil {
+		s.log.link.up()
+	}
+	return up
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/certtest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/worker"
@@ -159,13 +160,12 @@ func TestSecurityExternalWrongCredentials(t *testing.T) {
 // client does not trust, or issued for another name.
 func TestSecurityServerCertificateDoesNotVerify(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey := newCert(t, dir, "ca", nil, nil)
-	newCert(t, dir, "server", ca, caKey)
-	other := t.TempDir()
-	newCert(t, other, "ca", nil, nil) // a CA that signed nothing of this server's
+	ca := certtest.NewCA(t, dir, "ca")
+	srv := ca.Server("server", "127.0.0.1")
+	other := certtest.NewCA(t, t.TempDir(), "ca") // a CA that signed nothing of this server's
 	tlsConfig, err := server.GenTLSConfig(&server.TLSConfigOpts{
-		CertFile: filepath.Join(dir, "server.pem"),
-		KeyFile:  filepath.Join(dir, "server-key.pem"),
+		CertFile: srv.Cert,
+		KeyFile:  srv.Key,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,10 +173,10 @@ func TestSecurityServerCertificateDoesNotVerify(t *testing.T) {
 	ns := startTestServer(t, &server.Options{TLSConfig: tlsConfig, TLS: true})
 	_, port, _ := net.SplitHostPort(ns.Addr().String())
 	for name, o := range map[string]bus.ConnOptions{
-		"untrusted CA":   {URL: "tls://127.0.0.1:" + port, TLSCA: filepath.Join(other, "ca.pem")},
+		"untrusted CA":   {URL: "tls://127.0.0.1:" + port, TLSCA: other.File},
 		"system roots":   {URL: "tls://127.0.0.1:" + port},
-		"wrong name":     {URL: "tls://localhost:" + port, TLSCA: filepath.Join(dir, "ca.pem")},
-		"nats:// to TLS": {URL: "nats://127.0.0.1:" + port, TLSCA: filepath.Join(other, "ca.pem")},
+		"wrong name":     {URL: "tls://localhost:" + port, TLSCA: ca.File},
+		"nats:// to TLS": {URL: "nats://127.0.0.1:" + port, TLSCA: other.File},
 	} {
 		nc, err := bus.Connect(o, bustest.Logger(t))
 		if err == nil {
@@ -188,7 +188,7 @@ func TestSecurityServerCertificateDoesNotVerify(t *testing.T) {
 			t.Errorf("%s: %v, want a certificate error", name, err)
 		}
 	}
-	nc, err := bus.Connect(bus.ConnOptions{URL: "tls://127.0.0.1:" + port, TLSCA: filepath.Join(dir, "ca.pem")}, bustest.Logger(t))
+	nc, err := bus.Connect(bus.ConnOptions{URL: "tls://127.0.0.1:" + port, TLSCA: ca.File}, bustest.Logger(t))
 	if err != nil {
 		t.Fatalf("the right CA: %v", err)
 	}

@@ -150,7 +150,14 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("embedded nats-server: %w", err)
 	}
 	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
-	ns.SetLoggerV2(sl, sl.l.GetLevel() <= zerolog.DebugLevel, sl.l.GetLevel() <= zerolog.TraceLevel, false)
+	debug := sl.l.GetLevel() <= zerolog.DebugLevel
+	if o.Hub != nil {
+		sl.link = &linkReport{l: log.With().Str("component", "league").Str("club", o.Hub.Club).Str("hub", RedactURL(o.Hub.URL)).Logger(), link: o.Hub}
+		// A hub that answers without TLS is a debug line of the server's (it
+		// takes it for a probe): the report needs it.
+		debug = debug || o.Hub.WantsTLS()
+	}
+	ns.SetLoggerV2(sl, debug, sl.l.GetLevel() <= zerolog.TraceLevel, false)
 	go ns.Start()
 	start := time.Now()
 	told := false
@@ -355,6 +362,8 @@ type serverLogger struct {
 	fatal atomic.Pointer[string] // the first fatal message, which ends StartServer
 	// noSpace counts the errors of a store that could not write for want of space.
 	noSpace atomic.Uint64
+	// link reports the failures of the link to a league hub, or is nil.
+	link *linkReport
 }
 
 // Noticef logs the server's notices at debug: its start-up banner (23 lines, blank
@@ -368,12 +377,26 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 }
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
-	if strings.Contains(fmt.Sprintf(format, v...), "no space left") {
+	msg := fmt.Sprintf(format, v...)
+	if strings.Contains(msg, "no space left") {
 		s.noSpace.Add(1)
+	}
+	if s.link != nil && s.link.saw(strings.TrimSpace(msg)) {
+		return
 	}
 	s.log(s.l.Error(), format, v)
 }
-func (s *serverLogger) Debugf(format string, v ...any) { s.log(s.l.Debug(), format, v) }
+func (s *serverLogger) Debugf(format string, v ...any) {
+	// The server calls it at debug only, or with a hub link that wants TLS:
+	// then only its TLS handshake errors are worth a look below debug.
+	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(strings.TrimSpace(fmt.Sprintf(format, v...))) {
+		return
+	}
+	if s.l.GetLevel() > zerolog.DebugLevel {
+		return
+	}
+	s.log(s.l.Debug(), format, v)
+}
 
 // log writes one line of the server's, trimmed; a blank one (the banner's spacing)
 // is no line at all, so that every JSON line has a message.

@@ -55,5 +55,5 @@ func (c *Config) HubLink() *bus.HubLink {
 	if h.URL == "" {
 		return nil
 	}
-	return &bus.HubLink{URL: h.URL, Club: h.Club, Token: h.Token, CredsFile: h.Creds}
+	return &bus.HubLink{URL: h.URL, Club: h.Club, Token: h.Token, SeedFile: h.SeedFile, TLSCA: h.TLSCA, TLSCert: h.TLSCert, TLSKey: h.TLSKey}
 }

@@ -27,8 +27,8 @@ func ExampleHub() []byte {
 # Generated from config/settings.go (go generate ./cmd/scoreboard): edit there.
 #
 # The league's hub: the clubs' daemons join it as leaf nodes (scoreboard run
-# --hub-url nats-leaf://hub.example.org:7422 --hub-club north, with the club's token in
-# $SCOREBOARD_HUB_TOKEN), and its LEAGUE stream keeps every club's history. Each
+# --hub-url tls://hub.example.org:7422 --hub-club north --hub-seed-file FILE), and
+# its LEAGUE stream keeps every club's history. Each
 # [league] key is also a flag and an environment variable, by the same rule as
 # scoreboard.toml's; [nats] (nats.url: an existing nats-server as the hub,
 # configs/league-hub.conf) and [log] are taken too. SIGHUP reads the [[club]] tables
@@ -39,11 +39,13 @@ func ExampleHub() []byte {
 	writeKeys(&b, func(s *Setting) bool { return s.hub })
 	b.WriteString(`
 # One table per club. name: the club's --hub-club (lowercase letters, digits, '-',
-# '_'), its JetStream domain and its user here. token: its secret; give each club its
-# own. prefix: the club daemon's --nats-prefix, if not the default.
+# '_'), its JetStream domain and its user here. nkey: its public key, which
+# scoreboard hub key NAME --out FILE prints with the table (the club keeps the seed
+# file); or token: a secret of its own, in clear here. prefix: the club daemon's
+# --nats-prefix, if not the default.
 [[club]]
 name = "north"
-token = "change-me-north"
+nkey = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"
 
 [[club]]
 name = "south"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nkeys"
 	"github.com/spf13/pflag"
 
 	"github.com/goclub/scoreboard/daemon"
@@ -33,13 +34,27 @@ func TestConfigHub(t *testing.T) {
 	if err != nil || c.Hub.URL != "nats-leaf://h:7422" || c.Hub.Club != "south" {
 		t.Fatalf("--hub and --club: %+v, %v", c.Hub, err)
 	}
-	creds := filepath.Join(t.TempDir(), "hub.creds")
-	if err := os.WriteFile(creds, []byte("x"), 0o600); err != nil {
+	dir := t.TempDir()
+	kp, _ := nkeys.CreateUser()
+	seed, _ := kp.Seed()
+	seedFile, open := filepath.Join(dir, "hub.seed"), filepath.Join(dir, "open.seed")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err = parseRunConfig("", nil, configFlags(t, "--hub-url", "tls://h:7422", "--hub-club", "east", "--hub-creds", creds), noEnv)
-	if err != nil || c.Hub.Creds != creds {
-		t.Fatalf("--hub-creds: %+v, %v", c.Hub, err)
+	if err := os.WriteFile(open, seed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err = parseRunConfig("", nil, configFlags(t, "--hub-url", "tls://h:7422", "--hub-club", "east", "--hub-seed-file", seedFile), noEnv)
+	if err != nil || c.Hub.SeedFile != seedFile {
+		t.Fatalf("--hub-seed-file: %+v, %v", c.Hub, err)
+	}
+	_, err = parseRunConfig("", nil, configFlags(t, "--hub-url", "tls://h:7422", "--hub-club", "east", "--hub-seed-file", open), noEnv)
+	if err == nil || !strings.Contains(err.Error(), "--hub-seed-file: seed file "+open+" has mode 0644") || !strings.Contains(err.Error(), "chmod 600 "+open) {
+		t.Errorf("a seed file others may read: %v", err)
+	}
+	_, err = parseRunConfig("", nil, configFlags(t, "--hub-url", "tls://h:7422", "--hub-club", "east", "--hub-tls-ca", seedFile, "--hub-seed-file", seedFile), noEnv)
+	if err == nil || !strings.Contains(err.Error(), "--hub-tls-ca: the hub's CA (hub.tls_ca) "+seedFile+": no PEM certificate") {
+		t.Errorf("a CA file without a certificate: %v", err)
 	}
 	for _, bad := range []struct{ file, want string }{
 		{"[hub]\nclub = \"north\"\ntoken = \"t\"\n", "key hub.club: the club's link needs the hub's URL"},
@@ -47,8 +62,11 @@ func TestConfigHub(t *testing.T) {
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\ntoken = \"t\"\n", "the hub needs the club's name"},
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"North\"\ntoken = \"t\"\n", "key hub.club: club name \"North\""},
 		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\n", "the hub needs the club's credentials"},
-		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\ncreds = \"/etc/passwd\"\n", "key hub.creds: give the hub the club's token or a creds file, not both"},
-		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ncreds = \"/no/such.creds\"\n", "key hub.creds: stat /no/such.creds"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\nseed_file = \"/etc/passwd\"\n", "key hub.seed_file: give the hub the club's seed file or a token, not both"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\nseed_file = \"/no/such.seed\"\n", "key hub.seed_file: seed file (hub.seed_file): stat /no/such.seed"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ncreds = \"/etc/h.creds\"\n", "key hub.creds: removed: operator mode (a creds file) is no longer taken: give the club its own key, a seed file in hub.seed_file"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\ntls_cert = \"/etc/passwd\"\n", "key hub.tls_cert: the club's certificate (hub.tls_cert) and its key (hub.tls_key) go together"},
+		{"[hub]\nurl = \"nats-leaf://h:7422\"\nclub = \"north\"\ntoken = \"t\"\ntls_ca = \"/no/ca.crt\"\n", "key hub.tls_ca: the hub's CA (hub.tls_ca): open /no/ca.crt"},
 		{"[hub]\nurl = \"http://h:7422\"\nclub = \"north\"\ntoken = \"t\"\n", "want nats-leaf://HOST:PORT"},
 		{"[hub]\nurl = \"nats-leaf://h\"\nclub = \"north\"\ntoken = \"t\"\n", "want a host and a port"},
 		{"[hub]\nurl = \"nats-leaf://u:p@h:7422\"\nclub = \"north\"\ntoken = \"t\"\n", "credentials do not go in the URL"},
@@ -100,10 +118,13 @@ func TestConfigLeague(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"[league]\nleaf_listen = \"7422\"\n", "key league.leaf_listen"},
 		{"[league]\nhttp = \"nowhere\"\n", "key league.http: \"nowhere\": want HOST:PORT"},
-		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, http, replicas, state_dir)"},
+		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, replicas, state_dir)"},
 		{"[hub]\nlisten = \"127.0.0.1:4322\"\n", "key hub.listen: unknown key"},
 		{"[league]\nreplicas = 3\n", "key league.replicas: 3 copies need a NATS cluster"},
 		{"[league]\nreplicas = 7\n", "key league.replicas: 7: want 1 to 5"},
+		{"[league]\nleaf_tls_cert = \"/etc/passwd\"\n", "key league.leaf_tls_cert: league.leaf_tls_cert and league.leaf_tls_key go together"},
+		{"[league]\nleaf_tls_client_ca = \"/etc/passwd\"\n", "key league.leaf_tls_client_ca: the clubs' certificates are asked for in TLS"},
+		{"[league]\nleaf_tls_cert = \"/no/hub.crt\"\nleaf_tls_key = \"/no/hub.key\"\n", "key league.leaf_tls_cert: stat /no/hub.crt"},
 	} {
 		_, err := Parse(flags(), ss, "hub.toml", []byte(bad.file), noEnv)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

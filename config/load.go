@@ -187,6 +187,8 @@ func (l *loader) readFile(data []byte) {
 				l.lines[full] = line
 				i := slices.IndexFunc(settings, func(s *Setting) bool { return s.key == full })
 				switch {
+				case i < 0 && removedKeys[full] != "":
+					l.fail(full, "removed: %s", removedKeys[full])
 				case i < 0:
 					l.fail(full, "unknown key (known in [%s]: %s)", key, knownKeys(key))
 				case l.takes(settings[i]):
@@ -291,6 +293,12 @@ func (l *loader) setFile(fs *pflag.FlagSet, s *Setting, key string, v any) {
 
 // environment lays $SCOREBOARD_... over the file.
 func (l *loader) environment(getenv func(string) (string, bool)) {
+	for _, key := range RemovedKeys() {
+		env := (&Setting{key: key}).Env()
+		if v, ok := getenv(env); ok && v != "" && l.has("hub.url") {
+			l.errs = append(l.errs, &Error{Key: "$" + env, Msg: "removed: " + removedKeys[key]})
+		}
+	}
 	for _, s := range l.ss {
 		v, ok := getenv(s.Env())
 		if !ok || v == "" {
@@ -405,6 +413,22 @@ func (l *loader) validate() {
 	if l.has("league.replicas") && l.c.League.Replicas > 1 && l.c.NATS.URL == "" && !l.failed["league.replicas"] {
 		l.fail("league.replicas", "%d copies need a NATS cluster as the hub (nats.url, configs/league-hub-cluster.conf); the hub's embedded server is one", l.c.League.Replicas)
 	}
+	if lg := l.c.League; l.has("league.leaf_tls_cert") {
+		switch {
+		case (lg.LeafTLSCert == "") != (lg.LeafTLSKey == ""):
+			l.fail("league.leaf_tls_cert", "league.leaf_tls_cert and league.leaf_tls_key go together")
+		case lg.LeafTLSClientCA != "" && lg.LeafTLSCert == "":
+			l.fail("league.leaf_tls_client_ca", "the clubs' certificates are asked for in TLS: give the hub its own, league.leaf_tls_cert and league.leaf_tls_key")
+		case lg.LeafTLSCert != "" && l.c.NATS.URL != "":
+			l.fail("league.leaf_tls_cert", "with nats.url the hub is that nats-server: give its leafnodes block a tls {} block (configs/league-hub.conf)")
+		}
+		for _, f := range []struct{ key, file string }{{"league.leaf_tls_cert", lg.LeafTLSCert}, {"league.leaf_tls_key", lg.LeafTLSKey},
+			{"league.leaf_tls_client_ca", lg.LeafTLSClientCA}} {
+			if _, err := os.Stat(f.file); f.file != "" && err != nil && !l.failed[f.key] {
+				l.fail(f.key, "%v", err)
+			}
+		}
+	}
 	n := &l.c.NATS
 	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {
@@ -475,38 +499,67 @@ func (l *loader) validate() {
 // key's own check has been done.
 func (l *loader) validateHub() {
 	h := l.c.Hub
-	if !l.has("hub.url") || (h.URL == "" && h.Club == "" && h.Token == "" && h.Creds == "") {
+	if !l.has("hub.url") || (h.URL == "" && h.Club == "" && h.Token == "" && h.SeedFile == "" && h.TLSCA == "" && h.TLSCert == "" && h.TLSKey == "") {
 		return
 	}
 	switch {
 	case l.failed["hub.url"] || l.failed["hub.club"]:
 	case h.URL == "":
 		key := "hub.club"
-		if h.Club == "" {
-			key = "hub.token"
-			if h.Creds != "" {
-				key = "hub.creds"
+		for _, k := range []struct{ key, v string }{{"hub.tls_key", h.TLSKey}, {"hub.tls_cert", h.TLSCert}, {"hub.tls_ca", h.TLSCA},
+			{"hub.seed_file", h.SeedFile}, {"hub.token", h.Token}, {"hub.club", h.Club}} {
+			if k.v != "" {
+				key = k.key
 			}
 		}
 		l.fail(key, "the club's link needs the hub's URL (--hub-url, $SCOREBOARD_HUB_URL, hub.url)")
 	case h.Club == "":
 		l.fail("hub.url", "the hub needs the club's name (--hub-club, $SCOREBOARD_HUB_CLUB, hub.club)")
-	case h.Token != "" && h.Creds != "":
-		l.fail("hub.creds", "give the hub the club's token or a creds file, not both")
-	case h.Token == "" && h.Creds == "":
-		l.fail("hub.url", "the hub needs the club's credentials: a token ($SCOREBOARD_HUB_TOKEN, hub.token) or a creds file (--hub-creds, hub.creds)")
+	case h.Token != "" && h.SeedFile != "":
+		l.fail("hub.seed_file", "give the hub the club's seed file or a token, not both")
+	case h.Token == "" && h.SeedFile == "":
+		l.fail("hub.url", "the hub needs the club's credentials: a seed file (--hub-seed-file, $SCOREBOARD_HUB_SEED_FILE, hub.seed_file; scoreboard hub key makes it at the hub) or a token ($SCOREBOARD_HUB_TOKEN, hub.token)")
 	case l.c.NATS.URL != "":
 		l.fail("hub.url", "a club's link to the hub is its embedded server's: it cannot go with nats.url (an existing server)")
 	case l.has("history.enabled") && !l.c.History.Enabled:
 		l.fail("hub.url", "the hub reads the club's history: it cannot go with the history off")
 	}
-	if h.Creds != "" {
-		if fi, err := os.Stat(h.Creds); err != nil {
-			l.fail("hub.creds", "%v", err)
-		} else if fi.IsDir() {
-			l.fail("hub.creds", "%s is a directory, want a file", h.Creds)
+	if h.SeedFile != "" && !l.failed["hub.seed_file"] {
+		if _, err := bus.ReadSeedFile(h.SeedFile); err != nil {
+			l.fail("hub.seed_file", "%s", strings.TrimPrefix(err.Error(), "hub link: "))
 		}
 	}
+	if h.TLSCA != "" || h.TLSCert != "" || h.TLSKey != "" {
+		key := "hub.tls_ca"
+		if h.TLSCert != "" || h.TLSKey != "" {
+			key = "hub.tls_cert"
+		}
+		if err := (&bus.HubLink{TLSCA: h.TLSCA, TLSCert: h.TLSCert, TLSKey: h.TLSKey}).CheckTLS(); err != nil {
+			l.fail(key, "%s", strings.TrimPrefix(err.Error(), "hub link: "))
+		}
+	}
+}
+
+// removedKeys are settings taken out, with what to use instead: a file, a variable
+// or a flag that still names one is an error that says so.
+var removedKeys = map[string]string{
+	"hub.creds": "operator mode (a creds file) is no longer taken: give the club its own key, a seed file in " +
+		"hub.seed_file (--hub-seed-file); scoreboard hub key NAME --out FILE at the hub makes it and prints the hub's [[club]] table",
+}
+
+// RemovedKeys lists the keys of the settings taken out, for the checks that no
+// text names them as current.
+func RemovedKeys() []string { return slices.Sorted(maps.Keys(removedKeys)) }
+
+// RemovedFlag says what to use instead of a removed setting's flag ("hub-creds"),
+// or "" for a flag that never was one.
+func RemovedFlag(flag string) string {
+	for key, msg := range removedKeys {
+		if (&Setting{key: key}).Flag() == flag {
+			return msg
+		}
+	}
+	return ""
 }
 
 // rank is the layer a setting came from: 0 the default, 1 the file, 2 the

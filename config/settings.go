@@ -81,10 +81,12 @@ type Config struct {
 	}
 	HTTP struct{ Listen string }
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
-	Hub struct{ URL, Club, Token, Creds string }
+	Hub struct{ URL, Club, Token, SeedFile, TLSCA, TLSCert, TLSKey string }
 	// League is a league hub's own listeners and store: scoreboard hub's [league].
 	League struct {
 		Listen, LeafListen, HTTP, StateDir string
+		LeafTLSCert, LeafTLSKey            string
+		LeafTLSClientCA                    string
 		Replicas                           int
 	}
 	Ports []daemon.PortConfig
@@ -314,7 +316,7 @@ var settings = []*Setting{
 
 	// [hub]: a club's link to a league hub (docs/league.md).
 	{key: "hub.url", group: GroupLeague, def: "", example: "nats-leaf://hub.example.org:7422", alias: "hub",
-		help:   "join a league: the hub's leaf-node `URL` (nats-leaf://HOST:PORT), with --hub-club and the club's token in $SCOREBOARD_HUB_TOKEN",
+		help:   "join a league: the hub's leaf-node `URL` (nats-leaf://HOST:PORT, tls://HOST:PORT), with --hub-club and the club's --hub-seed-file",
 		global: func(c *Config) any { return &c.Hub.URL },
 		doc: "A league (docs/league.md): the embedded server joins the hub as a leaf node, with\n" +
 			"the club's name as its JetStream domain; the hub's LEAGUE stream sources the club's\n" +
@@ -336,13 +338,30 @@ var settings = []*Setting{
 			}
 			return ""
 		}},
+	{key: "hub.seed_file", group: GroupLeague, def: "", example: "/run/credentials/scoreboard.service/hub.seed",
+		help:   "the `file` (mode 0600) of the club's nkey seed, its key at the hub (scoreboard hub key makes it)",
+		global: func(c *Config) any { return &c.Hub.SeedFile },
+		doc: "The club's key at the hub: the file of its nkey seed, which the league's organiser\n" +
+			"made with scoreboard hub key (docs/league.md). Mode 0600: a file others may read is\n" +
+			"refused. The .deb's place: /etc/scoreboard/hub.seed, given to the service by\n" +
+			"LoadCredential=hub.seed:/etc/scoreboard/hub.seed (see scoreboard.service), read here."},
 	{key: "hub.token", group: GroupLeague, def: "", example: "",
-		help:   "the club's `token` at the hub; put it in the environment, not on the command line",
+		help:   "the club's `token` at the hub, instead of a seed file; put it in the environment, not on the command line",
 		global: func(c *Config) any { return &c.Hub.Token },
-		doc:    "The club's credentials at the hub: its token (in the environment, please), or a\ncreds file (a user JWT and its nkey seed) for a hub in operator mode; not both."},
-	{key: "hub.creds", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.creds",
-		help:   "the club's credentials `file` at the hub (user JWT and nkey seed), instead of a token",
-		global: func(c *Config) any { return &c.Hub.Creds }},
+		doc:    "Or the club's token at the hub (in the environment, please): a shared secret that\ncrosses the link and sits in clear in the hub's file; a key is better. Not both."},
+	{key: "hub.tls_ca", group: GroupLeague, def: "", example: "/etc/scoreboard/hub-ca.crt",
+		help:   "the CA `file` (PEM) that signs the hub's certificate; set, the link is TLS or nothing; empty: the system's roots",
+		global: func(c *Config) any { return &c.Hub.TLSCA },
+		doc: "The CA that signs the hub's certificate (a self-signed hub's); left out, the\n" +
+			"system's roots (a hub with a public CA's certificate: use a tls:// hub.url). With\n" +
+			"either, the link is TLS or nothing: the club sends no credentials in clear."},
+	{key: "hub.tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/club.crt",
+		help:   "the club's client certificate `file` (PEM), for a hub that wants one (league.leaf_tls_client_ca); with hub.tls_key",
+		global: func(c *Config) any { return &c.Hub.TLSCert },
+		doc:    "For a hub that wants client certificates (mutual TLS): the club's, and its key."},
+	{key: "hub.tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/club.key",
+		help:   "the club's client certificate's key `file` (PEM); with hub.tls_cert",
+		global: func(c *Config) any { return &c.Hub.TLSKey }},
 
 	// [league]: scoreboard hub's own (its [[club]] tables are the league package's).
 	{key: "league.listen", group: GroupLeague, def: DefaultLeagueListen, hub: true,
@@ -355,6 +374,19 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.League.LeafListen },
 		doc:    "The clubs' leaf connections (scoreboard run --hub-url nats-leaf://HOST:PORT).",
 		check:  checkListen},
+	{key: "league.leaf_tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.crt", hub: true,
+		help:   "the leaf listener's TLS certificate `file` (PEM, the chain); with league.leaf_tls_key, the clubs must join in TLS",
+		global: func(c *Config) any { return &c.League.LeafTLSCert },
+		doc: "TLS on the clubs' listener: its certificate (PEM, with its chain) and key. Then\n" +
+			"every club joins in TLS (tls://HOST:PORT); none joins in clear. docs/league.md,\n" +
+			"\"On the internet\", makes them."},
+	{key: "league.leaf_tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.key", hub: true,
+		help:   "the leaf listener's TLS key `file` (PEM); with league.leaf_tls_cert",
+		global: func(c *Config) any { return &c.League.LeafTLSKey }},
+	{key: "league.leaf_tls_client_ca", group: GroupLeague, def: "", example: "/etc/scoreboard/clubs-ca.crt", hub: true,
+		help:   "the CA `file` (PEM) of the clubs' client certificates: each club needs one it signed (mutual TLS), beside its key",
+		global: func(c *Config) any { return &c.League.LeafTLSClientCA },
+		doc:    "Optional, with a certificate: each club must show a certificate this CA signed\n(its hub.tls_cert), on top of its key or token."},
 	{key: "league.http", group: GroupLeague, def: DefaultLeagueHTTP, hub: true,
 		help:   "the league page's and /metrics' listener, `HOST:PORT`, or \"off\"",
 		global: func(c *Config) any { return &c.League.HTTP },

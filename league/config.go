@@ -14,15 +14,18 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/nats-io/nkeys"
 
 	"github.com/goclub/scoreboard/bus"
 )
 
 // Club is a club the hub takes in: its name (its JetStream domain, its user at the
-// hub) and its token. Prefix is the subjects' prefix of the club's daemon,
-// bus.DefaultPrefix when empty.
+// hub) and its credentials, either its public nkey (NKey, "U...": the club signs
+// the hub's nonce with the seed it alone holds) or a token. Prefix is the subjects'
+// prefix of the club's daemon, bus.DefaultPrefix when empty.
 type Club struct {
 	Name   string `toml:"name"`
+	NKey   string `toml:"nkey"`
 	Token  string `toml:"token"`
 	Prefix string `toml:"prefix"`
 }
@@ -48,7 +51,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 	var errs []error
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "club" {
-			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, token and prefix)", file, k.String()))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, nkey or token, and prefix)", file, k.String()))
 		}
 	}
 	if err := CheckClubs(c.Clubs); err != nil {
@@ -58,10 +61,11 @@ func ParseConfig(file string, data []byte) (Config, error) {
 }
 
 // CheckClubs says everything wrong with a list of clubs: a name that is not a
-// subject token or is the hub's domain, a name twice, a missing token, a bad prefix.
+// subject token or is the hub's domain, a name twice, neither a key nor a token or
+// both, a key that is no user's public nkey or is another club's, a bad prefix.
 func CheckClubs(clubs []Club) error {
 	var errs []error
-	seen := map[string]bool{}
+	seen, seenKey := map[string]bool{}, map[string]bool{}
 	for i, c := range clubs {
 		where := fmt.Sprintf("[[club]] %d", i+1)
 		if c.Name != "" {
@@ -76,9 +80,19 @@ func CheckClubs(clubs []Club) error {
 			errs = append(errs, fmt.Errorf("%s name: a second club of this name; each club needs its own", where))
 		}
 		seen[c.Name] = true
-		if c.Token == "" {
-			errs = append(errs, fmt.Errorf("%s token: missing; the club gives it as $SCOREBOARD_HUB_TOKEN or hub.token", where))
-		} else if strings.ContainsAny(c.Token, " \t\r\n") {
+		switch {
+		case c.NKey != "" && c.Token != "":
+			errs = append(errs, fmt.Errorf("%s: give the club an nkey or a token, not both", where))
+		case c.NKey != "":
+			if !nkeys.IsValidPublicUserKey(c.NKey) {
+				errs = append(errs, fmt.Errorf("%s nkey: want a user's public key (U..., 56 characters), as scoreboard hub key prints it; never the seed (S...)", where))
+			} else if seenKey[c.NKey] {
+				errs = append(errs, fmt.Errorf("%s nkey: another club's key; each club needs its own (scoreboard hub key %s --out FILE)", where, c.Name))
+			}
+			seenKey[c.NKey] = true
+		case c.Token == "":
+			errs = append(errs, fmt.Errorf("%s: missing the club's nkey (scoreboard hub key %s --out FILE makes it) or token", where, c.Name))
+		case strings.ContainsAny(c.Token, " \t\r\n"):
 			errs = append(errs, fmt.Errorf("%s token: contains white space", where))
 		}
 		if c.Prefix != "" && !bus.ValidPrefix(c.Prefix) {

@@ -29,7 +29,10 @@ prefix = "club.south"
 	for _, bad := range []struct{ file, want string }{
 		{"[[club]]\nname = \"North\"\ntoken = \"t\"", `[[club]] 1 ("North") name: want lowercase`},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\n[[club]]\nname = \"a\"\ntoken = \"u\"", `[[club]] 2 ("a") name: a second club`},
-		{"[[club]]\nname = \"a\"", `[[club]] 1 ("a") token: missing`},
+		{"[[club]]\nname = \"a\"", `[[club]] 1 ("a"): missing the club's nkey`},
+		{"[[club]]\nname = \"a\"\nnkey = \"SUAM\"", `[[club]] 1 ("a") nkey: want a user's public key`},
+		{"[[club]]\nname = \"a\"\nnkey = \"" + testKey + "\"\ntoken = \"t\"", `[[club]] 1 ("a"): give the club an nkey or a token, not both`},
+		{"[[club]]\nname = \"a\"\nnkey = \"" + testKey + "\"\n[[club]]\nname = \"b\"\nnkey = \"" + testKey + "\"", `[[club]] 2 ("b") nkey: another club's key`},
 		{"[[club]]\nname = \"league\"\ntoken = \"t\"", "the hub's own JetStream domain"},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\ncolour = 1", `unknown key "club.colour"`},
 		{"[league\n", "hub.toml: toml:"},
@@ -67,3 +70,6 @@ func TestShippedHubConfig(t *testing.T) {
 		t.Fatalf("%+v, %v", c, err)
 	}
 }
+
+// testKey is a user's public nkey.
+const testKey = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"

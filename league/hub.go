@@ -3,10 +3,14 @@ package league
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,6 +20,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
@@ -27,6 +32,12 @@ type Options struct {
 	LeafListen string // the clubs: HOST:PORT, port 0 for any
 	StoreDir   string // the LEAGUE stream's store
 	Clubs      []Club
+	// LeafTLSCert and LeafTLSKey, PEM files, put TLS on the leaf listener: then
+	// every club joins in TLS, none in clear.
+	LeafTLSCert, LeafTLSKey string
+	// LeafTLSClientCA, a PEM file of CAs, asks each club for a certificate one of
+	// them signed (mutual TLS), on top of its key or token.
+	LeafTLSClientCA string
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
@@ -84,6 +95,10 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		CustomClientAuthentication: a,
 	}
 	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
+	if opts.LeafNode.TLSConfig, err = leafTLS(o.LeafTLSCert, o.LeafTLSKey, o.LeafTLSClientCA); err != nil {
+		return nil, err
+	}
+	opts.LeafNode.TLSTimeout = leafTLSTimeout.Seconds()
 	// The clubs join by the URL they are given (a name, a proxy, a NAT): the hub
 	// does not tell them its own addresses to try instead.
 	opts.LeafNode.NoAdvertise = true
@@ -136,6 +151,40 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 	return h, nil
 }
 
+// leafTLSTimeout bounds a club's TLS handshake: a Pi on a home line.
+const leafTLSTimeout = 5 * time.Second
+
+// leafTLS is the leaf listener's TLS, or nil without a certificate; with
+// clientCA, the clubs' certificates are asked for and checked against it.
+func leafTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		if clientCA != "" {
+			return nil, errors.New("hub: leaf TLS: league.leaf_tls_client_ca needs the hub's own certificate, league.leaf_tls_cert and league.leaf_tls_key")
+		}
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("hub: leaf TLS: league.leaf_tls_cert and league.leaf_tls_key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("hub: leaf TLS (league.leaf_tls_cert, league.leaf_tls_key): %w", err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCA != "" {
+		pem, err := os.ReadFile(clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("hub: leaf TLS: the clubs' CA (league.leaf_tls_client_ca): %w", err)
+		}
+		c.ClientCAs = x509.NewCertPool()
+		if !c.ClientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("hub: leaf TLS: the clubs' CA (league.leaf_tls_client_ca) %s: no PEM certificate in it", clientCA)
+		}
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return c, nil
+}
+
 func orRandom(port int) int {
 	if port == 0 {
 		return server.RANDOM_PORT
@@ -171,7 +220,7 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 		return fmt.Errorf("hub: stream %s: %w", Stream, err)
 	}
 	for _, old := range h.clubs {
-		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token }) {
+		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token && c.NKey == old.NKey }) {
 			h.closeLeaf(old.Name)
 		}
 	}
@@ -217,6 +266,15 @@ func (h *Hub) Links() map[string]bool {
 		up[c.Name] = ok && h.ns.GetLeafNode(id.(uint64)) != nil
 	}
 	return up
+}
+
+// LeafConns is how many leaf connections the hub's server has open, of clubs
+// known or not.
+func (h *Hub) LeafConns() int {
+	if h.ns == nil {
+		return 0
+	}
+	return h.ns.NumLeafNodes()
 }
 
 // LinkedClubs is how many clubs have their link up.
@@ -435,22 +493,49 @@ func (h *Hub) Shutdown() {
 }
 
 // auth gives each connection its rights. A club's leaf connection, with the club's
-// name and token, may only answer the hub's sourcing of its own domain: take the
+// nkey (its signature of the connection's nonce) or its name and token, may only
+// answer the hub's sourcing of its own domain: take the
 // requests on $JS.<club>.API, reply on $JSC.R.<club>, deliver on $LEAGUE.<club>;
 // nothing else it publishes reaches the hub. The hub's own in-process connections
 // have every right; a client of the (loopback) listener without credentials is a
 // tool that may read the league and change nothing.
 type auth struct {
 	clubs atomic.Pointer[map[string]Club]
-	conns sync.Map // club -> the id of its last leaf connection let in
+	keys  atomic.Pointer[map[string]Club] // by public nkey
+	conns sync.Map                        // club -> the id of its last leaf connection let in
 }
 
 func (a *auth) set(clubs []Club) {
 	m := make(map[string]Club, len(clubs))
+	k := map[string]Club{}
 	for _, c := range clubs {
 		m[c.Name] = c
+		if c.NKey != "" {
+			k[c.NKey] = c
+		}
 	}
 	a.clubs.Store(&m)
+	a.keys.Store(&k)
+}
+
+// checkKey says which club a leaf connection that presents an nkey is: the club
+// of that public key, if the signature of the connection's nonce is the key's.
+func (a *auth) checkKey(c server.ClientAuthentication, o *server.ClientOpts) (Club, bool) {
+	club, ok := (*a.keys.Load())[o.Nkey]
+	if !ok || o.Sig == "" {
+		return Club{}, false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(o.Sig)
+	if err != nil {
+		if sig, err = base64.StdEncoding.DecodeString(o.Sig); err != nil {
+			return Club{}, false
+		}
+	}
+	pub, err := nkeys.FromPublicKey(o.Nkey)
+	if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
+		return Club{}, false
+	}
+	return club, true
 }
 
 func (a *auth) Check(c server.ClientAuthentication) bool {
@@ -460,10 +545,19 @@ func (a *auth) Check(c server.ClientAuthentication) bool {
 		if o == nil {
 			return false
 		}
+		if o.Nkey != "" {
+			club, ok := a.checkKey(c, o)
+			if !ok {
+				return false
+			}
+			c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
+			a.conns.Store(club.Name, c.GetID())
+			return true
+		}
 		club, ok := (*a.clubs.Load())[o.Username]
 		// Compared even for an unknown club, so the time taken tells nothing.
 		want := club.Token
-		if !ok {
+		if !ok || want == "" { // a club with a key takes no token
 			want = "\x00not a club"
 		}
 		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(want)) != 1 || !ok {

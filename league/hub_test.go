@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/league"
 )
@@ -43,17 +42,7 @@ func startHub(t *testing.T, clubs ...league.Club) *league.Hub {
 func startClub(t *testing.T, hubURL, name, token string) (*bus.Server, *nats.Conn) {
 	t.Helper()
 	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: hubURL, Club: name, Token: token}})
-	nc := b.Conn(bus.ConnOptions{Server: b.Server, Name: "club " + name})
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 26}); err != nil {
-		t.Fatal(err)
-	}
-	return b.Server, nc
+	return b.Server, setupHistory(t, b)
 }
 
 // leagueSubjects reads every message of LEAGUE, in order: its subjects and data.

@@ -119,6 +119,7 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	for path, mode := range map[string]fs.FileMode{
 		"/usr/bin/scoreboard":                                  0o755,
 		"/usr/lib/systemd/system/scoreboard.service":           0o644,
+		"/etc/scoreboard":                                      0o755,
 		"/etc/scoreboard/scoreboard.toml":                      0o644,
 		"/etc/scoreboard/scoreboard.env":                       0o640,
 		"/usr/share/man/man1/scoreboard.1.gz":                  0o644,

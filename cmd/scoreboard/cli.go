@@ -248,6 +248,9 @@ func flagError(cmd *cobra.Command, err error) error {
 	switch {
 	case errors.As(err, &notExist):
 		name := notExist.GetSpecifiedName()
+		if msg := config.RemovedFlag(name); msg != "" {
+			return usagef("--%s: removed: %s", name, msg)
+		}
 		if !cmd.HasParent() {
 			return unknownCommand(cmd, "--"+name)
 		}

@@ -32,7 +32,7 @@ func hubCommand(io stdio) *cobra.Command {
 			"the LEAGUE stream, which sources every club's history across the club's JetStream\n" +
 			"domain with the club's name in the subjects: league.<club>.dump.<problem>.<port>\n" +
 			"and league.<club>.result.<problem>.<port>. The clubs are the [[club]] tables of\n" +
-			"--config (name, token); SIGHUP reads them again: clubs added are let in, clubs\n" +
+			"--config (name, nkey or token); SIGHUP reads them again: clubs added are let in, clubs\n" +
 			"removed are refused and their links closed, no restart. With --nats-url the hub is\n" +
 			"an existing nats-server (configs/league-hub.conf), and scoreboard hub manages\n" +
 			"LEAGUE on it. At the hub, history --club, watch --club and render --club read a\n" +
@@ -43,6 +43,7 @@ func hubCommand(io stdio) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log] and one [[club]] table per club")
 	load := addSettings(cmd, config.HubKeys()...)
+	cmd.AddCommand(hubKeyCommand(io))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if path == "" {
 			return usagef("--config is needed: the clubs are its [[club]] tables (name, token)")
@@ -68,6 +69,11 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		LeafListen: c.League.LeafListen,
 		StoreDir:   c.League.StateDir,
 		Clubs:      cfg.Clubs,
+
+		LeafTLSCert: c.League.LeafTLSCert,
+		LeafTLSKey:  c.League.LeafTLSKey,
+
+		LeafTLSClientCA: c.League.LeafTLSClientCA,
 	}
 	log, err := c.Logger(io.err)
 	if err != nil {

@@ -40,6 +40,14 @@ type linkProxy struct {
 	ln     net.Listener
 	conns  map[net.Conn]bool
 	bytes  atomic.Int64 // carried, both ways
+	// accepted counts the connections taken: the club's attempts.
+	accepted atomic.Int64
+	// record makes each connection's bytes recorded, each way (the
+	// eavesdropper): recs, under mu.
+	record bool
+	recs   []*recording
+	// ended are when the hub's side of each connection ended (under mu).
+	ended []time.Time
 }
 
 func newLinkProxy(t *testing.T, target string) *linkProxy {
@@ -77,33 +85,61 @@ func (p *linkProxy) up() {
 }
 
 func (p *linkProxy) pipe(c net.Conn) {
+	p.accepted.Add(1)
 	u, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
 		return
 	}
+	var rec *recording
 	p.mu.Lock()
 	p.conns[c], p.conns[u] = true, true
+	if p.record {
+		rec = &recording{}
+		p.recs = append(p.recs, rec)
+	}
 	p.mu.Unlock()
+	var up, down *proctest.Buffer
+	if rec != nil {
+		up, down = &rec.up, &rec.down
+	}
 	go func() {
-		io.Copy(countWriter{u, &p.bytes}, c)
+		io.Copy(countWriter{u, &p.bytes, up}, c)
 		u.Close()
 		c.Close()
 	}()
-	io.Copy(countWriter{c, &p.bytes}, u)
+	io.Copy(countWriter{c, &p.bytes, down}, u)
+	p.mu.Lock()
+	p.ended = append(p.ended, time.Now())
+	p.mu.Unlock()
 	c.Close()
 	u.Close()
 }
 
-// countWriter counts what it writes into n.
+// recordAll makes the proxy record its connections from now on.
+func (p *linkProxy) recordAll() {
+	p.mu.Lock()
+	p.record = true
+	p.mu.Unlock()
+}
+
+// recording is what a connection through the proxy carried: up (to the hub) and
+// down.
+type recording struct{ up, down proctest.Buffer }
+
+// countWriter counts what it writes into n, and records it into rec if set.
 type countWriter struct {
-	w io.Writer
-	n *atomic.Int64
+	w   io.Writer
+	n   *atomic.Int64
+	rec *proctest.Buffer
 }
 
 func (c countWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n.Add(int64(n))
+	if c.rec != nil {
+		c.rec.Write(b[:n])
+	}
 	return n, err
 }
 
@@ -495,6 +531,10 @@ func TestLeagueHubReloadClubs(t *testing.T) {
 	time.Sleep(3 * bus.HubLinkReconnect) // several attempts of west's
 	if _, results := leagueUnits(t, nc); len(results["west"]) != 0 {
 		t.Fatalf("west is in no [[club]] table, yet LEAGUE has %d of its results", len(results["west"]))
+	}
+	// Refused at every attempt, the club says so once.
+	if lines := linkFailures(west.errb.String()); len(lines) != 1 || !strings.Contains(lines[0], `"cause":"refused"`) {
+		t.Errorf("west refused: %d lines of its link's failure, want 1 with cause refused:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 	write(head + "[[club]]\nname = \"north\"\ntoken = \"token-north\"\n[[club]]\nname = \"west\"\ntoken = \"token-west\"\n")
 	if err := hub.Signal(syscall.SIGHUP); err != nil {
