@@ -89,7 +89,7 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
 	switch f.state {
 	case othelloWantCount, othelloBadCount:
-		if othelloBlank(line) {
+		if textBlank(line) {
 			return dst
 		}
 		n, msg := othelloParseCount(line)
@@ -106,7 +106,7 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 		f.newGame()
 	case othelloWantBoard:
 		if f.row == 0 {
-			if othelloBlank(line) {
+			if textBlank(line) {
 				return dst
 			}
 			f.boardLine = f.line
