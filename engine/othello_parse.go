@@ -218,13 +218,6 @@ type othelloAnswer struct {
 	pos    OthelloPosition // M, Q: the board after the command
 }
 
-// run answers the unit's command.
-func (u *othelloUnit) run() (othelloAnswer, error) {
-	var a othelloAnswer
-	err := u.runInto(&a)
-	return a, err
-}
-
 // runInto answers the unit's command into *a, which it overwrites: the framer's
 // answers go through one othelloAnswer instead of copies of it.
 func (u *othelloUnit) runInto(a *othelloAnswer) error {
