@@ -156,32 +156,6 @@ func (s BoardScore) AppendText(dst []byte) []byte {
 	return append(dst, '\n')
 }
 
-// boardSpace reports whether c is white space inside a line.
-func boardSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// boardBlank reports whether a line holds nothing but white space.
-func boardBlank(line []byte) bool {
-	for _, c := range line {
-		if !boardSpace(c) {
-			return false
-		}
-	}
-	return true
-}
-
-// boardTrim cuts white space from both ends of a line.
-func boardTrim(line []byte) []byte {
-	for len(line) > 0 && boardSpace(line[0]) {
-		line = line[1:]
-	}
-	for len(line) > 0 && boardSpace(line[len(line)-1]) {
-		line = line[:len(line)-1]
-	}
-	return line
-}
-
 // boardNextLine splits off the first line of text (without its "\n"). A last line
 // without "\n" counts as a line; ok is false when text is empty.
 func boardNextLine(text []byte) (line, rest []byte, ok bool) {
@@ -198,11 +172,11 @@ func boardNextLine(text []byte) (line, rest []byte, ok bool) {
 // is empty when the line holds no more.
 func boardNextToken(line []byte) (tok, rest []byte) {
 	i := 0
-	for i < len(line) && boardSpace(line[i]) {
+	for i < len(line) && textSpace(line[i]) {
 		i++
 	}
 	j := i
-	for j < len(line) && !boardSpace(line[j]) {
+	for j < len(line) && !textSpace(line[j]) {
 		j++
 	}
 	return line[i:j], line[j:]
@@ -242,7 +216,7 @@ func boardParseInt(s []byte, i int) (v, next int, ok bool) {
 // boardSkipSpace returns the index of the first byte at or after i that is not
 // white space.
 func boardSkipSpace(s []byte, i int) int {
-	for i < len(s) && boardSpace(s[i]) {
+	for i < len(s) && textSpace(s[i]) {
 		i++
 	}
 	return i

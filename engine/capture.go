@@ -162,7 +162,7 @@ func captureParseUnit(unit []byte, moves *[]captureMove) (int, error) {
 		var line []byte
 		line, unit = captureCutLine(unit)
 		lineNo++
-		if captureBlank(line) {
+		if textBlank(line) {
 			continue
 		}
 		if want < 0 {
@@ -208,31 +208,18 @@ func captureCutLine(text []byte) (line, rest []byte) {
 	return text, nil
 }
 
-func captureSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func captureBlank(line []byte) bool {
-	for _, c := range line {
-		if !captureSpace(c) {
-			return false
-		}
-	}
-	return true
-}
-
 // captureFields returns the first two whitespace-separated fields of line and whether
 // there were exactly two.
 func captureFields(line []byte) (a, b []byte, ok bool) {
 	var f [2][]byte
 	n := 0
 	for i := 0; i < len(line); {
-		if captureSpace(line[i]) {
+		if textSpace(line[i]) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(line) && !captureSpace(line[j]) {
+		for j < len(line) && !textSpace(line[j]) {
 			j++
 		}
 		if n == 2 {
@@ -339,7 +326,7 @@ func (f *captureFramer) Feed(dst []Frame, line []byte) []Frame {
 	if line != nil && len(line) > captureMaxLine {
 		line = nil // a caller that skipped the LineReader: never buffer past the bound
 	}
-	if line != nil && captureBlank(line) {
+	if textBlank(line) {
 		if f.start > 0 && f.blanks < captureMaxBlanks {
 			f.blanks++
 			f.unit = append(f.unit, '\n') // keeps the unit's line numbers the stream's

@@ -66,7 +66,7 @@ func (b *GoscoreBoard) Parse(unit []byte) error {
 	if !ok {
 		return Errorf(goscoreName, 0, "empty unit: want a blank line and 19 rows")
 	}
-	if !boardBlank(spacer) {
+	if !textBlank(spacer) {
 		return Errorf(goscoreName, 1, "%s: a board starts with a blank line", boardQuote(spacer))
 	}
 	for r := 0; r < goscoreSide; r++ {
@@ -89,7 +89,7 @@ func (b *GoscoreBoard) Parse(unit []byte) error {
 
 // parseRow reads row r (line r+2 of the unit).
 func (b *GoscoreBoard) parseRow(r int, line []byte) error {
-	if len(line) < goscoreRowLen || !boardBlank(line[goscoreRowLen:]) {
+	if len(line) < goscoreRowLen || !textBlank(line[goscoreRowLen:]) {
 		return goscoreRowError(r, line)
 	}
 	black, white, ok := goscoreRowBits((*[goscoreRowLen]byte)(line))
@@ -153,7 +153,7 @@ func goscoreRowError(r int, line []byte) error {
 		}
 	}
 	for i := goscoreRowLen; i < len(line); i++ {
-		if !boardSpace(line[i]) {
+		if !textSpace(line[i]) {
 			return Errorf(goscoreName, ln, "column %d: %s after the 19th point", i+1, boardQuoteByte(line[i]))
 		}
 	}
@@ -182,7 +182,7 @@ type goscoreFramer struct {
 func (f *goscoreFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
 	switch {
-	case line != nil && boardBlank(line):
+	case textBlank(line):
 		dst = f.endSkip(dst)
 		if f.start != 0 && f.rows > 0 {
 			dst = append(dst, Frame{Line: f.start, Err: Errorf(goscoreName, f.start,

@@ -26,27 +26,30 @@ func (othelloProblem) Limits() Limits {
 func (othelloProblem) NewFramer() Framer { return &othelloFramer{} }
 
 func (othelloProblem) Append(dst, unit []byte) ([]byte, error) {
-	var u othelloUnit
-	if err := u.parse(unit); err != nil {
+	var a othelloAnswer
+	if err := othelloAnswerUnit(unit, &a); err != nil {
 		return dst, err
 	}
-	a, err := u.run()
-	if err != nil {
-		return dst, err
-	}
-	return a.AppendText(dst), nil
+	return a.appendText(dst), nil
 }
 
 func (othelloProblem) Solve(unit []byte) (Answer, error) {
-	var u othelloUnit
-	if err := u.parse(unit); err != nil {
-		return nil, err
-	}
-	a, err := u.run()
-	if err != nil {
+	var a othelloAnswer
+	if err := othelloAnswerUnit(unit, &a); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// othelloAnswerUnit parses a unit and runs its command into *a: all that Append and
+// Solve share. The answer goes through a pointer, as the framer's does (runInto), so
+// that Append copies nothing on its hot path.
+func othelloAnswerUnit(unit []byte, a *othelloAnswer) error {
+	var u othelloUnit
+	if err := u.parse(unit); err != nil {
+		return err
+	}
+	return u.runInto(a)
 }
 
 // What the framer expects next.
@@ -89,7 +92,7 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 	f.line++
 	switch f.state {
 	case othelloWantCount, othelloBadCount:
-		if othelloBlank(line) {
+		if textBlank(line) {
 			return dst
 		}
 		n, msg := othelloParseCount(line)
@@ -106,7 +109,7 @@ func (f *othelloFramer) Feed(dst []Frame, line []byte) []Frame {
 		f.newGame()
 	case othelloWantBoard:
 		if f.row == 0 {
-			if othelloBlank(line) {
+			if textBlank(line) {
 				return dst
 			}
 			f.boardLine = f.line

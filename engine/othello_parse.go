@@ -24,11 +24,6 @@ func othelloTrim(line []byte) []byte {
 	return line
 }
 
-// othelloBlank reports whether a line that did reach the framer holds nothing.
-func othelloBlank(line []byte) bool {
-	return line != nil && len(bytes.TrimSpace(line)) == 0
-}
-
 // othelloParseRow sets row (0..7) of p from line, or says what is wrong with it.
 func othelloParseRow(p *OthelloPosition, row int, line []byte) string {
 	if line == nil {
@@ -114,7 +109,7 @@ func othelloParseCount(line []byte) (int, string) {
 	if line == nil {
 		return 0, "number of games: the line was dropped (too long)"
 	}
-	t := bytes.TrimSpace(line)
+	t := textTrim(line)
 	n := 0
 	for _, ch := range t {
 		if !othelloDigit(ch) {
@@ -175,7 +170,7 @@ func (u *othelloUnit) parse(unit []byte) error {
 	if !ok {
 		return othelloUnitError(1, "empty unit: want 8 board rows, the side to move and a command")
 	}
-	if othelloBlank(line) {
+	if textBlank(line) {
 		u.sep = true
 		line, ok = ls.next()
 	}
@@ -207,7 +202,7 @@ func (u *othelloUnit) parse(unit []byte) error {
 		if !ok {
 			return nil
 		}
-		if !othelloBlank(line) {
+		if !textBlank(line) {
 			return othelloUnitError(ls.n, "%q after the command: a unit holds one command", othelloTrim(line))
 		}
 	}
@@ -221,13 +216,6 @@ type othelloAnswer struct {
 	moves  uint64          // L
 	sq     int             // M
 	pos    OthelloPosition // M, Q: the board after the command
-}
-
-// run answers the unit's command.
-func (u *othelloUnit) run() (othelloAnswer, error) {
-	var a othelloAnswer
-	err := u.runInto(&a)
-	return a, err
 }
 
 // runInto answers the unit's command into *a, which it overwrites: the framer's

@@ -223,7 +223,7 @@ func replayPoint(ln int, line []byte, n int) (white bool, r, c int, err error) {
 	h := (n - 1) / 2
 	if x < -h || x > h || y < -h || y > h {
 		return false, 0, 0, Errorf(replayName, ln, "%s: (%d,%d) is off the %dx%d board (coordinates -%d..%d)",
-			boardQuote(boardTrim(line)), x, y, n, n, h, h)
+			boardQuote(textTrim(line)), x, y, n, n, h, h)
 	}
 	return white, y + h, x + h, nil
 }
@@ -236,7 +236,7 @@ func (g *ReplayGame) move(ln int, line []byte, b *replayGroups) error {
 	}
 	p := uint16((r+1)*replayStride + c + 1)
 	if b.colour[p] != replayEmpty {
-		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))
+		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(textTrim(line)))
 	}
 	own, opp, captured := &g.Black, &g.White, &g.CapturedByBlack
 	col, other := replayBlack, replayWhite
@@ -274,7 +274,7 @@ func (g *ReplayGame) move(ln int, line []byte, b *replayGroups) error {
 	}
 	if b.libs[root] == 0 {
 		return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
-			boardQuote(boardTrim(line)))
+			boardQuote(textTrim(line)))
 	}
 	return nil
 }
@@ -327,7 +327,7 @@ func (f *replayFramer) Feed(dst []Frame, line []byte) []Frame {
 		}
 		return dst
 	}
-	if boardBlank(line) {
+	if textBlank(line) {
 		return dst
 	}
 	n, m, ok := replayHeader(line)

@@ -26,7 +26,7 @@ func (g *floodGame) floodMove(ln int, line []byte) error {
 	}
 	bit := uint32(1) << uint(c)
 	if (g.Black[r]|g.White[r])&bit != 0 {
-		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(boardTrim(line)))
+		return Errorf(replayName, ln, "%s: the point is occupied", boardQuote(textTrim(line)))
 	}
 	own, opp, captured := &g.Black, &g.White, &g.CapturedByBlack
 	if white {
@@ -75,7 +75,7 @@ func (g *floodGame) floodMove(ln int, line []byte) error {
 	if !took && !replayHasEmptyNeighbour(occupied, n, r, c) {
 		if _, alive := boardGroup(own, occupied, n, r, c); !alive {
 			return Errorf(replayName, ln, "%s is suicide: it captures nothing and leaves its group no liberty",
-				boardQuote(boardTrim(line)))
+				boardQuote(textTrim(line)))
 		}
 	}
 	return nil

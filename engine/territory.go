@@ -227,7 +227,7 @@ func (p *territoryParser) parseUnit(unit []byte) error {
 	// One pass over the bytes rather than lines then tokens: this is the hot path.
 	ln, last, done := 1, 0, false
 	for i := 0; i < len(unit); {
-		if c := unit[i]; c == '\n' || boardSpace(c) {
+		if c := unit[i]; c == '\n' || textSpace(c) {
 			if c == '\n' {
 				ln++
 			}
@@ -349,7 +349,7 @@ func (f *territoryFramer) Feed(dst []Frame, line []byte) []Frame {
 			i, r = j, f.p.coord(v, true, nil, f.line)
 		} else {
 			j := i + 1
-			for j < len(line) && !boardSpace(line[j]) {
+			for j < len(line) && !textSpace(line[j]) {
 				j++
 			}
 			r = f.p.token(line[i:j], f.line)
