@@ -118,13 +118,15 @@ func TestConfigLeague(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"[league]\nleaf_listen = \"7422\"\n", "key league.leaf_listen"},
 		{"[league]\nhttp = \"nowhere\"\n", "key league.http: \"nowhere\": want HOST:PORT"},
-		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, replicas, state_dir)"},
+		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, http_tls_cert, http_tls_key, replicas, state_dir)"},
 		{"[hub]\nlisten = \"127.0.0.1:4322\"\n", "key hub.listen: unknown key"},
 		{"[league]\nreplicas = 3\n", "key league.replicas: 3 copies need a NATS cluster"},
 		{"[league]\nreplicas = 7\n", "key league.replicas: 7: want 1 to 5"},
 		{"[league]\nleaf_tls_cert = \"/etc/passwd\"\n", "key league.leaf_tls_cert: league.leaf_tls_cert and league.leaf_tls_key go together"},
 		{"[league]\nleaf_tls_client_ca = \"/etc/passwd\"\n", "key league.leaf_tls_client_ca: the clubs' certificates are asked for in TLS"},
 		{"[league]\nleaf_tls_cert = \"/no/hub.crt\"\nleaf_tls_key = \"/no/hub.key\"\n", "key league.leaf_tls_cert: stat /no/hub.crt"},
+		{"[league]\nhttp_tls_key = \"/etc/passwd\"\n", "key league.http_tls_cert: league.http_tls_cert and league.http_tls_key go together"},
+		{"[league]\nhttp_tls_cert = \"/no/page.crt\"\nhttp_tls_key = \"/etc/passwd\"\n", "key league.http_tls_cert: stat /no/page.crt"},
 	} {
 		_, err := Parse(flags(), ss, "hub.toml", []byte(bad.file), noEnv)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -429,6 +429,16 @@ func (l *loader) validate() {
 			}
 		}
 	}
+	if lg := l.c.League; l.has("league.http_tls_cert") {
+		if (lg.HTTPTLSCert == "") != (lg.HTTPTLSKey == "") {
+			l.fail("league.http_tls_cert", "league.http_tls_cert and league.http_tls_key go together")
+		}
+		for _, f := range []struct{ key, file string }{{"league.http_tls_cert", lg.HTTPTLSCert}, {"league.http_tls_key", lg.HTTPTLSKey}} {
+			if _, err := os.Stat(f.file); f.file != "" && err != nil && !l.failed[f.key] {
+				l.fail(f.key, "%v", err)
+			}
+		}
+	}
 	n := &l.c.NATS
 	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {

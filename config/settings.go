@@ -87,6 +87,7 @@ type Config struct {
 		Listen, LeafListen, HTTP, StateDir string
 		LeafTLSCert, LeafTLSKey            string
 		LeafTLSClientCA                    string
+		HTTPTLSCert, HTTPTLSKey            string
 		Replicas                           int
 	}
 	Ports []daemon.PortConfig
@@ -392,6 +393,13 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.League.HTTP },
 		doc:    "The league page (every club's boards, by club) and /metrics, or \"off\".",
 		check:  checkHTTP},
+	{key: "league.http_tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.crt", hub: true,
+		help:   "the league page's TLS certificate `file` (PEM, the chain); with league.http_tls_key, the page is served in HTTPS only",
+		global: func(c *Config) any { return &c.League.HTTPTLSCert },
+		doc:    "HTTPS for the league page and /metrics: its certificate (PEM, with its chain) and key\n(the leaf listener's may serve, for the same name). Then nothing is served in clear."},
+	{key: "league.http_tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.key", hub: true,
+		help:   "the league page's TLS key `file` (PEM); with league.http_tls_cert",
+		global: func(c *Config) any { return &c.League.HTTPTLSKey }},
 	{key: "league.replicas", group: GroupLeague, def: 1, hub: true,
 		help:   "with nats.url, copies of LEAGUE and LEAGUE_BOARDS on the hub's NATS cluster (`N`, 1 to 5)",
 		global: func(c *Config) any { return &c.League.Replicas },

@@ -7,6 +7,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -502,6 +503,19 @@ func Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// ListenTLS puts TLS on the page's listener ln, with the certificate (PEM, with
+// its chain) and key in certFile and keyFile: then nothing is served in clear.
+func ListenTLS(ln net.Listener, certFile, keyFile string) (net.Listener, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("the page's certificate: %w (give a PEM certificate and its key)", err)
+	}
+	return tlsListener{tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})}, nil
+}
+
+// tlsListener marks a listener ListenTLS made, for Announce's scheme.
+type tlsListener struct{ net.Listener }
+
 // Announce logs, once, the address to open in a browser.
 func Announce(ln net.Listener, log zerolog.Logger) {
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -515,7 +529,11 @@ func Announce(ln net.Listener, log zerolog.Logger) {
 	} else if ip != nil && !ip.IsLoopback() {
 		ev = ev.Bool("beyond_loopback", true)
 	}
-	ev.Str("url", "http://"+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
+	scheme := "http://"
+	if _, ok := ln.(tlsListener); ok {
+		scheme = "https://"
+	}
+	ev.Str("url", scheme+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
 }
 
 // ServePage runs a page server on ln until ctx ends, with met's /metrics beside

@@ -118,6 +118,11 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			return fmt.Errorf("--league-http: %w", err)
 		}
 		defer ln.Close()
+		if c.League.HTTPTLSCert != "" {
+			if ln, err = webpkg.ListenTLS(ln, c.League.HTTPTLSCert, c.League.HTTPTLSKey); err != nil {
+				return fmt.Errorf("--league-http-tls-cert: %w", err)
+			}
+		}
 		met := metrics.New()
 		met.Gauge("scoreboard_league_clubs_linked", "How many of the league's clubs have their link to the hub up.",
 			func() float64 { return float64(hub.LinkedClubs()) })
