@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/logging"
@@ -97,10 +99,22 @@ func TestWatchLogsReconnectWithoutColours(t *testing.T) {
 			return strings.Contains(s, what), "stderr:\n" + s
 		})
 	}
-	// watch is connected once the server counts a client.
-	bustest.Wait(t, "watch connected", func() (bool, string) {
-		n := srv.NATS().NumClients()
-		return n > 0, fmt.Sprintf("%d clients", n)
+	// watch is following once the server holds its subscription: a client counted
+	// may still be in its handshake, and a tool whose first connect fails ends
+	// with that error (CI's race suite once shut the server down there).
+	bustest.Wait(t, "watch subscribed", func() (bool, string) {
+		cz, err := srv.NATS().Connz(&server.ConnzOptions{Subscriptions: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, c := range cz.Conns {
+			if c.Name == "scoreboard watch" && c.NumSubs > 0 {
+				return true, ""
+			}
+			seen = append(seen, fmt.Sprintf("%q with %d subscriptions", c.Name, c.NumSubs))
+		}
+		return false, fmt.Sprintf("connections: %v", seen)
 	})
 	srv.Shutdown()
 	waitFor("nats disconnected")
