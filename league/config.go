@@ -25,6 +25,12 @@ type Club struct {
 	Name   string `toml:"name"`
 	Token  string `toml:"token"`
 	Prefix string `toml:"prefix"`
+	// MaxBytes and MaxAge are the club's share of the hub's store (its stream
+	// LEAGUE_<CLUB>): "512MiB", "30d"; empty: the hub's league.club_max_bytes and
+	// league.club_max_age (WithDefaults), else DefaultClubMaxBytes and
+	// DefaultClubMaxAge.
+	MaxBytes string `toml:"max_bytes"`
+	MaxAge   string `toml:"max_age"`
 }
 
 // Config is what this package reads of the hub's configuration file: one [[club]]
@@ -48,7 +54,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 	var errs []error
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "club" {
-			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, token and prefix)", file, k.String()))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, token, prefix, max_bytes and max_age)", file, k.String()))
 		}
 	}
 	if err := CheckClubs(c.Clubs); err != nil {
@@ -62,6 +68,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 func CheckClubs(clubs []Club) error {
 	var errs []error
 	seen := map[string]bool{}
+	streams := map[string]string{} // a club's stream -> its club
 	for i, c := range clubs {
 		where := fmt.Sprintf("[[club]] %d", i+1)
 		if c.Name != "" {
@@ -84,6 +91,7 @@ func CheckClubs(clubs []Club) error {
 		if c.Prefix != "" && !bus.ValidPrefix(c.Prefix) {
 			errs = append(errs, fmt.Errorf("%s prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", where, c.Prefix))
 		}
+		errs = append(errs, c.checkShare(where, streams))
 	}
 	return errors.Join(errs...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
 )
 
 // Options configure the hub's server.
@@ -27,6 +28,9 @@ type Options struct {
 	LeafListen string // the clubs: HOST:PORT, port 0 for any
 	StoreDir   string // the LEAGUE stream's store
 	Clubs      []Club
+	// State is StoreDir, locked (history.OpenStateDir): the clubs' streams are
+	// fitted to its filesystem's room. nil: not fitted.
+	State *history.StateDir
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
@@ -46,6 +50,15 @@ type Hub struct {
 
 	portsMu sync.Mutex
 	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
+
+	// state is the hub's store, whose room the clubs' streams are fitted to; nil
+	// on an external server. migrated: the LEAGUE of an earlier hub was parked.
+	state    *history.StateDir
+	migrated bool
+	// junk counts what the boards keeper refused, per club and reason.
+	junk junkCounts
+	// clubsChanged tells the boards keeper the clubs changed (SetClubs).
+	clubsChanged chan struct{}
 }
 
 // Start starts the hub's server and sets up LEAGUE with a source per club.
@@ -109,7 +122,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, err
 	}
-	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger()}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger(), state: o.State, clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
 		return nil, err
@@ -129,7 +142,7 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger()}
+	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger(), clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, clubs); err != nil {
 		return nil, err
 	}
@@ -156,19 +169,8 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	if h.auth != nil {
 		h.auth.set(clubs)
 	}
-	sc := jetstream.StreamConfig{
-		Name:        Stream,
-		Description: "scoreboard league: every club's history, the club's name in the subject",
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(h.replicas, 1),
-	}
-	for _, c := range clubs {
-		sc.Sources = append(sc.Sources, source(c))
-	}
-	if _, err := h.js.CreateOrUpdateStream(ctx, sc); err != nil {
-		return fmt.Errorf("hub: stream %s: %w", Stream, err)
+	if err := h.setStreams(ctx, clubs); err != nil {
+		return err
 	}
 	for _, old := range h.clubs {
 		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token }) {
@@ -176,11 +178,12 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 		}
 	}
 	h.clubs = slices.Clone(clubs)
+	h.notifyClubs()
 	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
 	return nil
 }
 
-// source is LEAGUE's source of a club's history stream, across the club's domain.
+// source is a club's stream's source of the club's history stream, across the club's domain.
 func source(c Club) *jetstream.StreamSource {
 	p := c.prefix()
 	return &jetstream.StreamSource{
@@ -354,7 +357,8 @@ const externalKickEvery = 10 * time.Second
 func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s, err := h.js.Stream(ctx, Stream)
+	name := ClubStream(club)
+	s, err := h.js.Stream(ctx, name)
 	if err != nil {
 		return false
 	}
@@ -368,28 +372,19 @@ func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 			idle = si.Active < 0 || si.Active > sourceKickAfter
 		}
 	}
-	if !idle {
-		return false
-	}
 	cfg := info.Config
-	var kept []*jetstream.StreamSource
-	var it *jetstream.StreamSource
-	for _, src := range cfg.Sources {
-		if src.External != nil && src.External.APIPrefix == apiPrefix(club) {
-			it = src
-			continue
-		}
-		kept = append(kept, src)
-	}
-	if it == nil {
+	if !idle || len(cfg.Sources) != 1 {
 		return false
 	}
-	cfg.Sources = kept
+	// The club's stream has one source: parked without it a moment (a stream with
+	// neither subjects nor sources is refused), then given it back.
+	sources := cfg.Sources
+	cfg.Sources, cfg.Subjects = nil, []string{parked(name)}
 	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
 		return false
 	}
-	cfg.Sources = append(kept, it)
+	cfg.Sources, cfg.Subjects = sources, nil
 	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; SIGHUP adds it")
 		return false

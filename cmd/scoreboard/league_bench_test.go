@@ -288,7 +288,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	defer hnc.Close()
 	hjs, _ := jetstream.New(hnc)
 	count := func() int {
-		s, err := hjs.Stream(context.Background(), league.Stream)
+		s, err := hjs.Stream(context.Background(), league.ClubStream(c0.name))
 		if err != nil {
 			return -1
 		}
@@ -316,13 +316,13 @@ func TestLeagueScaleBench(t *testing.T) {
 		go func() {
 			for range 20 {
 				time.Sleep(2 * time.Second)
-				s, err := hjs.Stream(context.Background(), league.Stream)
+				s, err := hjs.Stream(context.Background(), league.ClubStream(c0.name))
 				if err != nil {
 					continue
 				}
 				info, _ := s.Info(context.Background())
 				for _, si := range info.Sources[:1] {
-					t.Logf("debug: source %s lag %d active %v err %v; LEAGUE %d msgs", si.External.APIPrefix, si.Lag, si.Active, si.Error, info.State.Msgs)
+					t.Logf("debug: source %s lag %d active %v err %v; %s %d msgs", si.External.APIPrefix, si.Lag, si.Active, si.Error, info.Config.Name, info.State.Msgs)
 				}
 			}
 		}()
