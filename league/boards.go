@@ -139,10 +139,11 @@ const (
 	// maxPorts is how many ports of a club the bucket and the page show; a result
 	// of another port is junk (too_many_ports). A club has a few.
 	maxPorts = 64
-	// boardsPerSecond is how many boards a second a club's writer puts at most; a
-	// port's results that come faster are shown latest first (the page shows a
-	// port's latest only).
+	// boardsPerSecond is how many boards a second a club's writer puts at most,
+	// after a burst of boardsBurst; a port's results that come faster are shown
+	// latest first (the page shows a port's latest only).
 	boardsPerSecond = 50
+	boardsBurst     = 50
 	// maxResultBytes is the largest result a board takes: a record is a few
 	// hundred bytes.
 	maxResultBytes = 64 << 10
@@ -318,8 +319,9 @@ func (w *boardWriter) offer(port string, b pendingBoard) bool {
 }
 
 func (w *boardWriter) run(ctx context.Context) {
-	gap := time.Second / boardsPerSecond
-	next := time.Now()
+	// A token bucket: a burst of boardsBurst (a club's ports answering at once
+	// pass at once), then boardsPerSecond.
+	tokens, last := float64(boardsBurst), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -340,17 +342,18 @@ func (w *boardWriter) run(ctx context.Context) {
 			if port == "" {
 				break
 			}
-			if d := time.Until(next); d > 0 {
+			now := time.Now()
+			tokens = min(boardsBurst, tokens+now.Sub(last).Seconds()*boardsPerSecond)
+			last = now
+			if tokens < 1 {
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(d):
+				case <-time.After(time.Duration((1 - tokens) / boardsPerSecond * float64(time.Second))):
 				}
+				tokens, last = 1, time.Now()
 			}
-			if now := time.Now(); now.After(next) {
-				next = now
-			}
-			next = next.Add(gap)
+			tokens--
 			w.put(ctx, port, b)
 		}
 	}

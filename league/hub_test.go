@@ -15,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
 )
 
@@ -469,4 +470,86 @@ func TestLeagueOldStreamParked(t *testing.T) {
 		n := countLeague(t, h.Conn(), "north")
 		return n == 1, fmt.Sprintf("%d units", n)
 	})
+}
+
+// TestLeagueSharesFittedToDisk: shares that ask for more than the hub's disk has
+// (100 TB each) are fitted to half its filesystem's room, each club its part, and
+// the hub starts (JetStream would refuse a stream whose limit it cannot reserve).
+func TestLeagueSharesFittedToDisk(t *testing.T) {
+	dir, err := history.OpenStateDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	_, room, err := dir.Fit(0)
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: dir.Path, State: dir,
+		Clubs: []league.Club{{Name: "north", Token: "tn", MaxBytes: "100TB"}, {Name: "south", Token: "ts", MaxBytes: "100TB"}}}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	js, _ := jetstream.New(h.Conn())
+	var total int64
+	for _, club := range []string{"north", "south"} {
+		s, err := js.Stream(ctx, league.ClubStream(club))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += s.CachedInfo().Config.MaxBytes
+	}
+	if total > room/2 || total < room/2-room/100 {
+		t.Fatalf("the shares together: %d bytes; want half the room, %d of %d", total, room/2, room)
+	}
+}
+
+// TestLeagueOverLargeMessage: a message larger than any unit in a club's stream
+// (one written without the club's own MaxMsgSize) is refused by the club's stream at
+// the hub; the club's feed stops there, and another club's goes on.
+func TestLeagueOverLargeMessage(t *testing.T) {
+	var logs proctest.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: t.TempDir(),
+		Clubs: []league.Club{{Name: "north", Token: "tn"}, {Name: "south", Token: "ts"}}}, zerolog.New(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	go h.WatchLinks(ctx, 200*time.Millisecond)
+	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: h.LeafURL(), Club: "north", Token: "tn"}})
+	north := b.Conn(bus.ConnOptions{Server: b.Server, Name: "club north"})
+	js, _ := jetstream.New(north)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SCOREBOARD", Subjects: []string{"scoreboard.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	if _, err := js.Publish(ctx, "scoreboard.dump.goscore.t1", []byte("unit 1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "scoreboard.dump.capture.t1", []byte(strings.Repeat("x", int(history.MaxMsgSize())+1024))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "scoreboard.dump.goscore.t1", []byte("unit 3")); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, "north's first unit at the hub", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 1, fmt.Sprintf("%d", n)
+	})
+	for i := 1; i <= 20; i++ {
+		south.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d", i))
+	}
+	south.Flush()
+	bustest.Wait(t, "south's 20 units, and the hub saying it refused north's over-large one", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "south")
+		return n == 20 && strings.Contains(logs.String(), "maximum payload exceeded"), fmt.Sprintf("south: %d units", n)
+	})
+	if n := countLeague(t, h.Conn(), "north"); n != 1 {
+		t.Fatalf("north: %d at the hub, want 1 (its feed stops at the over-large message)", n)
+	}
 }

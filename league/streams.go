@@ -129,17 +129,22 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 		want[i], ages[i], total = b, a, total+b
 	}
 	if h.state != nil && total > 0 {
-		fitted, ok := history.FitStore(h.state, total, h.log)
-		if !ok {
-			return fmt.Errorf("hub: the state dir %s has no room for the clubs' streams; free some space, or give another --league-state-dir", h.state.Path)
-		}
-		if fitted > 0 {
+		// As a club's history is fitted (history.FitStore): at most half the room
+		// of the state dir's filesystem, since JetStream reserves a stream's whole
+		// limit when it is created.
+		size, room, err := h.state.Fit(total)
+		switch {
+		case err != nil:
+			h.log.Warn().Err(err).Msg("league: the state dir's free space is unknown: each club keeps the share asked")
+		case size < history.MinBytes:
+			return fmt.Errorf("hub: the state dir %s has %d bytes of room, none for the clubs' streams; free some space, or give another --league-state-dir", h.state.Path, room)
+		case size < total:
 			// Each club keeps its part of what fits, at least the least a history is.
 			for i := range want {
-				want[i] = max(history.MinBytes, int64(float64(want[i])*float64(fitted)/float64(total)))
+				want[i] = max(history.MinBytes, int64(float64(want[i])*float64(size)/float64(total)))
 			}
-			h.log.Warn().Int64("asked_bytes", total).Int64("fitted_bytes", fitted).
-				Msg("league: the clubs' shares fitted to the hub's disk: each club keeps its part of half the room")
+			h.log.Warn().Str("store", h.state.Path).Int64("asked_bytes", total).Int64("fitted_bytes", size).Int64("room_bytes", room).
+				Msg("league: the clubs' shares fitted to the hub's disk: together at most half the room of its filesystem, each club its part")
 		}
 	}
 	for i, c := range clubs {
