@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -173,9 +175,7 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	for i := range hostileFlood / batch {
 		for k := range batch {
 			seq := i*batch + k + 1
-			if _, err := ejs.PublishAsync("scoreboard.result.goscore.flood", fmt.Appendf(nil, `{"problem":"goscore","port":"flood","seq":%d,"answer":"%d %d\n","solve_us":1}`, seq, seq%361, seq%361)); err != nil {
-				t.Fatal(err)
-			}
+			evilSend(t, ctx, ejs, "scoreboard.result.goscore.flood", fmt.Appendf(nil, `{"problem":"goscore","port":"flood","seq":%d,"answer":"%d %d\n","solve_us":1}`, seq, seq%361, seq%361))
 		}
 		// The flood's pace: 100 results each 1/1000 of hostileFloodFor.
 		time.Sleep(time.Until(floodStart.Add(time.Duration(i+1) * hostileFloodFor / (hostileFlood / batch))))
@@ -213,6 +213,31 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	})
 	if n := held("evil"); n != sentEvil {
 		t.Fatalf("the hub holds %d messages of evil's, want %d: the over-large ones refused", n, sentEvil)
+	}
+
+	// The hub's tools on the junk: history --club reads each junk port of evil's
+	// (skipping what is no result), render --club says it has no unit, and good's
+	// units read as ever.
+	hubURL := fmt.Sprintf("nats://127.0.0.1:%d", hubPort)
+	for _, args := range [][]string{
+		{"history", "--club", "evil", "--port", "t1", "--json"},
+		{"history", "--club", "evil", "--port", "t3", "--json"},
+		{"history", "--club", "evil", "--port", "t4", "--json"},
+		{"history", "--club", "evil", "--last", "5"},
+		{"history", "--club", "good", "--port", "p0", "--last", "3"},
+	} {
+		tctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
+		out, err := exec.CommandContext(tctx, bin, append(args, "--nats-url", hubURL)...).CombinedOutput()
+		tcancel()
+		if err != nil || strings.Contains(string(out), "panic") {
+			t.Errorf("%v: %v\n%.2000s", args, err, out)
+		}
+		if args[2] == "good" && strings.Count(string(out), "\n") != 3 {
+			t.Errorf("%v: %d lines, want good's last 3 units:\n%s", args, strings.Count(string(out), "\n"), out)
+		}
+	}
+	if out, err := exec.Command(bin, "render", "--club", "evil", "--port", "flood", "--nats-url", hubURL).CombinedOutput(); err == nil || strings.Contains(string(out), "panic") {
+		t.Errorf("render --club evil --port flood (results without units): %v, %.500q; want a plain error", err, out)
 	}
 
 	// The junk in /metrics, per club and reason. A follower set up again reads
@@ -282,13 +307,31 @@ func TestLeagueHostileClubFault(t *testing.T) {
 func evilPublish(t *testing.T, ctx context.Context, js jetstream.JetStream, subject string, data []byte, n int) {
 	t.Helper()
 	for range n {
-		if _, err := js.PublishAsync(subject, data); err != nil {
-			t.Fatal(err)
-		}
+		evilSend(t, ctx, js, subject, data)
 	}
 	select {
 	case <-js.PublishAsyncComplete():
 	case <-ctx.Done():
 		t.Fatalf("%s: not acknowledged", subject)
+	}
+}
+
+// evilSend publishes data on subject into the hostile club's stream, waiting for
+// the acknowledgements pending when there are too many (a busy machine).
+func evilSend(t *testing.T, ctx context.Context, js jetstream.JetStream, subject string, data []byte) {
+	t.Helper()
+	for {
+		_, err := js.PublishAsync(subject, data)
+		if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			if err != nil {
+				t.Fatalf("%s: %v", subject, err)
+			}
+			return
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			t.Fatalf("%s: not acknowledged", subject)
+		}
 	}
 }
