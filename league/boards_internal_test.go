@@ -1,6 +1,7 @@
 package league
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,23 @@ func TestCheckResult(t *testing.T) {
 		if got := checkDump(c.rest, []byte(c.unit)); got != c.want {
 			t.Errorf("%s %.40q: %q, want %q", c.rest, c.unit, got, c.want)
 		}
+	}
+}
+
+// TestBoardWriterPorts: a club's board writer takes at most maxPorts ports; a
+// result of another port is refused (junk: too_many_ports), a known port's is
+// taken, its latest replacing the one not put yet.
+func TestBoardWriterPorts(t *testing.T) {
+	w := &boardWriter{wake: make(chan struct{}, 1), pending: map[string]pendingBoard{}}
+	for i := range maxPorts {
+		if !w.offer(fmt.Sprintf("p%d", i), pendingBoard{problem: "goscore"}) {
+			t.Fatalf("port %d of %d refused", i+1, maxPorts)
+		}
+	}
+	if w.offer("one-more", pendingBoard{}) {
+		t.Fatalf("a port beyond %d taken", maxPorts)
+	}
+	if !w.offer("p0", pendingBoard{problem: "othello"}) || w.pending["p0"].problem != "othello" || len(w.pending) != maxPorts {
+		t.Fatalf("p0's latest result: taken %q, %d pending", w.pending["p0"].problem, len(w.pending))
 	}
 }
