@@ -1,7 +1,6 @@
 package league
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -50,14 +49,14 @@ func TestCheckResult(t *testing.T) {
 func TestBoardWriterPorts(t *testing.T) {
 	w := &boardWriter{wake: make(chan struct{}, 1), pending: map[string]pendingBoard{}}
 	for i := range maxPorts {
-		if !w.offer(fmt.Sprintf("p%d", i), pendingBoard{problem: "goscore"}) {
+		if !w.offer(strings.Repeat("p", i+1), pendingBoard{problem: "goscore"}) {
 			t.Fatalf("port %d of %d refused", i+1, maxPorts)
 		}
 	}
 	if w.offer("one-more", pendingBoard{}) {
 		t.Fatalf("a port beyond %d taken", maxPorts)
 	}
-	if !w.offer("p0", pendingBoard{problem: "othello"}) || w.pending["p0"].problem != "othello" || len(w.pending) != maxPorts {
-		t.Fatalf("p0's latest result: taken %q, %d pending", w.pending["p0"].problem, len(w.pending))
+	if !w.offer("p", pendingBoard{problem: "othello"}) || w.pending["p"].problem != "othello" || len(w.pending) != maxPorts {
+		t.Fatalf("port p's latest result: taken %q, %d pending", w.pending["p"].problem, len(w.pending))
 	}
 }

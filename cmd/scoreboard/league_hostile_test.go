@@ -125,11 +125,9 @@ func TestLeagueHostileClubFault(t *testing.T) {
 		defer played.Done()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		for {
-			select {
-			case <-playing.Done():
+		for range tick.C {
+			if playing.Err() != nil {
 				return
-			case <-tick.C:
 			}
 			for _, p := range []string{"p0", "p1"} {
 				if err := good.unit(p, events.sent); err != nil {
