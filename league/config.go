@@ -1,7 +1,8 @@
 // Package league is the hub of a league: many club rooms, each a scoreboard daemon
 // whose embedded server joins the hub as a leaf node with a JetStream domain of its
-// own, and one hub whose LEAGUE stream sources every club's history stream across
-// its domain, with the club's name put in the subjects. It holds the hub's
+// own, and one hub with a stream per club (LEAGUE_<CLUB>, within the club's share of
+// its store) that sources the club's history stream across its domain, with the
+// club's name put in the subjects. It holds the hub's
 // configuration (the clubs and their credentials), the authentication of the
 // clubs' leaf connections, the stream and its sources, and what the hub knows of
 // each club's link.

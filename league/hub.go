@@ -26,7 +26,7 @@ import (
 type Options struct {
 	Listen     string // the hub's tools: HOST:PORT (loopback), port 0 for any
 	LeafListen string // the clubs: HOST:PORT, port 0 for any
-	StoreDir   string // the LEAGUE stream's store
+	StoreDir   string // the clubs' streams' store
 	Clubs      []Club
 	// State is StoreDir, locked (history.OpenStateDir): the clubs' streams are
 	// fitted to its filesystem's room. nil: not fitted.
@@ -34,7 +34,7 @@ type Options struct {
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
-// "league", a leaf-node listener for the clubs, and the LEAGUE stream.
+// "league", a leaf-node listener for the clubs, and a stream per club.
 type Hub struct {
 	ns    *server.Server
 	opts  *server.Options
@@ -44,7 +44,7 @@ type Hub struct {
 	log   zerolog.Logger
 	mu    sync.Mutex // serialises SetClubs
 	clubs []Club
-	// replicas are LEAGUE's and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
+	// replicas are the clubs' streams' and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
 	// hub cluster of three (Attach).
 	replicas int
 
@@ -61,13 +61,13 @@ type Hub struct {
 	clubsChanged chan struct{}
 }
 
-// Start starts the hub's server and sets up LEAGUE with a source per club.
+// Start starts the hub's server and sets up a stream per club, sourcing the club.
 func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	if err := CheckClubs(o.Clubs); err != nil {
 		return nil, err
 	}
 	if o.StoreDir == "" {
-		return nil, errors.New("hub: a state dir is needed for the LEAGUE stream")
+		return nil, errors.New("hub: a state dir is needed for the clubs' streams")
 	}
 	host, port, err := bus.ParseListen(o.Listen)
 	if err != nil {
@@ -133,9 +133,9 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 // Attach runs the league on an existing NATS server or cluster that nc is
 // connected to, with rights to manage its streams: a league that runs its own
 // nats-server as the hub (configs/league-hub.conf), whose leaf listener and clubs'
-// users are in that server's configuration. It sets up LEAGUE with a source per club.
+// users are in that server's configuration. It sets up a stream per club.
 // The links' states are not known to it (Links is empty).
-// replicas is LEAGUE's and its bucket's: 3 on a cluster of three, so that the league
+// replicas is the clubs' streams' and the bucket's: 3 on a cluster of three, so that the league
 // survives a node's loss.
 func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log zerolog.Logger) (*Hub, error) {
 	js, err := jetstream.New(nc)
@@ -158,8 +158,8 @@ func orRandom(port int) int {
 
 // SetClubs makes clubs the league: their credentials are what the leaf listener
 // takes from now on (a club removed is let in no more, and its link is closed), and
-// LEAGUE sources exactly them. A club kept keeps its source, so its sourcing goes
-// on from where it was.
+// each has its stream, sourcing it (a club removed: its stream parked, kept). A
+// club kept keeps its source, so its sourcing goes on from where it was.
 func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	if err := CheckClubs(clubs); err != nil {
 		return err
@@ -340,7 +340,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	}
 }
 
-// sourceKickAfter is how long a club's link may be up while LEAGUE's source of it
+// sourceKickAfter is how long a club's link may be up while its stream's source
 // stays idle before the hub sets the source up again.
 const sourceKickAfter = 3 * time.Second
 
@@ -348,12 +348,12 @@ const sourceKickAfter = 3 * time.Second
 // external server, where it cannot tell a club whose link is down.
 const externalKickEvery = 10 * time.Second
 
-// kickIdleSource sets up again LEAGUE's source of a club whose link is up but whose
+// kickIdleSource sets up again the source of a club whose link is up but whose
 // source has had nothing, not even its heartbeat, for sourceKickAfter: the server
 // retries a source whose consumer could not be created (the link was down, or just
 // up and the club's API not yet known across it) only after a back-off that grows to
 // two minutes, so a club back after a cut would wait that long. The source is
-// removed and added again, and goes on from the last sequence LEAGUE holds of it.
+// removed and added again, and goes on from the last sequence its stream holds.
 func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
