@@ -28,7 +28,7 @@ func ExampleHub() []byte {
 #
 # The league's hub: the clubs' daemons join it as leaf nodes (scoreboard run
 # --hub-url tls://hub.example.org:7422 --hub-club north --hub-seed-file FILE), and
-# its LEAGUE stream keeps every club's history. Each
+# a stream per club keeps the club's history. Each
 # [league] key is also a flag and an environment variable, by the same rule as
 # scoreboard.toml's; [nats] (nats.url: an existing nats-server as the hub,
 # configs/league-hub.conf) and [log] are taken too. SIGHUP reads the [[club]] tables
@@ -51,6 +51,9 @@ nkey = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"
 name = "south"
 token = "change-me-south"
 # prefix = "scoreboard"
+# Its share of the hub's store, if not club_max_bytes and club_max_age above:
+# max_bytes = "2GiB"
+# max_age = "30d"
 `)
 	return b.Bytes()
 }

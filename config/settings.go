@@ -89,6 +89,9 @@ type Config struct {
 		LeafTLSClientCA                    string
 		HTTPTLSCert, HTTPTLSKey            string
 		Replicas                           int
+		// ClubMaxBytes and ClubMaxAge are each club's share of the hub's store,
+		// unless its [[club]] table says (league.WithDefaults).
+		ClubMaxBytes, ClubMaxAge string
 	}
 	Ports []daemon.PortConfig
 }
@@ -264,21 +267,11 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.History.MaxAge },
 		doc: "Units older than this, or beyond this size, are dropped, oldest first. Days (\"90d\")\n" +
 			"or Go durations (\"36h\"); sizes in KiB, MiB, GiB (binary) or KB, MB, GB.",
-		check: func(v any) string {
-			if d, err := history.ParseAge(v.(string)); err != nil || d <= 0 {
-				return fmt.Sprintf("%q: want a positive duration such as 90d, 36h or 1d12h", v)
-			}
-			return ""
-		}},
+		check: checkAge},
 	{key: "history.max_bytes", group: GroupHistory, def: "1GiB",
 		help:   "drop the oldest units beyond this `size` (1GiB, 512MiB)",
 		global: func(c *Config) any { return &c.History.MaxBytes },
-		check: func(v any) string {
-			if n, err := history.ParseSize(v.(string)); err != nil || n <= 0 {
-				return fmt.Sprintf("%q: want a positive size such as 1GiB, 512MiB or 100MB", v)
-			}
-			return ""
-		}},
+		check:  checkSize},
 	{key: "history.sync", group: GroupHistory, def: history.DefaultSync,
 		help:   "how often the embedded server syncs the history to disk: \"always\" (every write) or an `interval` (2m, 10s); a power cut loses what was not synced",
 		global: func(c *Config) any { return &c.History.Sync },
@@ -414,6 +407,18 @@ var settings = []*Setting{
 		help:   "the LEAGUE stream's store `directory`; empty: $STATE_DIRECTORY/hub, else $XDG_STATE_HOME/scoreboard/hub",
 		global: func(c *Config) any { return &c.League.StateDir },
 		doc:    "LEAGUE and LEAGUE_BOARDS. Left out: $STATE_DIRECTORY/hub, else\n$XDG_STATE_HOME/scoreboard/hub, else ~/.local/state/scoreboard/hub."},
+	{key: "league.club_max_bytes", group: GroupLeague, def: "1GiB", hub: true,
+		help:   "each club's share of the hub's store: its oldest units are dropped beyond this `size` (a [[club]]'s max_bytes overrides it)",
+		global: func(c *Config) any { return &c.League.ClubMaxBytes },
+		doc: "Each club's share of the hub's store (its stream LEAGUE_<CLUB>): beyond this size or\n" +
+			"age its oldest units are dropped, its own and never another club's. A [[club]]\n" +
+			"table's max_bytes and max_age override them for that club. The shares together\n" +
+			"are fitted to half the room of the state dir's filesystem.",
+		check: checkSize},
+	{key: "league.club_max_age", group: GroupLeague, def: "90d", hub: true,
+		help:   "each club's share of the hub's store: its units older than this `duration` are dropped (a [[club]]'s max_age overrides it)",
+		global: func(c *Config) any { return &c.League.ClubMaxAge },
+		check:  checkAge},
 
 	// [[port]]: one table per scoreboard; the flags make or override the one port.
 	{key: "port.name", group: GroupPort, def: "", example: "lobby",
@@ -630,6 +635,22 @@ func checkHTTP(v any) string {
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			return fmt.Sprintf("%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
 		}
+	}
+	return ""
+}
+
+// checkAge checks a history's age limit: 90d, 36h.
+func checkAge(v any) string {
+	if d, err := history.ParseAge(v.(string)); err != nil || d <= 0 {
+		return fmt.Sprintf("%q: want a positive duration such as 90d, 36h or 1d12h", v)
+	}
+	return ""
+}
+
+// checkSize checks a history's size limit: 1GiB, 512MiB.
+func checkSize(v any) string {
+	if n, err := history.ParseSize(v.(string)); err != nil || n <= 0 {
+		return fmt.Sprintf("%q: want a positive size such as 1GiB, 512MiB or 100MB", v)
 	}
 	return ""
 }

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -20,8 +24,8 @@ import (
 // (bus.Subjects{Prefix: "league"}.Boards()), so the club's page serves the league.
 const Bucket = "LEAGUE_BOARDS"
 
-// maxUnits bounds the units the board keeper holds while their results are on the
-// way: a club's units in flight, many times over.
+// maxUnits bounds the units a club's board follower holds while their results are
+// on the way: a club's units in flight, many times over.
 const maxUnits = 4096
 
 // setupBoards creates the bucket.
@@ -39,32 +43,117 @@ func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) (jet
 	return kv, nil
 }
 
-// RunBoards keeps the bucket up to date from LEAGUE until ctx ends: each club's
-// ports' latest result with its unit's text, so what it shows came from the club's
-// own stream and nowhere else. It reads LEAGUE from its last message of each subject
-// on, so a restart of the hub shows the boards at once.
+// RunBoards keeps the bucket up to date from the clubs' streams until ctx ends:
+// each club's ports' latest result with its unit's text, so what it shows came from
+// the club's own stream and nowhere else, and only what is a valid result of a known
+// problem (checkResult; the rest is counted as junk, per club). Each club has its own
+// follower, which reads its stream from its last message of each subject on (a
+// restart of the hub shows the boards at once), and its own writer, which puts at
+// most boardsPerSecond boards a second, the latest of each port: a club that floods
+// its stream fills its own share of the store and shows its own latest boards, and
+// the bucket and the page go on for the other clubs. SetClubs starts and stops the
+// followers.
 func (h *Hub) RunBoards(ctx context.Context) error {
 	kv, err := setupBoards(ctx, h.js, h.replicas)
 	if err != nil {
 		return err
 	}
-	for ctx.Err() == nil {
-		err := h.followBoards(ctx, kv)
-		if ctx.Err() != nil {
-			return nil
+	type running struct {
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	followers := map[string]running{}
+	defer func() {
+		for _, r := range followers {
+			r.cancel()
+			<-r.done
 		}
-		h.log.Warn().Err(err).Msg("league boards: following LEAGUE ended; starting again")
+	}()
+	for {
+		h.mu.Lock()
+		clubs := names(h.clubs)
+		h.mu.Unlock()
+		for club, r := range followers {
+			if !slices.Contains(clubs, club) {
+				r.cancel()
+				<-r.done
+				delete(followers, club)
+			}
+		}
+		for _, club := range clubs {
+			if _, ok := followers[club]; ok {
+				continue
+			}
+			fctx, cancel := context.WithCancel(ctx)
+			r := running{cancel: cancel, done: make(chan struct{})}
+			followers[club] = r
+			go func() {
+				defer close(r.done)
+				h.followClub(fctx, kv, club)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.clubsChanged:
+		}
+	}
+}
+
+// notifyClubs tells RunBoards the clubs changed.
+func (h *Hub) notifyClubs() {
+	select {
+	case h.clubsChanged <- struct{}{}:
+	default:
+	}
+}
+
+// followClub keeps a club's boards until ctx ends: its writer, and its follower
+// started again when it ends.
+func (h *Hub) followClub(ctx context.Context, kv jetstream.KeyValue, club string) {
+	w := &boardWriter{h: h, kv: kv, club: club, wake: make(chan struct{}, 1), pending: map[string]pendingBoard{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(ctx)
+	}()
+	defer func() { <-done }()
+	for ctx.Err() == nil {
+		err := h.followBoards(ctx, club, w)
+		if ctx.Err() != nil {
+			return
+		}
+		h.log.Warn().Err(err).Str("club", club).Msg("league boards: following the club's stream ended; starting again")
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}
-	return nil
 }
 
-func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
-	c, err := h.js.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{SubjectPrefix + ".>"},
+// Bounds of what a club may make the hub hold or do for its boards.
+const (
+	// maxUnitBytes bounds the units' text a club's follower holds while their
+	// results are on the way, beside maxUnits.
+	maxUnitBytes = 8 << 20
+	// maxPorts is how many ports of a club the bucket and the page show; a result
+	// of another port is junk (too_many_ports). A club has a few.
+	maxPorts = 64
+	// boardsPerSecond is how many boards a second a club's writer puts at most,
+	// after a burst of boardsBurst; a port's results that come faster are shown
+	// latest first (the page shows a port's latest only).
+	boardsPerSecond = 50
+	boardsBurst     = 50
+	// maxResultBytes is the largest result a board takes: a record is a few
+	// hundred bytes.
+	maxResultBytes = 64 << 10
+	// maxErrorBytes is the longest error a result may say.
+	maxErrorBytes = 4 << 10
+)
+
+func (h *Hub) followBoards(ctx context.Context, club string, w *boardWriter) error {
+	c, err := h.js.OrderedConsumer(ctx, ClubStream(club), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{ClubSubjects(club)},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})
 	if err != nil {
@@ -77,7 +166,8 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
-	units := map[string][]byte{} // club origin seq -> unit, until its result comes
+	units := map[string][]byte{} // origin seq -> unit, until its result comes
+	unitBytes := 0
 	for {
 		m, err := it.Next()
 		if err != nil {
@@ -86,41 +176,205 @@ func (h *Hub) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
 			}
 			return err
 		}
-		club, rest, err := ParseSubject(m.Subject())
+		_, rest, err := ParseSubject(m.Subject())
 		if err != nil {
+			h.junk.add(h, club, "bad_subject")
 			continue
 		}
 		kind, _, _ := strings.Cut(rest, ".")
 		switch kind {
 		case "dump":
-			if len(units) >= maxUnits {
-				clear(units) // results that never came; the boards miss a unit, never more
-			}
-			d, _ := bus.ReadDump(m.Headers())
-			units[fmt.Sprintf("%s %s %d", club, d.Origin, d.Seq)] = m.Data()
-		case "result":
-			r, err := result.Decode(m.Data())
-			if err != nil || !bus.ValidToken(r.Port) {
+			if reason := checkDump(rest, m.Data()); reason != "" {
+				h.junk.add(h, club, reason)
 				continue
 			}
-			key := fmt.Sprintf("%s %s %d", club, r.Origin, r.Seq)
-			unit := units[key]
-			delete(units, key)
-			var board []string
-			if r.Problem == "othello" && unit != nil {
-				board, _ = engine.OthelloBoardAfter(unit)
+			if len(units) >= maxUnits || unitBytes+len(m.Data()) > maxUnitBytes {
+				clear(units) // results that never came; the boards miss a unit, never more
+				unitBytes = 0
 			}
-			// The club's time of the result, not the time LEAGUE got it (a catch-up's).
+			d, _ := bus.ReadDump(m.Headers())
+			units[fmt.Sprintf("%s %d", d.Origin, d.Seq)] = m.Data()
+			unitBytes += len(m.Data())
+		case "result":
+			r, reason := checkResult(rest, m.Data())
+			if reason != "" {
+				h.junk.add(h, club, reason)
+				continue
+			}
+			key := fmt.Sprintf("%s %d", r.Origin, r.Seq)
+			unit := units[key]
+			if unit != nil {
+				delete(units, key)
+				unitBytes -= len(unit)
+			}
+			// The club's time of the result, not the time the hub got it (a catch-up's).
 			at, ok := bus.ParseTime(m.Headers().Get(bus.HeaderTime))
 			if md, err := m.Metadata(); !ok && err == nil {
 				at = md.Timestamp
 			} else if !ok {
 				at = time.Now()
 			}
-			h.sawPort(club, r.Port)
-			if _, err := kv.Put(ctx, club+"."+r.Port, history.AppendRecord(nil, m.Data(), unit, at, board, false)); err != nil && ctx.Err() == nil {
-				h.log.Warn().Err(err).Str("club", club).Str("port", r.Port).Msg("league boards: put refused")
+			if !w.offer(r.Port, pendingBoard{problem: r.Problem, failed: r.Error != "", result: m.Data(), unit: unit, at: at}) {
+				h.junk.add(h, club, "too_many_ports")
 			}
+		default:
+			h.junk.add(h, club, "bad_subject")
 		}
+	}
+}
+
+// checkDump says why a club's dump (rest: dump.<problem>.<port>) is junk, or "".
+func checkDump(rest string, unit []byte) string {
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return "bad_subject"
+	}
+	p, ok := engine.Lookup(parts[1])
+	switch {
+	case !ok:
+		return "unknown_problem"
+	case !bus.ValidToken(parts[2]):
+		return "bad_port"
+	case len(unit) > p.Limits().MaxUnit:
+		return "too_large"
+	case !utf8.Valid(unit):
+		return "invalid_utf8"
+	}
+	return ""
+}
+
+// checkResult reads a club's result (rest: result.<problem>.<port>) and says why it
+// is junk, or "": what the page shows is valid UTF-8 and JSON, a result of a known
+// problem on a port that is a subject token, the one its subject names, with an
+// answer no longer than the problem's longest.
+func checkResult(rest string, data []byte) (result.Record, string) {
+	parts := strings.Split(rest, ".")
+	switch {
+	case len(parts) != 3:
+		return result.Record{}, "bad_subject"
+	case len(data) > maxResultBytes:
+		return result.Record{}, "too_large"
+	case !utf8.Valid(data):
+		return result.Record{}, "invalid_utf8"
+	}
+	r, err := result.Decode(data)
+	if err != nil {
+		return r, "malformed"
+	}
+	p, ok := engine.Lookup(r.Problem)
+	switch {
+	case !ok:
+		return r, "unknown_problem"
+	case !bus.ValidToken(r.Port):
+		return r, "bad_port"
+	case r.Problem != parts[1] || r.Port != parts[2]:
+		return r, "bad_subject"
+	case len(r.Answer) > p.Limits().MaxAnswer || len(r.Error) > maxErrorBytes:
+		return r, "too_large"
+	}
+	return r, ""
+}
+
+// pendingBoard is a port's latest result, waiting for its club's writer.
+type pendingBoard struct {
+	problem string
+	failed  bool // the result is an error: its unit is not drawn
+	result  []byte
+	unit    []byte
+	at      time.Time
+}
+
+// boardWriter puts a club's boards into the bucket, at most boardsPerSecond a
+// second: each port's latest.
+type boardWriter struct {
+	h    *Hub
+	kv   jetstream.KeyValue
+	club string
+	wake chan struct{}
+
+	mu      sync.Mutex
+	pending map[string]pendingBoard // port -> its latest result not put yet
+	ports   map[string]bool         // the ports shown (at most maxPorts)
+}
+
+// offer hands the writer a port's result; false when the club has maxPorts ports
+// already and this is another.
+func (w *boardWriter) offer(port string, b pendingBoard) bool {
+	w.mu.Lock()
+	if w.ports == nil {
+		w.ports = map[string]bool{}
+	}
+	if !w.ports[port] && len(w.ports) >= maxPorts {
+		w.mu.Unlock()
+		return false
+	}
+	w.ports[port] = true
+	w.pending[port] = b
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (w *boardWriter) run(ctx context.Context) {
+	// A token bucket: a burst of boardsBurst (a club's ports answering at once
+	// pass at once), then boardsPerSecond.
+	tokens, last := float64(boardsBurst), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for {
+			w.mu.Lock()
+			var port string
+			var b pendingBoard
+			for port, b = range w.pending {
+				break
+			}
+			if port != "" {
+				delete(w.pending, port)
+			}
+			w.mu.Unlock()
+			if port == "" {
+				break
+			}
+			now := time.Now()
+			tokens = min(boardsBurst, tokens+now.Sub(last).Seconds()*boardsPerSecond)
+			last = now
+			if tokens < 1 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration((1 - tokens) / boardsPerSecond * float64(time.Second))):
+				}
+				tokens, last = 1, time.Now()
+			}
+			tokens--
+			w.put(ctx, port, b)
+		}
+	}
+}
+
+// put puts a port's board: the result, its unit (when it is one the problem reads),
+// and othello's board after it.
+func (w *boardWriter) put(ctx context.Context, port string, b pendingBoard) {
+	unit := b.unit
+	if unit != nil && !b.failed {
+		if _, err := render.Solve(b.problem, unit); err != nil {
+			w.h.junk.add(w.h, w.club, "bad_unit")
+			unit = nil
+		}
+	}
+	var board []string
+	if b.problem == "othello" && unit != nil {
+		board, _ = engine.OthelloBoardAfter(unit)
+	}
+	w.h.sawPort(w.club, port)
+	if _, err := w.kv.Put(ctx, w.club+"."+port, history.AppendRecord(nil, b.result, unit, b.at, board, false)); err != nil && ctx.Err() == nil {
+		w.h.log.Warn().Err(err).Str("club", w.club).Str("port", port).Msg("league boards: put refused")
 	}
 }

@@ -1,7 +1,8 @@
 // Package league is the hub of a league: many club rooms, each a scoreboard daemon
 // whose embedded server joins the hub as a leaf node with a JetStream domain of its
-// own, and one hub whose LEAGUE stream sources every club's history stream across
-// its domain, with the club's name put in the subjects. It holds the hub's
+// own, and one hub with a stream per club (LEAGUE_<CLUB>, within the club's share of
+// its store) that sources the club's history stream across its domain, with the
+// club's name put in the subjects. It holds the hub's
 // configuration (the clubs and their credentials), the authentication of the
 // clubs' leaf connections, the stream and its sources, and what the hub knows of
 // each club's link.
@@ -28,6 +29,12 @@ type Club struct {
 	NKey   string `toml:"nkey"`
 	Token  string `toml:"token"`
 	Prefix string `toml:"prefix"`
+	// MaxBytes and MaxAge are the club's share of the hub's store (its stream
+	// LEAGUE_<CLUB>): "512MiB", "30d"; empty: the hub's league.club_max_bytes and
+	// league.club_max_age (WithDefaults), else DefaultClubMaxBytes and
+	// DefaultClubMaxAge.
+	MaxBytes string `toml:"max_bytes"`
+	MaxAge   string `toml:"max_age"`
 }
 
 // Config is what this package reads of the hub's configuration file: one [[club]]
@@ -51,7 +58,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 	var errs []error
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "club" {
-			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, nkey or token, and prefix)", file, k.String()))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, nkey or token, prefix, max_bytes and max_age)", file, k.String()))
 		}
 	}
 	if err := CheckClubs(c.Clubs); err != nil {
@@ -66,6 +73,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 func CheckClubs(clubs []Club) error {
 	var errs []error
 	seen, seenKey := map[string]bool{}, map[string]bool{}
+	streams := map[string]string{} // a club's stream -> its club
 	for i, c := range clubs {
 		where := fmt.Sprintf("[[club]] %d", i+1)
 		if c.Name != "" {
@@ -98,6 +106,7 @@ func CheckClubs(clubs []Club) error {
 		if c.Prefix != "" && !bus.ValidPrefix(c.Prefix) {
 			errs = append(errs, fmt.Errorf("%s prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", where, c.Prefix))
 		}
+		errs = append(errs, c.checkShare(where, streams))
 	}
 	return errors.Join(errs...)
 }

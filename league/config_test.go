@@ -19,12 +19,20 @@ token = "s3cret"
 name = "south"
 token = "other"
 prefix = "club.south"
+max_bytes = "512MiB"
+max_age = "30d"
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Clubs) != 2 || c.Clubs[1].Prefix != "club.south" {
+	if len(c.Clubs) != 2 || c.Clubs[1].Prefix != "club.south" || c.Clubs[1].MaxBytes != "512MiB" || c.Clubs[1].MaxAge != "30d" {
 		t.Fatalf("parsed %+v", c)
+	}
+	// The hub's defaults ([league] club_max_bytes, club_max_age) for a club without
+	// its own share.
+	d := league.WithDefaults(c.Clubs, "2GiB", "7d")
+	if d[0].MaxBytes != "2GiB" || d[0].MaxAge != "7d" || d[1].MaxBytes != "512MiB" || d[1].MaxAge != "30d" {
+		t.Fatalf("with the hub's defaults: %+v", d)
 	}
 	for _, bad := range []struct{ file, want string }{
 		{"[[club]]\nname = \"North\"\ntoken = \"t\"", `[[club]] 1 ("North") name: want lowercase`},
@@ -36,6 +44,9 @@ prefix = "club.south"
 		{"[[club]]\nname = \"league\"\ntoken = \"t\"", "the hub's own JetStream domain"},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\ncolour = 1", `unknown key "club.colour"`},
 		{"[league\n", "hub.toml: toml:"},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\nmax_bytes = \"lots\"", `[[club]] 1 ("a") max_bytes "lots": want a positive size`},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\nmax_age = \"0d\"", `[[club]] 1 ("a") max_age "0d": want a positive duration`},
+		{"[[club]]\nname = \"a-b\"\ntoken = \"t\"\n[[club]]\nname = \"a_b\"\ntoken = \"u\"", `[[club]] 2 ("a_b") name: its stream LEAGUE_A_B would be club "a-b"'s too`},
 	} {
 		_, err := league.ParseConfig("hub.toml", []byte(bad.file))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -24,13 +24,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
 )
 
 // Options configure the hub's server.
 type Options struct {
 	Listen     string // the hub's tools: HOST:PORT (loopback), port 0 for any
 	LeafListen string // the clubs: HOST:PORT, port 0 for any
-	StoreDir   string // the LEAGUE stream's store
+	StoreDir   string // the clubs' streams' store
 	Clubs      []Club
 	// LeafTLSCert and LeafTLSKey, PEM files, put TLS on the leaf listener: then
 	// every club joins in TLS, none in clear.
@@ -38,10 +39,13 @@ type Options struct {
 	// LeafTLSClientCA, a PEM file of CAs, asks each club for a certificate one of
 	// them signed (mutual TLS), on top of its key or token.
 	LeafTLSClientCA string
+	// State is StoreDir, locked (history.OpenStateDir): the clubs' streams are
+	// fitted to its filesystem's room. nil: not fitted.
+	State *history.StateDir
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
-// "league", a leaf-node listener for the clubs, and the LEAGUE stream.
+// "league", a leaf-node listener for the clubs, and a stream per club.
 type Hub struct {
 	ns    *server.Server
 	opts  *server.Options
@@ -51,21 +55,30 @@ type Hub struct {
 	log   zerolog.Logger
 	mu    sync.Mutex // serialises SetClubs
 	clubs []Club
-	// replicas are LEAGUE's and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
+	// replicas are the clubs' streams' and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
 	// hub cluster of three (Attach).
 	replicas int
 
 	portsMu sync.Mutex
 	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
+
+	// state is the hub's store, whose room the clubs' streams are fitted to; nil
+	// on an external server. migrated: the LEAGUE of an earlier hub was parked.
+	state    *history.StateDir
+	migrated bool
+	// junk counts what the boards keeper refused, per club and reason.
+	junk junkCounts
+	// clubsChanged tells the boards keeper the clubs changed (SetClubs).
+	clubsChanged chan struct{}
 }
 
-// Start starts the hub's server and sets up LEAGUE with a source per club.
+// Start starts the hub's server and sets up a stream per club, sourcing the club.
 func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	if err := CheckClubs(o.Clubs); err != nil {
 		return nil, err
 	}
 	if o.StoreDir == "" {
-		return nil, errors.New("hub: a state dir is needed for the LEAGUE stream")
+		return nil, errors.New("hub: a state dir is needed for the clubs' streams")
 	}
 	host, port, err := bus.ParseListen(o.Listen)
 	if err != nil {
@@ -124,7 +137,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, err
 	}
-	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger()}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger(), state: o.State, clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
 		return nil, err
@@ -135,16 +148,16 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 // Attach runs the league on an existing NATS server or cluster that nc is
 // connected to, with rights to manage its streams: a league that runs its own
 // nats-server as the hub (configs/league-hub.conf), whose leaf listener and clubs'
-// users are in that server's configuration. It sets up LEAGUE with a source per club.
+// users are in that server's configuration. It sets up a stream per club.
 // The links' states are not known to it (Links is empty).
-// replicas is LEAGUE's and its bucket's: 3 on a cluster of three, so that the league
+// replicas is the clubs' streams' and the bucket's: 3 on a cluster of three, so that the league
 // survives a node's loss.
 func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log zerolog.Logger) (*Hub, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger()}
+	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger(), clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, clubs); err != nil {
 		return nil, err
 	}
@@ -194,8 +207,8 @@ func orRandom(port int) int {
 
 // SetClubs makes clubs the league: their credentials are what the leaf listener
 // takes from now on (a club removed is let in no more, and its link is closed), and
-// LEAGUE sources exactly them. A club kept keeps its source, so its sourcing goes
-// on from where it was.
+// each has its stream, sourcing it (a club removed: its stream parked, kept). A
+// club kept keeps its source, so its sourcing goes on from where it was.
 func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	if err := CheckClubs(clubs); err != nil {
 		return err
@@ -205,19 +218,8 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	if h.auth != nil {
 		h.auth.set(clubs)
 	}
-	sc := jetstream.StreamConfig{
-		Name:        Stream,
-		Description: "scoreboard league: every club's history, the club's name in the subject",
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(h.replicas, 1),
-	}
-	for _, c := range clubs {
-		sc.Sources = append(sc.Sources, source(c))
-	}
-	if _, err := h.js.CreateOrUpdateStream(ctx, sc); err != nil {
-		return fmt.Errorf("hub: stream %s: %w", Stream, err)
+	if err := h.setStreams(ctx, clubs); err != nil {
+		return err
 	}
 	for _, old := range h.clubs {
 		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token && c.NKey == old.NKey }) {
@@ -225,11 +227,12 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 		}
 	}
 	h.clubs = slices.Clone(clubs)
+	h.notifyClubs()
 	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
 	return nil
 }
 
-// source is LEAGUE's source of a club's history stream, across the club's domain.
+// source is a club's stream's source of the club's history stream, across the club's domain.
 func source(c Club) *jetstream.StreamSource {
 	p := c.prefix()
 	return &jetstream.StreamSource{
@@ -395,7 +398,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	}
 }
 
-// sourceKickAfter is how long a club's link may be up while LEAGUE's source of it
+// sourceKickAfter is how long a club's link may be up while its stream's source
 // stays idle before the hub sets the source up again.
 const sourceKickAfter = 3 * time.Second
 
@@ -403,16 +406,17 @@ const sourceKickAfter = 3 * time.Second
 // external server, where it cannot tell a club whose link is down.
 const externalKickEvery = 10 * time.Second
 
-// kickIdleSource sets up again LEAGUE's source of a club whose link is up but whose
+// kickIdleSource sets up again the source of a club whose link is up but whose
 // source has had nothing, not even its heartbeat, for sourceKickAfter: the server
 // retries a source whose consumer could not be created (the link was down, or just
 // up and the club's API not yet known across it) only after a back-off that grows to
 // two minutes, so a club back after a cut would wait that long. The source is
-// removed and added again, and goes on from the last sequence LEAGUE holds of it.
+// removed and added again, and goes on from the last sequence its stream holds.
 func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s, err := h.js.Stream(ctx, Stream)
+	name := ClubStream(club)
+	s, err := h.js.Stream(ctx, name)
 	if err != nil {
 		return false
 	}
@@ -426,28 +430,19 @@ func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
 			idle = si.Active < 0 || si.Active > sourceKickAfter
 		}
 	}
-	if !idle {
-		return false
-	}
 	cfg := info.Config
-	var kept []*jetstream.StreamSource
-	var it *jetstream.StreamSource
-	for _, src := range cfg.Sources {
-		if src.External != nil && src.External.APIPrefix == apiPrefix(club) {
-			it = src
-			continue
-		}
-		kept = append(kept, src)
-	}
-	if it == nil {
+	if !idle || len(cfg.Sources) != 1 {
 		return false
 	}
-	cfg.Sources = kept
+	// The club's stream has one source: parked without it a moment (a stream with
+	// neither subjects nor sources is refused), then given it back.
+	sources := cfg.Sources
+	cfg.Sources, cfg.Subjects = nil, []string{parked(name)}
 	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
 		return false
 	}
-	cfg.Sources = append(kept, it)
+	cfg.Sources, cfg.Subjects = sources, nil
 	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; SIGHUP adds it")
 		return false

@@ -13,7 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
 )
 
@@ -45,44 +47,52 @@ func startClub(t *testing.T, hubURL, name, token string) (*bus.Server, *nats.Con
 	return b.Server, setupHistory(t, b)
 }
 
-// leagueSubjects reads every message of LEAGUE, in order: its subjects and data.
-func leagueMsgs(t *testing.T, nc *nats.Conn) []*nats.Msg {
+// leagueMsgs reads every message of the clubs' streams, each in its order: their
+// subjects and data.
+func leagueMsgs(t *testing.T, nc *nats.Conn, clubs ...string) []*nats.Msg {
 	t.Helper()
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, league.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []*nats.Msg
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-		m, err := s.GetMsg(ctx, seq)
+	for _, club := range clubs {
+		s, err := js.Stream(ctx, league.ClubStream(club))
 		if err != nil {
-			t.Fatalf("LEAGUE seq %d: %v", seq, err)
+			t.Fatal(err)
 		}
-		out = append(out, &nats.Msg{Subject: m.Subject, Data: m.Data, Header: m.Header})
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+			m, err := s.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatalf("%s seq %d: %v", league.ClubStream(club), seq, err)
+			}
+			out = append(out, &nats.Msg{Subject: m.Subject, Data: m.Data, Header: m.Header})
+		}
 	}
 	return out
 }
 
-func countLeague(t *testing.T, nc *nats.Conn) int {
+// countLeague counts the messages of the clubs' streams; -1 if one cannot be read.
+func countLeague(t *testing.T, nc *nats.Conn, clubs ...string) int {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, league.Stream)
-	if err != nil {
-		return -1
+	n := 0
+	for _, club := range clubs {
+		s, err := js.Stream(ctx, league.ClubStream(club))
+		if err != nil {
+			return -1
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return -1
+		}
+		n += int(info.State.Msgs)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return -1
-	}
-	return int(info.State.Msgs)
+	return n
 }
 
 // TestLeagueSourcesClubs: two clubs' histories come into LEAGUE, each under its
@@ -106,21 +116,23 @@ func TestLeagueSourcesClubs(t *testing.T) {
 	north.Flush()
 	south.Flush()
 	bustest.Wait(t, "40 units in LEAGUE", func() (bool, string) {
-		n := countLeague(t, h.Conn())
+		n := countLeague(t, h.Conn(), "north", "south")
 		counts := fmt.Sprintf("%d units", n)
 		if n != 40 {
 			js, _ := jetstream.New(h.Conn())
-			s, _ := js.Stream(context.Background(), league.Stream)
-			if i, err := s.Info(context.Background()); err == nil {
-				for _, si := range i.Sources {
-					counts += fmt.Sprintf("; source %s lag %d active %v err %v", si.Name, si.Lag, si.Active, si.Error)
+			for _, club := range []string{"north", "south"} {
+				s, _ := js.Stream(context.Background(), league.ClubStream(club))
+				if i, err := s.Info(context.Background()); err == nil {
+					for _, si := range i.Sources {
+						counts += fmt.Sprintf("; source %s lag %d active %v err %v", si.Name, si.Lag, si.Active, si.Error)
+					}
 				}
 			}
 		}
 		return n == 40, counts
 	})
 	got := map[string][]string{}
-	for _, m := range leagueMsgs(t, h.Conn()) {
+	for _, m := range leagueMsgs(t, h.Conn(), "north", "south") {
 		club, rest, err := league.ParseSubject(m.Subject)
 		if err != nil || rest != "dump.goscore.t1" {
 			t.Fatalf("subject %q: %v", m.Subject, err)
@@ -129,7 +141,7 @@ func TestLeagueSourcesClubs(t *testing.T) {
 	}
 	for _, club := range []string{"north", "south"} {
 		if len(got[club]) != 20 {
-			t.Fatalf("%s: %d units in LEAGUE, want 20", club, len(got[club]))
+			t.Fatalf("%s: %d units in its stream, want 20", club, len(got[club]))
 		}
 		for i, u := range got[club] {
 			if u != fmt.Sprintf("unit %d", i+1) {
@@ -281,5 +293,253 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 	if len(reached) > 0 || len(answered) > 0 || info.State.Msgs != 1 {
 		t.Fatalf("the hub reached the club: %d messages on its subjects %v, %d writing API calls answered %v, club history %d messages (want 1)",
 			len(reached), reached, len(answered), answered, info.State.Msgs)
+	}
+}
+
+// lastUnit is the data of the last dump of port t1 in a club's stream at the hub,
+// and how many bytes and messages the stream holds.
+func lastUnit(t *testing.T, nc *nats.Conn, club string) (last string, bytes, msgs uint64) {
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, league.ClubStream(club))
+	if err != nil {
+		return "", 0, 0
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return "", 0, 0
+	}
+	m, err := s.GetLastMsgForSubject(ctx, league.Subject(club, "dump.goscore.t1"))
+	if err != nil {
+		return "", info.State.Bytes, info.State.Msgs
+	}
+	return string(m.Data), info.State.Bytes, info.State.Msgs
+}
+
+// TestLeagueClubShare: each club has its share of the hub's store. north, past its
+// share (64 KiB, its [[club]] max_bytes), loses its own oldest units; south, which
+// shares the hub, keeps every one of its units.
+func TestLeagueClubShare(t *testing.T) {
+	h := startHub(t, league.Club{Name: "north", Token: "tn", MaxBytes: "64KiB"}, league.Club{Name: "south", Token: "ts"})
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	pad := strings.Repeat("x", 1000)
+	const nNorth, nSouth = 300, 100
+	for i := 1; i <= max(nNorth, nSouth); i++ {
+		if i <= nNorth {
+			if err := north.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d %s", i, pad)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i <= nSouth {
+			if err := south.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d %s", i, pad)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	north.Flush()
+	south.Flush()
+	bustest.Wait(t, "both clubs' last units at the hub", func() (bool, string) {
+		n, nb, nm := lastUnit(t, h.Conn(), "north")
+		s, _, sm := lastUnit(t, h.Conn(), "south")
+		want := fmt.Sprintf("unit %d ", nNorth)
+		return strings.HasPrefix(n, want) && sm == nSouth, fmt.Sprintf("north's last %.12q (%d messages, %d bytes), south %d messages, last %.12q", n, nm, nb, sm, s)
+	})
+	_, nb, nm := lastUnit(t, h.Conn(), "north")
+	if nb > 64<<10 || nm >= nNorth {
+		t.Fatalf("north holds %d bytes in %d messages: want at most its share, 65536 bytes, fewer than its %d units", nb, nm, nNorth)
+	}
+	msgs := leagueMsgs(t, h.Conn(), "north", "south")
+	var firstNorth string
+	southUnits := 0
+	for _, m := range msgs {
+		club, _, _ := league.ParseSubject(m.Subject)
+		switch {
+		case club == "north" && firstNorth == "":
+			firstNorth = string(m.Data)
+		case club == "south":
+			southUnits++
+			if want := fmt.Sprintf("unit %d ", southUnits); !strings.HasPrefix(string(m.Data), want) {
+				t.Fatalf("south's unit %d is %.12q: south lost units to north's share", southUnits, m.Data)
+			}
+		}
+	}
+	if southUnits != nSouth || strings.HasPrefix(firstNorth, "unit 1 ") {
+		t.Fatalf("south keeps %d of its %d units; north's oldest kept is %.12q (want its first ones dropped)", southUnits, nSouth, firstNorth)
+	}
+	t.Logf("north: %d of %d units kept (%d bytes, share 65536), oldest %.12q; south: %d of %d", nm, nNorth, nb, firstNorth, southUnits, nSouth)
+}
+
+// TestLeagueClubRemovedAndBack: a club removed (SIGHUP) keeps its units at the hub,
+// and its stream is fed no more; added back, its source goes on from where it was:
+// every unit once, in order.
+func TestLeagueClubRemovedAndBack(t *testing.T) {
+	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+	// As scoreboard hub does: a source idle on a link that is up is set up again.
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go h.WatchLinks(wctx, 200*time.Millisecond)
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	publish := func(from, to int) {
+		for i := from; i <= to; i++ {
+			if err := north.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		north.Flush()
+	}
+	publish(1, 10)
+	bustest.Wait(t, "north's 10 units", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 10, fmt.Sprintf("%d units", n)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := h.SetClubs(ctx, []league.Club{{Name: "south", Token: "ts"}}); err != nil {
+		t.Fatal(err)
+	}
+	publish(11, 20)
+	if n := countLeague(t, h.Conn(), "north"); n != 10 {
+		t.Fatalf("north removed: its stream holds %d units, want its 10 kept", n)
+	}
+	if err := h.SetClubs(ctx, []league.Club{{Name: "north", Token: "tn"}, {Name: "south", Token: "ts"}}); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, "north's 20 units, once each", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n >= 20, fmt.Sprintf("%d units", n)
+	})
+	for i, m := range leagueMsgs(t, h.Conn(), "north") {
+		if string(m.Data) != fmt.Sprintf("unit %d", i+1) {
+			t.Fatalf("north's unit %d is %q: lost, twice or out of order", i+1, m.Data)
+		}
+	}
+}
+
+// TestLeagueOldStreamParked: a hub upgraded from the one LEAGUE stream of every club
+// takes its sources off (it grows no more) and keeps what it holds; each club's
+// stream sources the club from its first unit.
+func TestLeagueOldStreamParked(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clubs := []league.Club{{Name: "north", Token: "tn"}}
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: dir, Clubs: clubs}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(h.Conn())
+	// The earlier hub's LEAGUE: no subjects, a source per club.
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: league.Stream, Sources: []*jetstream.StreamSource{{
+		Name: "SCOREBOARD", External: &jetstream.ExternalStream{APIPrefix: "$JS.north.API", DeliverPrefix: "$LEAGUE.north"},
+		SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: "scoreboard.>", Destination: "league.north.>"}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	leaf := h.LeafURL()
+	h.Shutdown()
+	h, err = league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: strings.TrimPrefix(leaf, "nats-leaf://"), StoreDir: dir, Clubs: clubs}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	js, _ = jetstream.New(h.Conn())
+	s, err := js.Stream(ctx, league.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	if len(cfg.Sources) != 0 || cfg.MaxAge == 0 || len(cfg.Subjects) != 1 || !strings.HasPrefix(cfg.Subjects[0], "$LEAGUE.") {
+		t.Fatalf("the old LEAGUE after the upgrade: sources %d, subjects %v, max age %v; want no sources, a subject no one may publish on, an age", len(cfg.Sources), cfg.Subjects, cfg.MaxAge)
+	}
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	north.Publish("scoreboard.dump.goscore.t1", []byte("unit 1"))
+	north.Flush()
+	bustest.Wait(t, "north's unit in its own stream", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 1, fmt.Sprintf("%d units", n)
+	})
+}
+
+// TestLeagueSharesFittedToDisk: shares that ask for more than the hub's disk has
+// (100 TB each) are fitted to half its filesystem's room, each club its part, and
+// the hub starts (JetStream would refuse a stream whose limit it cannot reserve).
+func TestLeagueSharesFittedToDisk(t *testing.T) {
+	dir, err := history.OpenStateDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	_, room, err := dir.Fit(0)
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: dir.Path, State: dir,
+		Clubs: []league.Club{{Name: "north", Token: "tn", MaxBytes: "100TB"}, {Name: "south", Token: "ts", MaxBytes: "100TB"}}}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	js, _ := jetstream.New(h.Conn())
+	var total int64
+	for _, club := range []string{"north", "south"} {
+		s, err := js.Stream(ctx, league.ClubStream(club))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += s.CachedInfo().Config.MaxBytes
+	}
+	if total > room/2 || total < room/2-room/100 {
+		t.Fatalf("the shares together: %d bytes; want half the room, %d of %d", total, room/2, room)
+	}
+}
+
+// TestLeagueOverLargeMessage: a message larger than any unit in a club's stream
+// (one written without the club's own MaxMsgSize) is refused by the club's stream at
+// the hub; the club's feed stops there, and another club's goes on.
+func TestLeagueOverLargeMessage(t *testing.T) {
+	var logs proctest.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: t.TempDir(),
+		Clubs: []league.Club{{Name: "north", Token: "tn"}, {Name: "south", Token: "ts"}}}, zerolog.New(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	go h.WatchLinks(ctx, 200*time.Millisecond)
+	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: h.LeafURL(), Club: "north", Token: "tn"}})
+	north := b.Conn(bus.ConnOptions{Server: b.Server, Name: "club north"})
+	js, _ := jetstream.New(north)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SCOREBOARD", Subjects: []string{"scoreboard.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	if _, err := js.Publish(ctx, "scoreboard.dump.goscore.t1", []byte("unit 1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "scoreboard.dump.capture.t1", []byte(strings.Repeat("x", int(history.MaxMsgSize())+1024))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "scoreboard.dump.goscore.t1", []byte("unit 3")); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, "north's first unit at the hub", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 1, fmt.Sprintf("%d", n)
+	})
+	for i := 1; i <= 20; i++ {
+		south.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d", i))
+	}
+	south.Flush()
+	bustest.Wait(t, "south's 20 units, and the hub saying it refused north's over-large one", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "south")
+		return n == 20 && strings.Contains(logs.String(), "maximum payload exceeded"), fmt.Sprintf("south: %d units", n)
+	})
+	if n := countLeague(t, h.Conn(), "north"); n != 1 {
+		t.Fatalf("north: %d at the hub, want 1 (its feed stops at the over-large message)", n)
 	}
 }

@@ -78,8 +78,8 @@ func TestLeagueKeyTLSAndReload(t *testing.T) {
 			}
 		}
 	}
-	bustest.Wait(t, "20 units in LEAGUE", func() (bool, string) {
-		n := countLeague(t, h.Conn())
+	bustest.Wait(t, "20 units in the clubs' streams", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north", "south")
 		return n == 20, fmt.Sprintf("%d units", n)
 	})
 

@@ -118,6 +118,36 @@ func (m *Metrics) Counter(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
 }
 
+// Labeled is one series of a family read at each scrape: its label values, in the
+// family's order, and its value.
+type Labeled struct {
+	Values []string
+	Value  float64
+}
+
+// Counters registers a family of counters read from f at each scrape, one series
+// per Labeled it returns (scoreboard_league_junk_total{club,reason}): the counts
+// are the owner's.
+func (m *Metrics) Counters(name, help string, labels []string, f func() []Labeled) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(&labeledCollector{desc: prometheus.NewDesc(name, help, labels, nil), f: f})
+}
+
+type labeledCollector struct {
+	desc *prometheus.Desc
+	f    func() []Labeled
+}
+
+func (c *labeledCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *labeledCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, l := range c.f() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, l.Value, l.Values...)
+	}
+}
+
 // Port is a port's histogram and retries, resolved once. Its units' outcomes and
 // whether it is up are the daemon's Monitor's counts (Ports).
 type Port struct {

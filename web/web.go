@@ -315,9 +315,14 @@ func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
 }
 
 // historySVG serves /history/<stream seq>.svg: a kept message of the history stream,
-// read by a direct get.
+// read by a direct get; on a league hub's page /history/<club>.<stream seq>.svg, of
+// the club's stream.
 func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	num, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
+	subj := s.subj
+	if club, n, two := strings.Cut(num, "."); two && bus.ValidToken(club) {
+		num, subj = n, bus.Subjects{Prefix: s.subj.Prefix + "." + club}
+	}
 	seq, err := strconv.ParseUint(num, 10, 64)
 	if !ok || err != nil || seq == 0 {
 		http.Error(w, "want /history/<stream sequence number>.svg", http.StatusNotFound)
@@ -325,9 +330,9 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	stream, err := s.js.Stream(ctx, s.subj.Stream())
+	stream, err := s.js.Stream(ctx, subj.Stream())
 	if err != nil {
-		http.Error(w, fmt.Sprintf("history stream %s: %v", s.subj.Stream(), err), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("history stream %s: %v", subj.Stream(), err), http.StatusServiceUnavailable)
 		return
 	}
 	msg, err := stream.GetMsg(ctx, seq)
@@ -395,10 +400,11 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A league hub's port is <club>.<port>: its units are under the prefix
-	// <prefix>.<club> of the prefix's stream (LEAGUE).
-	prefix, hq := s.subj.Prefix, history.Query{Port: port}
+	// <prefix>.<club>, in that prefix's stream (the club's LEAGUE_<CLUB>).
+	prefix, hq, pic := s.subj.Prefix, history.Query{Port: port}, ""
 	if club, name, ok := strings.Cut(port, "."); ok {
-		prefix, hq = s.subj.Prefix+"."+club, history.Query{Port: name, Stream: s.subj.Stream()}
+		prefix, pic = s.subj.Prefix+"."+club, club+"."
+		hq = history.Query{Port: name, Stream: bus.Subjects{Prefix: prefix}.Stream()}
 	}
 	limit, since := historyLimit, historySince
 	if v := q.Get("limit"); v != "" {
@@ -423,7 +429,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	hq.Since, hq.Last = time.Now().Add(-since), limit
 	err := history.Read(ctx, s.js, prefix, hq,
 		func(e *history.Entry) error {
-			items = append(items, historyItem(e))
+			items = append(items, historyItem(e, pic))
 			return nil
 		})
 	if err != nil {
@@ -434,13 +440,14 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 // historyItem is a kept unit as /api/history lists it: its picture is the unit's
-// dump in the stream.
-func historyItem(e *history.Entry) HistoryItem {
+// dump in the stream (pic is "<club>." on a league hub's page, whose club's stream
+// it is).
+func historyItem(e *history.Entry, pic string) HistoryItem {
 	r, _ := e.Record() // the history made it, or the worker did
 	it := HistoryItem{StreamSeq: e.UnitSeq, Problem: e.Problem, Seq: e.Seq, Answer: r.Answer, Error: r.Error,
 		Time: e.Time.UTC().Format(time.RFC3339Nano)}
 	if e.UnitSeq != 0 && r.Error == "" && !e.Unanswered {
-		it.SVG = fmt.Sprintf("/history/%d.svg", e.UnitSeq)
+		it.SVG = fmt.Sprintf("/history/%s%d.svg", pic, e.UnitSeq)
 	}
 	return it
 }

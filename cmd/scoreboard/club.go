@@ -12,11 +12,11 @@ import (
 // addClubFlag binds --club of the tools that read a history, for a league hub. It
 // is a tool's option, not a setting: it has no key in a file and no variable.
 func addClubFlag(cmd *cobra.Command) *string {
-	return cmd.Flags().String("club", "", "at a league hub (--nats-url nats://127.0.0.1:4322): read this club's units in LEAGUE")
+	return cmd.Flags().String("club", "", "at a league hub (--nats-url nats://127.0.0.1:4322): read this club's units in its stream LEAGUE_<CLUB>")
 }
 
-// clubScope points c and q at a club's units in a hub's LEAGUE: the prefix
-// league.<club>, the stream LEAGUE. No club: nothing changes.
+// clubScope points c and q at a club's units at a hub: the prefix league.<club>,
+// the club's stream LEAGUE_<CLUB>. No club: nothing changes.
 func clubScope(club string, c *config.Config, q *history.Query) error {
 	if club == "" {
 		return nil
@@ -25,6 +25,6 @@ func clubScope(club string, c *config.Config, q *history.Query) error {
 		return usagef("--club %q: want lowercase letters, digits, '-' and '_', as in the hub's [[club]] name", club)
 	}
 	c.NATS.Prefix = league.SubjectPrefix + "." + club
-	q.Stream = league.Stream
+	q.Stream = league.ClubStream(club)
 	return nil
 }

@@ -26,17 +26,19 @@ func hubCommand(io stdio) *cobra.Command {
 	var path string
 	cmd := &cobra.Command{
 		Use:   "hub",
-		Short: "a league's hub: the clubs' daemons join it as leaf nodes; it keeps every club's history in LEAGUE",
+		Short: "a league's hub: the clubs' daemons join it as leaf nodes; it keeps each club's history in its stream LEAGUE_<CLUB>",
 		Long: "Runs a league's hub: a NATS server with JetStream (domain \"league\"), a leaf-node\n" +
 			"listener the clubs' daemons join (scoreboard run --hub-url URL --hub-club NAME), and\n" +
-			"the LEAGUE stream, which sources every club's history across the club's JetStream\n" +
-			"domain with the club's name in the subjects: league.<club>.dump.<problem>.<port>\n" +
-			"and league.<club>.result.<problem>.<port>. The clubs are the [[club]] tables of\n" +
-			"--config (name, nkey or token); SIGHUP reads them again: clubs added are let in, clubs\n" +
-			"removed are refused and their links closed, no restart. With --nats-url the hub is\n" +
-			"an existing nats-server (configs/league-hub.conf), and scoreboard hub manages\n" +
-			"LEAGUE on it. At the hub, history --club, watch --club and render --club read a\n" +
-			"club's units. docs/league.md.",
+			"a stream per club, LEAGUE_<CLUB>, which sources the club's history across its\n" +
+			"JetStream domain with the club's name in the subjects:\n" +
+			"league.<club>.dump.<problem>.<port> and league.<club>.result.<problem>.<port>, and\n" +
+			"keeps the club's share of the hub's store (--league-club-max-bytes, max_bytes in\n" +
+			"its [[club]] table). The clubs are the [[club]] tables of --config (name, nkey or token);\n" +
+			"SIGHUP reads them again: clubs added are let in, clubs removed are refused and\n" +
+			"their links closed, no restart. With --nats-url the hub is an existing nats-server\n" +
+			"(configs/league-hub.conf), and scoreboard hub manages the streams on it. At the\n" +
+			"hub, history --club, watch --club and render --club read a club's units.\n" +
+			"docs/league.md.",
 		Example: "  scoreboard hub --config /etc/scoreboard/league-hub.toml\n" +
 			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
 		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),
@@ -64,6 +66,7 @@ func hubCommand(io stdio) *cobra.Command {
 }
 
 func runHub(ctx context.Context, c config.Config, cfg league.Config, path string, io stdio) error {
+	cfg.Clubs = league.WithDefaults(cfg.Clubs, c.League.ClubMaxBytes, c.League.ClubMaxAge)
 	opts := league.Options{
 		Listen:     c.League.Listen,
 		LeafListen: c.League.LeafListen,
@@ -102,6 +105,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			return err
 		}
 		defer store.Close()
+		opts.State = store
 		if hub, err = league.Start(ctx, opts, log); err != nil {
 			return err
 		}
@@ -126,6 +130,14 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		met := metrics.New()
 		met.Gauge("scoreboard_league_clubs_linked", "How many of the league's clubs have their link to the hub up.",
 			func() float64 { return float64(hub.LinkedClubs()) })
+		met.Counters("scoreboard_league_junk_total", "What a club's stream held that is no valid result of a known problem, not shown on the page, by club and reason.",
+			[]string{"club", "reason"}, func() []metrics.Labeled {
+				var out []metrics.Labeled
+				for k, n := range hub.Junk() {
+					out = append(out, metrics.Labeled{Values: []string{k.Club, k.Reason}, Value: float64(n)})
+				}
+				return out
+			})
 		g.Go(func() error {
 			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
 			if err := webpkg.ServePage(gctx, ln, func() (*webpkg.Server, error) {
@@ -146,17 +158,17 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			log.Info().Msg("hub stopped")
 			return err
 		case <-hup:
-			reloadHub(gctx, hub, path, log)
+			reloadHub(gctx, hub, path, c.League.ClubMaxBytes, c.League.ClubMaxAge, log)
 		}
 	}
 }
 
 // reloadHub sets the clubs of the file at path; a bad file is logged and the
 // running clubs kept.
-func reloadHub(ctx context.Context, hub *league.Hub, path string, log zerolog.Logger) {
+func reloadHub(ctx context.Context, hub *league.Hub, path, maxBytes, maxAge string, log zerolog.Logger) {
 	cfg, err := readHubConfig(path)
 	if err == nil {
-		err = hub.SetClubs(ctx, cfg.Clubs)
+		err = hub.SetClubs(ctx, league.WithDefaults(cfg.Clubs, maxBytes, maxAge))
 	}
 	if err != nil {
 		log.Error().Err(err).Str("config", path).Msg("SIGHUP: the hub's file is not taken; the running clubs are kept")

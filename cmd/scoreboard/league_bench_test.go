@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,52 +145,8 @@ func TestLeagueScaleBench(t *testing.T) {
 	}
 
 	// The page's events: the delay from each result's publication to its event.
-	var mu sync.Mutex
-	sentAt := map[string]time.Time{}
-	var delays []time.Duration
-	measuring := false
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/events", httpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			if os.Getenv("LEAGUE_BENCH_DEBUG") != "" {
-				t.Logf("debug event: %.200s", data)
-			}
-			var ev struct {
-				Board *struct {
-					Port string `json:"port"`
-					Seq  uint64 `json:"seq"`
-				} `json:"board"`
-			}
-			if json.Unmarshal([]byte(data), &ev) != nil || ev.Board == nil {
-				continue
-			}
-			now := time.Now()
-			mu.Lock()
-			key := fmt.Sprintf("%s %d", ev.Board.Port, ev.Board.Seq)
-			if at, ok := sentAt[key]; ok {
-				if measuring {
-					delays = append(delays, now.Sub(at))
-				}
-				delete(sentAt, key)
-			}
-			mu.Unlock()
-		}
-	}()
-	sent := func(key string) {
-		mu.Lock()
-		sentAt[key] = time.Now()
-		mu.Unlock()
-	}
+	events := followPage(t, fmt.Sprintf("http://127.0.0.1:%d", httpPort), nil)
+	sent := events.sent
 
 	// The clubs play: every port a unit each 500 ms, the clubs' ticks spread.
 	ctx, stop := context.WithCancel(context.Background())
@@ -235,9 +189,7 @@ func TestLeagueScaleBench(t *testing.T) {
 		return linked == len(clubs), fmt.Sprintf("%d of %d clubs linked", linked, len(clubs))
 	})
 	time.Sleep(5 * time.Second) // the sources set up
-	mu.Lock()
-	measuring = true
-	mu.Unlock()
+	events.measure(true)
 	umu.Lock()
 	u0 := units
 	umu.Unlock()
@@ -257,18 +209,9 @@ func TestLeagueScaleBench(t *testing.T) {
 	for _, c := range clubs {
 		b1 += c.proxy.bytes.Load()
 	}
-	mu.Lock()
-	measuring = false
-	d := slices.Clone(delays)
-	pending := len(sentAt)
-	mu.Unlock()
-	slices.Sort(d)
-	pct := func(p float64) time.Duration {
-		if len(d) == 0 {
-			return -1
-		}
-		return d[min(len(d)-1, int(p*float64(len(d))))]
-	}
+	events.measure(false)
+	d, pending := events.take()
+	pct := func(p float64) time.Duration { return percentile(d, p) }
 	n := u1 - u0
 	t.Logf("league: %d clubs x %d ports x 2 units/s for %v: %d units (%.0f units/s)", nClubs, ports, elapsed.Round(time.Second), n, float64(n)/elapsed.Seconds())
 	t.Logf("hub: CPU %.1f%% of a core (%v in %v), RSS %d MiB (peak %d MiB)",
@@ -288,7 +231,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	defer hnc.Close()
 	hjs, _ := jetstream.New(hnc)
 	count := func() int {
-		s, err := hjs.Stream(context.Background(), league.Stream)
+		s, err := hjs.Stream(context.Background(), league.ClubStream(c0.name))
 		if err != nil {
 			return -1
 		}
@@ -316,13 +259,13 @@ func TestLeagueScaleBench(t *testing.T) {
 		go func() {
 			for range 20 {
 				time.Sleep(2 * time.Second)
-				s, err := hjs.Stream(context.Background(), league.Stream)
+				s, err := hjs.Stream(context.Background(), league.ClubStream(c0.name))
 				if err != nil {
 					continue
 				}
 				info, _ := s.Info(context.Background())
 				for _, si := range info.Sources[:1] {
-					t.Logf("debug: source %s lag %d active %v err %v; LEAGUE %d msgs", si.External.APIPrefix, si.Lag, si.Active, si.Error, info.State.Msgs)
+					t.Logf("debug: source %s lag %d active %v err %v; %s %d msgs", si.External.APIPrefix, si.Lag, si.Active, si.Error, info.Config.Name, info.State.Msgs)
 				}
 			}
 		}()

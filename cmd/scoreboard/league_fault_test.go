@@ -271,9 +271,10 @@ func (c *leagueClub) stop() {
 	}
 }
 
-// leagueUnits reads LEAGUE through the hub's tool listener: per club, the units'
-// (origin, seq) in LEAGUE's order, from their dumps (which a port publishes in its
-// order) and from their results (which workers publish as they finish).
+// leagueUnits reads the clubs' streams (LEAGUE_<CLUB>) through the hub's tool
+// listener: per club, the units' (origin, seq) in its stream's order, from their
+// dumps (which a port publishes in its order) and from their results (which workers
+// publish as they finish).
 func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]string) {
 	t.Helper()
 	js, err := jetstream.New(nc)
@@ -283,30 +284,51 @@ func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]strin
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	dumps, results = map[string][]string{}, map[string][]string{}
-	s, err := js.Stream(ctx, league.Stream)
-	if err != nil {
+	var streams []string
+	names := js.StreamNames(ctx)
+	for name := range names.Name() {
+		if strings.HasPrefix(name, league.Stream+"_") {
+			streams = append(streams, name)
+		}
+	}
+	if names.Err() != nil {
+		t.Logf("the hub's streams: %v; reading again", names.Err())
 		return dumps, results
+	}
+	for _, name := range streams {
+		if !clubUnits(t, ctx, js, name, dumps, results) {
+			return map[string][]string{}, map[string][]string{}
+		}
+	}
+	return dumps, results
+}
+
+// clubUnits reads a club's stream into dumps and results; false when it could not
+// be read to its end (the caller reads again).
+func clubUnits(t *testing.T, ctx context.Context, js jetstream.JetStream, name string, dumps, results map[string][]string) bool {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return true
 	}
 	info, err := s.Info(ctx)
 	if err != nil || info.State.Msgs == 0 {
-		return dumps, results
+		return true
 	}
-	// A hub cluster that just lost a node answers nothing until LEAGUE has a leader
-	// again: what was read so far is returned, short, and the caller reads again.
-	// An ordered consumer recreates itself after a lost leader, by default forever:
-	// within a wait's condition that would hang the test (it did, for 6 minutes,
-	// after a hub node was killed), so it gives up after 3 attempts and the caller
-	// reads again.
+	// A hub cluster that just lost a node answers nothing until the stream has a
+	// leader again: the caller reads again. An ordered consumer recreates itself
+	// after a lost leader, by default forever: within a wait's condition that would
+	// hang the test (it did, for 6 minutes, after a hub node was killed), so it
+	// gives up after 3 attempts.
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
 	if err != nil {
-		t.Logf("LEAGUE: %v; reading again", err)
-		return map[string][]string{}, map[string][]string{}
+		t.Logf("%s: %v; reading again", name, err)
+		return false
 	}
 	for {
 		batch, err := c.FetchNoWait(1000)
 		if err != nil {
-			t.Logf("LEAGUE: %v; reading again", err)
-			return map[string][]string{}, map[string][]string{}
+			t.Logf("%s: %v; reading again", name, err)
+			return false
 		}
 		n := 0
 		for m := range batch.Messages() {
@@ -322,12 +344,12 @@ func leagueUnits(t *testing.T, nc *nats.Conn) (dumps, results map[string][]strin
 			}
 			var r result.Record
 			if err := json.Unmarshal(m.Data(), &r); err != nil {
-				t.Fatalf("LEAGUE %s: %v", m.Subject(), err)
+				t.Fatalf("%s %s: %v", name, m.Subject(), err)
 			}
 			results[club] = append(results[club], r.Origin+" "+strconv.FormatUint(r.Seq, 10))
 		}
 		if n == 0 {
-			return dumps, results
+			return true
 		}
 	}
 }

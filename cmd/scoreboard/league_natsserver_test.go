@@ -13,6 +13,7 @@ import (
 
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/league"
 )
 
 // TestLeagueNATSServerHubFault: a league whose hub is a real nats-server with
@@ -86,11 +87,11 @@ func TestLeagueNATSServerHubFault(t *testing.T) {
 	if !strings.Contains(srv.Output(), `authentication error - User "south"`) {
 		t.Fatalf("the hub logged no refusal of the impostor; its log:\n%s", lastLines(srv.Output(), 20))
 	}
-	if _, err := nc.Request("$JS.league.API.STREAM.DELETE.LEAGUE", nil, 2*time.Second); err == nil {
-		t.Fatal("a tool deleted LEAGUE")
+	if _, err := nc.Request("$JS.league.API.STREAM.DELETE."+league.ClubStream("north"), nil, 2*time.Second); err == nil {
+		t.Fatal("a tool deleted north's stream")
 	}
-	if _, err := nc.Request("$JS.API.STREAM.DELETE.LEAGUE", nil, 2*time.Second); err == nil {
-		t.Fatal("a tool deleted LEAGUE")
+	if _, err := nc.Request("$JS.API.STREAM.DELETE."+league.ClubStream("north"), nil, 2*time.Second); err == nil {
+		t.Fatal("a tool deleted north's stream")
 	}
 }
 
@@ -209,9 +210,9 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 			Replicas []struct{ Name string } `json:"replicas"`
 		} `json:"cluster"`
 	}
-	m, err := nc.Request("$JS.league.API.STREAM.INFO.LEAGUE", nil, 5*time.Second)
+	m, err := nc.Request("$JS.league.API.STREAM.INFO."+league.ClubStream("north"), nil, 5*time.Second)
 	if err != nil || json.Unmarshal(m.Data, &info) != nil || info.Config.Replicas != 3 {
-		t.Fatalf("LEAGUE's info: %v, %s", err, m.Data)
+		t.Fatalf("%s's info: %v, %s", league.ClubStream("north"), err, m.Data)
 	}
 
 	proxy.down()

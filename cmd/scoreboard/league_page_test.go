@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,16 +28,8 @@ func TestLeaguePageBrowser(t *testing.T) {
 	b := browsertest.New(t)
 	bin := proctest.Scoreboard(t)
 	root := t.TempDir()
-	hubPort, leafPort, httpPort := proctest.FreePort(t), proctest.FreePort(t), proctest.FreePort(t)
-	conf := filepath.Join(root, "hub.toml")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(
-		"[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nstate_dir = %q\n"+
-			"[[club]]\nname = \"north\"\ntoken = \"token-north\"\n[[club]]\nname = \"south\"\ntoken = \"token-south\"\n",
-		hubPort, leafPort, httpPort, filepath.Join(root, "hub"))), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
-	hub.WaitOutput("league hub running", 30*time.Second)
+	hub := startHubProcess(t, bin, root, "north", "south")
+	leafPort := hub.leafPort
 	leaf := fmt.Sprintf("nats-leaf://127.0.0.1:%d", leafPort)
 	proxy := newLinkProxy(t, fmt.Sprintf("127.0.0.1:%d", leafPort))
 	north := startLeagueClub(t, bin, "north", "nats-leaf://"+proxy.addr, filepath.Join(root, "north"), 100)
@@ -47,7 +38,7 @@ func TestLeaguePageBrowser(t *testing.T) {
 	south.feed(2)
 	north.answered(60 * time.Second)
 	south.answered(60 * time.Second)
-	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	page := hub.page
 	b.Do(t, 30*time.Second, chromedp.Navigate(page+"/"))
 	b.WaitTile(t, "north.stdio", 60*time.Second, "north's second board", func(v browsertest.Tile) bool { return v.Seq == 2 })
 	// north's third unit is answered with its line cut; the hub gets it later.

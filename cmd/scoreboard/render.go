@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -31,8 +30,8 @@ func renderCommand(stdio stdio) *cobra.Command {
 			"the board, the marks the problem's answer needs and the answer. With --sgf it\n" +
 			"writes the game record (SGF FF[4]) of a replay, goscore or territory unit instead.\n" +
 			"At a league hub, --club NAME --port PORT draws a unit of that club's port read from\n" +
-			"the hub's LEAGUE stream instead (--seq N, or its last one); PROBLEM is then\n" +
-			"optional, the unit's own. Problems: " + strings.Join(engine.Names(), ", ") + ".",
+			"the club's stream at the hub, LEAGUE_<CLUB>, instead (--seq N, or its last one);\n" +
+			"PROBLEM is then optional, the unit's own. Problems: " + strings.Join(engine.Names(), ", ") + ".",
 		Example: "  scoreboard render goscore board.txt > board.svg\n  scoreboard render --unit 2 othello testdata/samples/othello.in > second.svg\n  scoreboard render --sgf replay game.txt > game.sgf\n" +
 			"  scoreboard render --nats-url nats://127.0.0.1:4322 --club north --port table1 --seq 12 > n12.svg",
 		Args:              problemArgs(1, "PROBLEM and at most one FILE"),
@@ -95,7 +94,8 @@ func renderCommand(stdio stdio) *cobra.Command {
 	return cmd
 }
 
-// clubUnit reads a unit of a club's port in a hub's LEAGUE (q, scoped by clubScope):
+// clubUnit reads a unit of a club's port in its stream at a hub (q, scoped by
+// clubScope):
 // the latest of sequence number seq (a port numbers its units from 1 again when its
 // daemon restarts), or the port's last one when seq is 0.
 func clubUnit(ctx context.Context, c *config.Config, q history.Query, seq uint64, stdio stdio) (string, []byte, error) {
@@ -122,9 +122,9 @@ func clubUnit(ctx context.Context, c *config.Config, q history.Query, seq uint64
 	case err != nil:
 		return "", nil, err
 	case found == nil && seq == 0:
-		return "", nil, errors.New("no unit kept in LEAGUE (is the club in the hub's [[club]] tables, the port's name right?)")
+		return "", nil, fmt.Errorf("no unit kept in %s (is the club in the hub's [[club]] tables, the port's name right?)", q.Stream)
 	case found == nil:
-		return "", nil, fmt.Errorf("no unit %d kept in LEAGUE ('scoreboard history --club' lists the units kept)", seq)
+		return "", nil, fmt.Errorf("no unit %d kept in %s ('scoreboard history --club' lists the units kept)", seq, q.Stream)
 	}
 	return found.Problem, found.Unit, nil
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// pageEvent is a board as the hub page's events carry it.
+type pageEvent struct {
+	Port    string `json:"port"`
+	Problem string `json:"problem"`
+	Seq     uint64 `json:"seq"`
+	Answer  string `json:"answer"`
+	Error   string `json:"error"`
+	Unit    string `json:"unit"`
+}
+
+// pageDelays follows a hub page's event stream (/api/events): for each result
+// marked sent ("<club>.<port> <seq>"), the delay to its board's event, while
+// measuring; and each board event, for check.
+type pageDelays struct {
+	mu        sync.Mutex
+	sentAt    map[string]time.Time
+	delays    []time.Duration
+	measuring bool
+	last      map[string]uint64 // port -> the seq of its last event
+	bad       []string          // what check refused
+	check     func(pageEvent) string
+}
+
+// followPage follows the page's events at page (http://HOST:PORT) until the test
+// ends. check, if not nil, says what is wrong with an event's board, or "".
+func followPage(t *testing.T, page string, check func(pageEvent) string) *pageDelays {
+	t.Helper()
+	p := &pageDelays{sentAt: map[string]time.Time{}, last: map[string]uint64{}, check: check}
+	resp, err := http.Get(page + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Board *pageEvent `json:"board"`
+			}
+			if json.Unmarshal([]byte(data), &ev) != nil || ev.Board == nil {
+				continue
+			}
+			p.event(*ev.Board, time.Now())
+		}
+	}()
+	return p
+}
+
+func (p *pageDelays) event(b pageEvent, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.check != nil {
+		if why := p.check(b); why != "" && len(p.bad) < 20 {
+			p.bad = append(p.bad, fmt.Sprintf("%s #%d: %s", b.Port, b.Seq, why))
+		}
+	}
+	p.last[b.Port] = max(p.last[b.Port], b.Seq)
+	key := fmt.Sprintf("%s %d", b.Port, b.Seq)
+	if at, ok := p.sentAt[key]; ok {
+		if p.measuring {
+			p.delays = append(p.delays, now.Sub(at))
+		}
+		delete(p.sentAt, key)
+	}
+}
+
+// sent marks a result published now.
+func (p *pageDelays) sent(key string) {
+	p.mu.Lock()
+	p.sentAt[key] = time.Now()
+	p.mu.Unlock()
+}
+
+// measure turns the measuring of delays on or off.
+func (p *pageDelays) measure(on bool) {
+	p.mu.Lock()
+	p.measuring = on
+	p.mu.Unlock()
+}
+
+// take returns the delays measured, sorted, and how many results were not seen.
+func (p *pageDelays) take() (delays []time.Duration, pending int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := slices.Clone(p.delays)
+	slices.Sort(d)
+	return d, len(p.sentAt)
+}
+
+// lastSeq is the seq of port's last event.
+func (p *pageDelays) lastSeq(port string) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last[port]
+}
+
+// refused is what check refused of the events so far.
+func (p *pageDelays) refused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.bad)
+}
+
+// percentile is the p-th of sorted delays d; -1 when there are none.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return -1
+	}
+	return d[min(len(d)-1, int(p*float64(len(d))))]
+}
+
+// hubProcess is a `scoreboard hub` process with its page, on free ports, and its
+// clubs, each with the token token-<name>.
+type hubProcess struct {
+	*proctest.Process
+	hubPort, leafPort int
+	page              string // http://HOST:PORT
+}
+
+func startHubProcess(t *testing.T, bin, root string, clubs ...string) *hubProcess {
+	t.Helper()
+	h := &hubProcess{hubPort: proctest.FreePort(t), leafPort: proctest.FreePort(t)}
+	httpPort := proctest.FreePort(t)
+	h.page = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	conf := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nstate_dir = %q\n",
+		h.hubPort, h.leafPort, httpPort, filepath.Join(root, "hub"))
+	for _, c := range clubs {
+		conf += fmt.Sprintf("[[club]]\nname = %q\ntoken = \"token-%s\"\n", c, c)
+	}
+	path := filepath.Join(root, "hub.toml")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.Process = proctest.Start(t, bin, "hub", "--config", path, "--log-format", "json")
+	h.WaitOutput("league hub running", 30*time.Second)
+	return h
+}
