@@ -5,21 +5,22 @@ import (
 	"strings"
 )
 
-// Stream is the hub's stream of every club's history.
+// Stream is the hub's one stream of every club's history from before a stream per
+// club (ClubStream): an upgraded hub parks it, read-only, until its units age out.
 const Stream = "LEAGUE"
 
-// SubjectPrefix is the first token of the LEAGUE stream's subjects:
+// SubjectPrefix is the first token of the clubs' streams' subjects at the hub:
 // league.<club>.<what the club's subject has after its prefix>, such as
 // league.north.result.othello.table1.
 const SubjectPrefix = "league"
 
-// Subject is where a club's subject (under its prefix) is kept in LEAGUE.
+// Subject is where a club's subject (under its prefix) is kept at the hub.
 func Subject(club, rest string) string { return SubjectPrefix + "." + club + "." + rest }
 
-// ClubSubjects matches every subject of club in LEAGUE.
+// ClubSubjects matches every subject of club at the hub.
 func ClubSubjects(club string) string { return SubjectPrefix + "." + club + ".>" }
 
-// ParseSubject splits a LEAGUE subject into its club and the club's subject after
+// ParseSubject splits a subject of a club's stream at the hub into its club and the club's subject after
 // its prefix ("result.othello.table1").
 func ParseSubject(subject string) (club, rest string, err error) {
 	r, ok := strings.CutPrefix(subject, SubjectPrefix+".")

@@ -39,7 +39,7 @@ func renderCommand(stdio stdio) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&sgf, "sgf", false, "write the unit's game record (SGF) instead of its picture")
 	cmd.Flags().IntVar(&unit, "unit", 1, "which unit of the input to draw, `N` from 1, as a port numbers them")
-	club := cmd.Flags().String("club", "", "at a league hub (--nats-url): draw a unit of this club's, read from LEAGUE, instead of a FILE")
+	club := cmd.Flags().String("club", "", "at a league hub (--nats-url): draw a unit of this club's, read from its stream at the hub (LEAGUE_<CLUB>), instead of a FILE")
 	port := cmd.Flags().String("port", "", "with --club: the club's port (its `name`)")
 	seq := cmd.Flags().Uint64("seq", 0, "with --club: the port's unit of this sequence number `N` (the latest such); 0: the port's last unit kept")
 	load := addSettings(cmd, config.NATSClientKeys...)
