@@ -155,6 +155,8 @@ func TestLeagueSourcesClubs(t *testing.T) {
 // south, and a club let in under its own name can neither answer the hub's
 // sourcing of another club nor publish into the hub beyond its own delivery.
 func TestLeagueClubCredentialsFault(t *testing.T) {
+	// Its time is the leaf links' reconnect waits: it waits beside the others.
+	t.Parallel()
 	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
 	// north's token, presented as south: refused, the link never comes up.
 	srv := bustest.Start(t, bustest.Options{Off: true, JetStream: true, Hub: &bus.HubLink{URL: h.LeafURL(), Club: "south", Token: "tn"}})
@@ -375,6 +377,8 @@ func TestLeagueClubShare(t *testing.T) {
 // and its stream is fed no more; added back, its source goes on from where it was:
 // every unit once, in order.
 func TestLeagueClubRemovedAndBack(t *testing.T) {
+	// Its time is the leaf links' reconnect waits: it waits beside the others.
+	t.Parallel()
 	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
 	// As scoreboard hub does: a source idle on a link that is up is set up again.
 	wctx, stop := context.WithCancel(context.Background())

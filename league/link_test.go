@@ -38,6 +38,8 @@ func newClubKey(t *testing.T, dir, name string) (string, league.Club) {
 // units reach LEAGUE. SetClubs with north's key changed and south removed closes
 // both links within 1 s of its call (the bound), counted on the hub.
 func TestLeagueKeyTLSAndReload(t *testing.T) {
+	// Its time is the leaf links' reconnect waits: it waits beside the others.
+	t.Parallel()
 	dir := t.TempDir()
 	ca := certtest.NewCA(t, dir, "league-ca")
 	cert := ca.Server("hub", "127.0.0.1", "localhost")
@@ -125,6 +127,8 @@ func setupHistory(t *testing.T, b *bustest.Bus) *nats.Conn {
 // CA lets in a club with one (and its token), and refuses one without. (Over TLS
 // 1.3 the club without sees only its link closed; the hub's log says why.)
 func TestLeagueMutualTLS(t *testing.T) {
+	// Its time is the leaf links' reconnect waits: it waits beside the others.
+	t.Parallel()
 	dir := t.TempDir()
 	ca := certtest.NewCA(t, dir, "league-ca")
 	clubsCA := certtest.NewCA(t, dir, "clubs-ca")
