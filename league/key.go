@@ -17,8 +17,11 @@ import (
 // hub.seed_file), and the club as the hub's file holds it, with the public key only.
 func NewClubKey(name string) (seed []byte, club Club, err error) {
 	club = Club{Name: name}
-	if err := CheckClubs([]Club{{Name: name, Token: "x"}}); err != nil {
-		return nil, club, err
+	switch {
+	case !bus.ValidToken(name):
+		return nil, club, fmt.Errorf("club name %q: want lowercase letters, digits, '-' and '_' (it is the club's --hub-club)", name)
+	case name == Domain:
+		return nil, club, fmt.Errorf("club name %q is the hub's own JetStream domain: give the club another name", name)
 	}
 	kp, err := nkeys.CreateUser()
 	if err != nil {
