@@ -49,7 +49,7 @@ func TestCLIMistakesAreOneLineWithAHint(t *testing.T) {
 		{[]string{"run", "--port-bard", "9600"}, "unknown flag --port-bard; did you mean --port-baud?", 2},
 		{[]string{"run", "--hub-creds", "h.creds"}, "scoreboard run: --hub-creds: removed: operator mode (a creds file) is no longer taken: give the club its own key, a seed file in hub.seed_file (--hub-seed-file)", 2},
 		{[]string{"hub", "key", "north"}, "scoreboard hub key: --out is needed", 2},
-		{[]string{"hub", "key", "North", "--out", "/nonexistent/x"}, `[[club]] 1 ("North") name: want lowercase`, 2},
+		{[]string{"hub", "key", "North", "--out", "/nonexistent/x"}, `club name "North": want lowercase`, 2},
 		{[]string{"run", "--history-max-byte", "1GiB"}, "unknown flag --history-max-byte; did you mean --history-max-bytes?", 2},
 		{[]string{"run", "--port", "-", "--problem", "gocsore"}, `scoreboard run: --port-problem: unknown problem "gocsore"; did you mean goscore?`, 2},
 		{[]string{"run", "--http-listen", "8080"}, `scoreboard run: --http-listen: "8080": want HOST:PORT`, 2},
