@@ -3,34 +3,45 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/render"
 )
 
 // Board is one port's latest unit, as /api/boards and the page's events carry it: the
-// KV value's fields (the result, the unit and when it came), the port's state, and
-// the picture.
+// KV value's fields (the result and when it came), the port's state, and the
+// addresses of its picture and game record. The unit itself stays in the hub: an
+// event is what changed (a few hundred bytes), not the picture (~9 KB), which the
+// page fetches once by an address that never changes, so a browser or a proxy can
+// cache it.
 type Board struct {
-	Port    string          `json:"port"`
-	Problem string          `json:"problem,omitempty"`
-	Seq     uint64          `json:"seq"`
-	Line    int             `json:"line,omitempty"`
-	Answer  string          `json:"answer"`
-	Error   string          `json:"error,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Unit    string          `json:"unit,omitempty"`
-	Time    string          `json:"time,omitempty"`
+	Port    string `json:"port"`
+	Problem string `json:"problem,omitempty"`
+	Seq     uint64 `json:"seq"`
+	Line    int    `json:"line,omitempty"`
+	Answer  string `json:"answer"`
+	Error   string `json:"error,omitempty"`
+	Time    string `json:"time,omitempty"`
 	// Board is othello's position after the command, as Q prints it.
 	Board []string `json:"board,omitempty"`
 	// Revision is the KV revision the board came with; 0 for a port known only by
 	// its state.
 	Revision uint64 `json:"revision"`
-	// SVG is the picture of the unit; empty when the unit has none (an error).
-	SVG string `json:"svg,omitempty"`
+	// Picture is /pictures/<port>/<revision>.svg; empty when the unit has none (an
+	// error, or a result published by hand, kept without its unit).
+	Picture string `json:"picture,omitempty"`
+	// SGF is /pictures/<port>/<revision>.sgf, for the problems that have a game
+	// record.
+	SGF string `json:"sgf,omitempty"`
 	// State is the port's device state, when the daemon has told it.
 	State *bus.PortState `json:"state,omitempty"`
+
+	// unit is the unit's text, drawn only when its picture is asked for.
+	unit []byte
 }
 
 // event is one message of the page's event stream.
@@ -40,14 +51,48 @@ type event struct {
 	Port  string `json:"port,omitempty"`
 }
 
+// encodes counts the events encoded: once per change, whatever the number of
+// viewers (the hub's internal test holds it to that).
+var encodes atomic.Uint64
+
+// encode is the one place an event becomes JSON.
+func encode(ev event) []byte {
+	encodes.Add(1)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		// Only strings, numbers and a state that came in as JSON: cannot happen.
+		panic(fmt.Sprintf("page: encode a %s event: %v", ev.Type, err))
+	}
+	return data
+}
+
+// shown is a port as the hub holds it: its board, the board's event encoded once
+// (for every viewer, and for each new viewer's first screen), and its latest
+// pictures.
+type shown struct {
+	board *Board
+	event []byte
+	// pictures are the port's last keptPictures units that have one, oldest first.
+	pictures []*picture
+}
+
+// keptPictures is how many of a port's latest units keep their picture's address
+// answering: a page that reads an event just as the next unit comes still finds
+// the picture it names.
+const keptPictures = 4
+
 // hub owns the boards and the event streams' subscribers: one goroutine, fed with
 // closures, so nothing else touches its maps.
 type hub struct {
 	do   chan func()
 	done chan struct{} // closed when run has returned
 
-	boards  map[string]*Board
-	clients map[chan []byte]struct{}
+	ports map[string]*shown
+	// clients are the event streams, each with the one port it follows ("" for
+	// every port).
+	clients map[chan []byte]string
+	// dropped counts the streams dropped for lagging clientBuffer events behind.
+	dropped atomic.Uint64
 }
 
 // clientBuffer is how many events a slow page may lag before it is dropped; the
@@ -55,7 +100,7 @@ type hub struct {
 const clientBuffer = 64
 
 func newHub() *hub {
-	return &hub{do: make(chan func()), done: make(chan struct{}), boards: map[string]*Board{}, clients: map[chan []byte]struct{}{}}
+	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{}}
 }
 
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
@@ -93,37 +138,61 @@ func (h *hub) call(ctx context.Context, f func()) bool {
 	}
 }
 
-func (h *hub) broadcast(ev event) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return // only strings, numbers and raw JSON that came in as JSON
-	}
-	for c := range h.clients {
+// broadcast hands an encoded event of port to every stream that follows it; a
+// stream whose buffer is full is dropped, so no viewer holds up the others.
+func (h *hub) broadcast(port string, data []byte) {
+	for c, want := range h.clients {
+		if want != "" && want != port {
+			continue
+		}
 		select {
 		case c <- data:
 		default:
 			delete(h.clients, c)
 			close(c)
+			h.dropped.Add(1)
 		}
 	}
 }
 
-// put replaces a port's board, keeping the state the port had.
+// show makes b the port's board and tells every viewer, encoding it once.
+func (h *hub) show(s *shown, b *Board) {
+	s.board = b
+	s.event = encode(event{Type: "board", Board: b})
+	h.broadcast(b.Port, s.event)
+}
+
+// put replaces a port's board, keeping the state the port had. b's picture and
+// game record are given addresses here, by its revision, and drawn only when asked.
 func (h *hub) put(ctx context.Context, b *Board) {
 	h.call(ctx, func() {
-		if old := h.boards[b.Port]; old != nil && b.State == nil {
-			b.State = old.State
+		s := h.ports[b.Port]
+		if s == nil {
+			s = &shown{}
+			h.ports[b.Port] = s
 		}
-		h.boards[b.Port] = b
-		h.broadcast(event{Type: "board", Board: b})
+		if s.board != nil && b.State == nil {
+			b.State = s.board.State
+		}
+		if b.unit != nil && b.Error == "" && b.Revision != 0 {
+			b.Picture = fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision)
+			if render.HasSGF(b.Problem) {
+				b.SGF = fmt.Sprintf("/pictures/%s/%d.sgf", b.Port, b.Revision)
+			}
+			s.pictures = append(s.pictures, &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, unit: b.unit})
+			if len(s.pictures) > keptPictures {
+				s.pictures = slices.Delete(s.pictures, 0, len(s.pictures)-keptPictures)
+			}
+		}
+		h.show(s, b)
 	})
 }
 
 func (h *hub) remove(ctx context.Context, port string) {
 	h.call(ctx, func() {
-		if _, ok := h.boards[port]; ok {
-			delete(h.boards, port)
-			h.broadcast(event{Type: "remove", Port: port})
+		if _, ok := h.ports[port]; ok {
+			delete(h.ports, port)
+			h.broadcast(port, encode(event{Type: "remove", Port: port}))
 		}
 	})
 }
@@ -131,18 +200,24 @@ func (h *hub) remove(ctx context.Context, port string) {
 // state records a port's device state; a port seen only so far gets an empty tile.
 func (h *hub) state(ctx context.Context, st bus.PortState) {
 	h.call(ctx, func() {
-		b := h.boards[st.Port]
+		s := h.ports[st.Port]
+		if s == nil {
+			s = &shown{}
+			h.ports[st.Port] = s
+		}
+		b := s.board
 		if b != nil && b.State != nil && *b.State == st {
 			return // the periodic repeat of a state already known
 		}
+		// A board is never changed once shown: its event is encoded, and a request
+		// may be reading it.
 		nb := &Board{Port: st.Port}
 		if b != nil {
 			c := *b
 			nb = &c
 		}
 		nb.State = &st
-		h.boards[st.Port] = nb
-		h.broadcast(event{Type: "board", Board: nb})
+		h.show(s, nb)
 	})
 }
 
@@ -150,8 +225,8 @@ func (h *hub) state(ctx context.Context, st bus.PortState) {
 func (h *hub) snapshot(ctx context.Context) []*Board {
 	var out []*Board
 	h.call(ctx, func() {
-		for _, b := range h.boards {
-			out = append(out, b)
+		for _, s := range h.ports {
+			out = append(out, s.board)
 		}
 	})
 	slices.SortFunc(out, func(a, b *Board) int {
@@ -168,22 +243,48 @@ func (h *hub) snapshot(ctx context.Context) []*Board {
 
 func (h *hub) board(ctx context.Context, port string) *Board {
 	var b *Board
-	h.call(ctx, func() { b = h.boards[port] })
+	h.call(ctx, func() {
+		if s := h.ports[port]; s != nil {
+			b = s.board
+		}
+	})
 	return b
 }
 
-// subscribe returns a channel of events, preceded by every board as it is now, so
-// a page that reconnects misses nothing.
-func (h *hub) subscribe(ctx context.Context) (chan []byte, bool) {
-	var c chan []byte
-	ok := h.call(ctx, func() {
-		c = make(chan []byte, clientBuffer+len(h.boards))
-		for _, b := range h.boards {
-			if data, err := json.Marshal(event{Type: "board", Board: b}); err == nil {
-				c <- data
+// picture returns the picture of a port's unit of that revision, if the hub still
+// holds it.
+func (h *hub) picture(ctx context.Context, port string, revision uint64) *picture {
+	var p *picture
+	h.call(ctx, func() {
+		if s := h.ports[port]; s != nil {
+			for _, q := range s.pictures {
+				if q.revision == revision {
+					p = q
+				}
 			}
 		}
-		h.clients[c] = struct{}{}
+	})
+	return p
+}
+
+// subscribe returns a channel of events, preceded by every board as it is now (or
+// only port's, when port is not ""), so a page that reconnects misses nothing. The
+// boards' events are the ones encoded when they came.
+func (h *hub) subscribe(ctx context.Context, port string) (chan []byte, bool) {
+	var c chan []byte
+	ok := h.call(ctx, func() {
+		if port != "" {
+			c = make(chan []byte, clientBuffer+1)
+			if s := h.ports[port]; s != nil {
+				c <- s.event
+			}
+		} else {
+			c = make(chan []byte, clientBuffer+len(h.ports))
+			for _, s := range h.ports {
+				c <- s.event
+			}
+		}
+		h.clients[c] = port
 	})
 	return c, ok
 }

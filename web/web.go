@@ -6,6 +6,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"embed"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +48,10 @@ type Server struct {
 	// historyOK, when set, says whether the daemon's history is storing; the page
 	// shows a small warning while it is not (/api/status).
 	historyOK func() bool
+	// writeTimeout is writeTimeout unless a test sets it.
+	writeTimeout time.Duration
+	// streams counts the event streams being served.
+	streams atomic.Int64
 }
 
 // WithHistoryStatus has the page show whether the history is storing, as ok says
@@ -192,7 +198,8 @@ func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error 
 	}
 }
 
-// decodeBoard reads a bucket value and draws its unit.
+// decodeBoard reads a bucket value. Its unit is kept, not drawn: a picture is drawn
+// when someone asks for it, most units of a busy hub never are.
 func decodeBoard(key string, value []byte) (*Board, error) {
 	var r result.Kept
 	if err := json.Unmarshal(value, &r); err != nil {
@@ -200,14 +207,10 @@ func decodeBoard(key string, value []byte) (*Board, error) {
 	}
 	b := &Board{
 		Port: key, Problem: r.Problem, Seq: r.Seq, Line: r.Line, Answer: r.Answer, Error: r.Error,
-		Result: r.Result, Unit: r.Unit, Time: r.Time, Board: r.Board,
+		Time: r.Time, Board: r.Board,
 	}
-	if r.Error == "" && r.Unit != "" {
-		svg, err := render.SVG(r.Problem, []byte(r.Unit))
-		if err != nil {
-			return nil, fmt.Errorf("draw %s unit %d: %w", r.Problem, r.Seq, err)
-		}
-		b.SVG = string(svg)
+	if r.Unit != "" {
+		b.unit = []byte(r.Unit)
 	}
 	return b, nil
 }
@@ -224,7 +227,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/history", s.apiHistory)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/status", s.apiStatus)
-	return headers(mux)
+	mux.HandleFunc("GET /pictures/{port}/{file}", s.pictureFile)
+	return gzipText(headers(mux))
 }
 
 // headers forbids the page any host but its own (the policy is the test of the
@@ -267,37 +271,22 @@ func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 		s.page(w, r)
 		return
 	}
+	// The latest picture: its address stays, its content changes with each unit, so
+	// a client asks again each time (no-cache) and gets 304 while it is the same.
 	b := s.hub.board(r.Context(), port)
-	if b == nil || b.Unit == "" {
-		http.Error(w, fmt.Sprintf("no board for port %q yet", port), http.StatusNotFound)
-		return
+	var p *picture
+	if b != nil {
+		p = s.hub.picture(r.Context(), port, b.Revision)
 	}
-	if ext == ".svg" {
-		if b.SVG == "" {
-			http.Error(w, fmt.Sprintf("port %q: unit %d has no picture: %s", port, b.Seq, b.Error), http.StatusNotFound)
-			return
+	if p == nil {
+		msg := fmt.Sprintf("no board for port %q yet", port)
+		if b != nil && b.Revision != 0 {
+			msg = fmt.Sprintf("port %q: unit %d has no picture: %s", port, b.Seq, cmp.Or(b.Error, "its result was published without its unit"))
 		}
-		writeSVG(w, []byte(b.SVG))
+		notFound(w, msg)
 		return
 	}
-	if !render.HasSGF(b.Problem) {
-		http.Error(w, fmt.Sprintf("port %q: %s units have no game record", port, b.Problem), http.StatusNotFound)
-		return
-	}
-	sgf, err := render.SGF(b.Problem, []byte(b.Unit))
-	if err != nil {
-		http.Error(w, fmt.Sprintf("port %q unit %d: %v", port, b.Seq, err), http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-go-sgf; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", fmt.Sprintf("%s-%d.sgf", port, b.Seq)))
-	_, _ = w.Write(sgf)
-}
-
-func writeSVG(w http.ResponseWriter, svg []byte) {
-	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(svg)
+	s.servePicture(w, r, p, ext[1:], "no-cache")
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -350,7 +339,8 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
 		return
 	}
-	writeSVG(w, svg)
+	// A kept unit's number never names another: cacheable for good.
+	serveCached(w, r, fmt.Sprintf(`W/"%d"`, seq), immutable, "image/svg+xml", "", svg)
 }
 
 // keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
@@ -452,38 +442,61 @@ func historyItem(e *history.Entry, pic string) HistoryItem {
 	return it
 }
 
+// writeTimeout bounds each write of an event stream: a viewer that stops reading
+// (a phone gone into a tunnel, a client that never reads) holds a goroutine and a
+// connection only this long once its socket's buffers are full. The hub has dropped
+// it by then anyway (clientBuffer), so the others never wait for it.
+const writeTimeout = 10 * time.Second
+
 // events is the page's live feed (server-sent events): every board now, then each
-// change. The browser reconnects by itself; "retry" makes it try every second.
+// change; with ?port=P, only port P's. The browser reconnects by itself; "retry"
+// makes it try every second.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.hub.subscribe(r.Context())
+	port := r.URL.Query().Get("port")
+	if port != "" && !validPortKey(port) {
+		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page, or no port for every board", http.StatusBadRequest)
+		return
+	}
+	c, ok := s.hub.subscribe(r.Context(), port)
 	if !ok {
 		http.Error(w, "stopping", http.StatusServiceUnavailable)
 		return
 	}
 	defer s.hub.unsubscribe(c)
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
+	timeout := cmp.Or(s.writeTimeout, writeTimeout)
+	// Each write has its own deadline, set before it; ended, the connection's
+	// writes have none again.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
 		return
 	}
-	_ = rc.Flush()
+	if err := rc.Flush(); err != nil {
+		return
+	}
 	keep := time.NewTicker(15 * time.Second)
 	defer keep.Stop()
 	for {
+		var err error
 		select {
 		case data, ok := <-c:
 			if !ok {
 				return // dropped as too slow, or stopping: the page reconnects
 			}
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-				return
-			}
+			_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+			_, err = fmt.Fprintf(w, "data: %s\n\n", data)
 		case <-keep.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
+			_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+			_, err = fmt.Fprint(w, ": keep-alive\n\n")
 		case <-r.Context().Done():
+			return
+		}
+		if err != nil {
 			return
 		}
 		if err := rc.Flush(); err != nil {

@@ -130,9 +130,15 @@ func TestEndpoints(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &boards); err != nil || len(boards) != 2 {
 		t.Fatalf("/api/boards: %v %s", err, body)
 	}
-	if b := boards[1]; b.Port != "lobby" || b.Problem != "othello" || len(b.Board) != 8 || b.SVG == "" || b.Revision == 0 {
+	if b := boards[1]; b.Port != "lobby" || b.Problem != "othello" || len(b.Board) != 8 || b.Revision == 0 ||
+		b.Picture != fmt.Sprintf("/pictures/lobby/%d.svg", b.Revision) || b.SGF != "" {
 		t.Errorf("/api/boards lobby: %+v", b)
 	}
+	// The board carries what changed and its picture's address, not the picture.
+	if strings.Contains(body, "<svg") || strings.Contains(body, `"unit"`) || strings.Contains(body, `"result"`) {
+		t.Errorf("/api/boards carries the picture or the unit: %.300s", body)
+	}
+	checkPictures(t, base, boards[0])
 
 	var items []web.HistoryItem
 	_, _, body = get(t, base+"/api/history?port=hall")
@@ -177,4 +183,77 @@ func TestEndpoints(t *testing.T) {
 			t.Errorf("GET %s: %d", p, code)
 		}
 	}
+}
+
+// checkPictures: a board's picture and game record by revision are immutable, with
+// an ETag that answers 304; the port's latest (/boards/<port>.svg) is revalidated;
+// a revision the page does not hold is a 404 nobody keeps; text is gzipped for a
+// client that asks.
+func checkPictures(t *testing.T, base string, b web.Board) {
+	t.Helper()
+	if b.Picture != fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision) || b.SGF != fmt.Sprintf("/pictures/%s/%d.sgf", b.Port, b.Revision) {
+		t.Fatalf("%s's addresses: picture %q sgf %q", b.Port, b.Picture, b.SGF)
+	}
+	for _, c := range []struct{ path, ctype, prefix, cache string }{
+		{b.Picture, "image/svg+xml", "<svg", "public, max-age=31536000, immutable"},
+		{b.SGF, "application/x-go-sgf; charset=utf-8", "(;FF[4]", "public, max-age=31536000, immutable"},
+		{"/boards/" + b.Port + ".svg", "image/svg+xml", "<svg", "no-cache"},
+		{"/boards/" + b.Port + ".sgf", "application/x-go-sgf; charset=utf-8", "(;FF[4]", "no-cache"},
+	} {
+		resp, body := do(t, "GET", base+c.path, nil)
+		etag := resp.Header.Get("ETag")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.ctype || !strings.HasPrefix(body, c.prefix) ||
+			resp.Header.Get("Cache-Control") != c.cache || etag != fmt.Sprintf(`W/"%d"`, b.Revision) {
+			t.Errorf("GET %s: %d %q cache %q etag %q %.40q", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), etag, body)
+			continue
+		}
+		resp, body = do(t, "GET", base+c.path, map[string]string{"If-None-Match": etag})
+		if resp.StatusCode != http.StatusNotModified || body != "" || resp.Header.Get("Cache-Control") != c.cache {
+			t.Errorf("GET %s If-None-Match %s: %d cache %q, %d bytes; want 304", c.path, etag, resp.StatusCode, resp.Header.Get("Cache-Control"), len(body))
+		}
+	}
+	for _, path := range []string{
+		fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision+1000), "/pictures/nobody/1.svg",
+		fmt.Sprintf("/pictures/%s/%d.png", b.Port, b.Revision), "/pictures/Hall/1.svg",
+	} {
+		if resp, body := do(t, "GET", base+path, nil); resp.StatusCode != 404 || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("GET %s: %d cache %q %q; want 404, no-store", path, resp.StatusCode, resp.Header.Get("Cache-Control"), body)
+		}
+	}
+	// gzip for the text (over 1 KB: smaller answers go as they are), not for the
+	// event stream.
+	for _, c := range []struct {
+		path string
+		gz   bool
+	}{{b.Picture, true}, {"/static/app.js", true}, {"/static/style.css", true}, {"/api/events", false}} {
+		req, _ := http.NewRequest("GET", base+c.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != c.gz {
+			t.Errorf("GET %s with Accept-Encoding gzip: Content-Encoding %q, want gzip %v", c.path, resp.Header.Get("Content-Encoding"), c.gz)
+		}
+	}
+}
+
+// do sends a request with headers and reads the answer.
+func do(t *testing.T, method, url string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
 }

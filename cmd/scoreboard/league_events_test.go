@@ -23,7 +23,6 @@ type pageEvent struct {
 	Seq     uint64 `json:"seq"`
 	Answer  string `json:"answer"`
 	Error   string `json:"error"`
-	Unit    string `json:"unit"`
 }
 
 // pageDelays follows a hub page's event stream (/api/events): for each result

@@ -50,7 +50,7 @@ func validBoard(ports ...string) func(pageEvent) string {
 			return "unknown problem " + b.Problem
 		case len(b.Answer) > p.Limits().MaxAnswer:
 			return fmt.Sprintf("an answer of %d bytes", len(b.Answer))
-		case strings.ContainsRune(b.Answer+b.Error+b.Unit, '\uFFFD'):
+		case strings.ContainsRune(b.Answer+b.Error, '\uFFFD'):
 			return "invalid UTF-8"
 		}
 		return ""

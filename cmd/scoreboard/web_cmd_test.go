@@ -45,7 +45,8 @@ func TestWebCommand(t *testing.T) {
 	var boards []struct {
 		Port string `json:"port"`
 		Seq  int    `json:"seq"`
-		SVG  string `json:"svg"`
+		// Picture is the address of its picture, drawn when asked for.
+		Picture string `json:"picture"`
 	}
 	bustest.Wait(t, "a board served by web", func() (bool, string) {
 		resp, err := http.Get("http://" + addr + "/api/boards")
@@ -56,8 +57,17 @@ func TestWebCommand(t *testing.T) {
 		resp.Body.Close()
 		return len(boards) > 0, fmt.Sprintf("%d boards; stderr:\n%s", len(boards), stderr.String())
 	})
-	if boards[0].Port != "hall" || boards[0].Seq != 4 || !strings.Contains(boards[0].SVG, "<svg") {
-		t.Errorf("/api/boards: %+v", boards)
+	if boards[0].Port != "hall" || boards[0].Seq != 4 || boards[0].Picture == "" {
+		t.Fatalf("/api/boards: %+v", boards)
+	}
+	if resp, err := http.Get("http://" + addr + boards[0].Picture); err != nil {
+		t.Error(err)
+	} else {
+		svg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(svg), "<svg") {
+			t.Errorf("GET %s: %s %.100q", boards[0].Picture, resp.Status, svg)
+		}
 	}
 	if want := fmt.Sprintf(`"url":"http://%s/"`, addr); !strings.Contains(stderr.String(), want) {
 		t.Errorf("the log does not give the URL %s:\n%s", want, stderr.String())

@@ -101,14 +101,10 @@ function update(b) {
   const key = b.revision + "/" + b.seq;
   if (!b.revision || key === t.key) return;
   t.key = key;
-  t.root.dataset.seq = b.seq;
-  t.root.dataset.revision = b.revision;
-  t.root.dataset.applied = Date.now(); // when the page showed it: the tests measure the delay
   t.problem.textContent = b.problem || "";
   t.seq.textContent = "unit #" + b.seq;
   t.time.textContent = hhmmss(b.time);
-  t.pic.innerHTML = b.svg || "";
-  showBoardAlone(t);
+  showPicture(t, b);
   const text = b.error ? b.error : b.answer;
   t.answer.textContent = text;
   // A long answer (othello's board: 9 lines) takes a smaller type, never under 16 px,
@@ -118,20 +114,37 @@ function update(b) {
   t.links.replaceChildren();
   // Only the links that answer: a result published by hand has no unit, so no
   // picture and no game record.
-  if (b.svg) {
+  if (b.picture) {
     const svg = el("a", "", "picture");
-    svg.href = "/boards/" + encodeURIComponent(b.port) + ".svg";
+    svg.href = b.picture;
     t.links.append(svg);
   }
-  if (b.unit && !b.error && ["goscore", "replay", "territory"].includes(b.problem)) {
+  if (b.sgf) {
     const sgf = el("a", "", "SGF");
-    sgf.href = "/boards/" + encodeURIComponent(b.port) + ".sgf";
+    sgf.href = b.sgf;
     t.links.append(sgf);
   }
   t.root.classList.add("fresh");
   clearTimeout(t.fade);
   t.fade = setTimeout(() => t.root.classList.remove("fresh"), 3000);
   if (large) loadHistory();
+}
+
+// showPicture fetches a board's picture by its address, which never changes (the
+// browser's cache keeps it), and shows it, unless a newer board came meanwhile. The
+// tile says which unit it shows once its picture is in.
+function showPicture(t, b) {
+  t.picURL = b.picture;
+  const done = svg => {
+    if (t.picURL !== b.picture) return;
+    t.pic.innerHTML = svg;
+    showBoardAlone(t);
+    t.root.dataset.seq = b.seq;
+    t.root.dataset.revision = b.revision;
+    t.root.dataset.applied = Date.now(); // when the page showed it: the tests measure the delay
+  };
+  if (!b.picture) { done(""); return; }
+  fetch(b.picture).then(r => r.ok ? r.text() : "").catch(() => "").then(done);
 }
 
 // showBoardAlone crops the tile's picture to its board (the box the SVG names in
