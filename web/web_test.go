@@ -146,11 +146,17 @@ func TestEndpoints(t *testing.T) {
 		items[0].Answer != "5 3\n" || items[0].SVG == "" {
 		t.Fatalf("/api/history?port=hall: %v %s", err, body)
 	}
-	// Each unit's picture is its dump, drawn again from the stream.
+	// Each unit's picture is its dump, drawn again from the stream; its number never
+	// names another, so it is cacheable for good.
 	for _, it := range items {
-		code, ctype, body := get(t, base+it.SVG)
-		if code != 200 || ctype != "image/svg+xml" || !strings.Contains(body, "<svg") {
-			t.Errorf("%s: %d %s %.80s", it.SVG, code, ctype, body)
+		resp, body := do(t, "GET", base+it.SVG, nil)
+		etag := fmt.Sprintf(`W/"%d"`, it.StreamSeq)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") ||
+			resp.Header.Get("ETag") != etag || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+			t.Errorf("%s: %d %v %.80s", it.SVG, resp.StatusCode, resp.Header, body)
+		}
+		if resp, _ := do(t, "GET", base+it.SVG, map[string]string{"If-None-Match": etag}); resp.StatusCode != http.StatusNotModified {
+			t.Errorf("%s If-None-Match %s: %d, want 304", it.SVG, etag, resp.StatusCode)
 		}
 	}
 	_, _, body = get(t, base+"/api/history?port=hall&limit=1")
