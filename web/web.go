@@ -224,6 +224,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/history", s.apiHistory)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/status", s.apiStatus)
+	mux.HandleFunc("GET /embed/{port}", s.embed)
 	return headers(mux)
 }
 
