@@ -126,7 +126,7 @@ func hubBoards(t *testing.T, n int) []pageBoard {
 //     aside);
 //   - the status badge, the delay badge or the clock beyond the screen.
 //
-// It returns the problems and the page's height.
+// It returns the problems, the page's height, its columns and its smallest picture.
 const screensJS = `((phone, vw, vh) => {
 	const bad = [];
 	// A page wider than a phone's screen is drawn zoomed out: the screen's own size
@@ -136,6 +136,7 @@ const screensJS = `((phone, vw, vh) => {
 	const box = r => Math.round(r.left) + "," + Math.round(r.top) + " " + Math.round(r.width) + "x" + Math.round(r.height);
 	const inside = (r, o) => r.left >= o.left - 1 && r.right <= o.right + 1 && r.top >= o.top - 1 && r.bottom <= o.bottom + 1;
 	const least = vh / 3;
+	let smallest = Infinity;
 	for (const t of document.querySelectorAll(".tile")) {
 		const port = t.dataset.port, tr = t.getBoundingClientRect();
 		if (tr.left < -1 || tr.right > vw + 1) bad.push(port + ": tile " + box(tr) + " beyond the screen's sides");
@@ -148,6 +149,7 @@ const screensJS = `((phone, vw, vh) => {
 			w = vb.width * k; h = vb.height * k;
 		}
 		const drawn = Math.round(w) + "x" + Math.round(h);
+		smallest = Math.min(smallest, w, h);
 		if (Math.min(w, h) < least - 0.5) bad.push(port + ": picture drawn " + drawn + ", under a third of the screen's height (" + Math.round(least) + ")");
 		if (Math.min(w, h) < tr.width / 3 - 0.5) bad.push(port + ": picture drawn " + drawn + ", under a third of its tile's width (" + Math.round(tr.width) + ")");
 		if (phone && w < 0.8 * vw - 0.5) bad.push(port + ": picture drawn " + drawn + ", under 80% of the phone's width (" + vw + ")");
@@ -187,7 +189,8 @@ const screensJS = `((phone, vw, vh) => {
 		if (e.hidden || r.width === 0) bad.push("#" + id + " not shown");
 		else if (!inside(r, screen)) bad.push("#" + id + " " + box(r) + " beyond the screen " + vw + "x" + vh);
 	}
-	return {bad, height: document.scrollingElement.scrollHeight};
+	return {bad, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
+		cols: +getComputedStyle(document.getElementById("tiles")).getPropertyValue("--cols")};
 })`
 
 // TestPageOnEveryScreen: the club's page with 1, 4 and 12 boards and a league hub's
@@ -234,8 +237,10 @@ func TestPageOnEveryScreen(t *testing.T) {
 			loads++
 			waitLaidOut(t, b, len(pg.boards))
 			got := browsertest.Eval[struct {
-				Bad    []string `json:"bad"`
-				Height int      `json:"height"`
+				Bad      []string `json:"bad"`
+				Height   int      `json:"height"`
+				Smallest int      `json:"smallest"`
+				Cols     int      `json:"cols"`
 			}](t, b, fmt.Sprintf("%s(%v, %d, %d)", screensJS, sc.phone, sc.width, sc.height))
 			if len(got.Bad) > 0 {
 				t.Errorf("%s: %d problems:", what, len(got.Bad))
@@ -247,6 +252,7 @@ func TestPageOnEveryScreen(t *testing.T) {
 					t.Errorf("  %s", s)
 				}
 			}
+			t.Logf("%s: %d columns, smallest picture %d px, page %d px high", what, got.Cols, got.Smallest, got.Height)
 			if sc.name == "tv" && pg.fits && got.Height > sc.height+1 {
 				t.Errorf("%s: the page scrolls (%d px high), want every tile on the screen", what, got.Height)
 			}

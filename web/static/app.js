@@ -191,7 +191,8 @@ function layout() {
   pending = false;
   if (large) { settled(); return; }
   const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
-  const gap = 0.6 * rem;
+  // The grid's gap, and its padding, which the style sheet keeps equal to it.
+  const gap = parseFloat(getComputedStyle(tilesEl).rowGap) || 0.6 * rem;
   const W = document.documentElement.clientWidth, H = window.innerHeight;
   const header = document.querySelector("header").offsetHeight;
   let headH = 2.6 * rem;
