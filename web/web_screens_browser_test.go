@@ -24,8 +24,9 @@ import (
 )
 
 // delayedStatus stands in for a page whose delay is set: it answers /api/status
-// with the server's own fields and delay_seconds 900 (a hub's club-02 has a delay of
-// its own, none), so that the page's badges are drawn and checked on every screen.
+// with the server's own fields and delay_seconds 900 (on a hub, club-02 has a delay
+// of its own, none, and club-03 one of 5 minutes), so that the page's badges are
+// drawn and checked on every screen.
 func delayedStatus(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/status" {
@@ -40,7 +41,7 @@ func delayedStatus(h http.Handler) http.Handler {
 			return
 		}
 		st["delay_seconds"] = 900
-		st["club_delay_seconds"] = map[string]int{"club-02": 0}
+		st["club_delay_seconds"] = map[string]int{"club-02": 0, "club-03": 300}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
 	})
@@ -253,6 +254,19 @@ func TestPageOnEveryScreen(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d columns, smallest picture %d px, page %d px high", what, got.Cols, got.Smallest, got.Height)
+			// The delays: the page's in the header, and a club's own in its heading.
+			delays := browsertest.Eval[[]string](t, b, `[document.getElementById("delay").textContent,
+				...[...document.querySelectorAll("h2.club .delay:not([hidden])")].map(e => e.closest("h2").dataset.club + ": " + e.textContent)]`)
+			want := []string{"delayed 15 min"}
+			if strings.HasPrefix(pg.name, "hub") {
+				want = append(want, "club-02: live")
+				if len(pg.boards) > 2 {
+					want = append(want, "club-03: delayed 5 min")
+				}
+			}
+			if fmt.Sprint(delays) != fmt.Sprint(want) {
+				t.Errorf("%s: the delays say %q, want %q", what, delays, want)
+			}
 			if sc.name == "tv" && pg.fits && got.Height > sc.height+1 {
 				t.Errorf("%s: the page scrolls (%d px high), want every tile on the screen", what, got.Height)
 			}
