@@ -107,7 +107,8 @@ type embedded struct {
 // TestEmbedOnAnotherSite: a page of another origin frames /embed/hall at 300 and
 // 1200 px wide and /embed/lobby (othello) at 300: each frame shows its port's board
 // alone, its picture filling the frame, its answer, and the page's delay; a unit put
-// in the bucket afterwards shows in the frames of its port, and only there.
+// in the bucket afterwards shows in the frames of its port, and only there. A page
+// without a delay marks its embedded board live.
 // SCOREBOARD_SCREENSHOTS=$PWD/docs writes docs/page-embed.png.
 func TestEmbedOnAnotherSite(t *testing.T) {
 	b := browsertest.New(t)
@@ -205,4 +206,12 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 		shots = t.TempDir()
 	}
 	b.Screenshot(t, filepath.Join(shots, "page-embed.png"))
+
+	// A page without a delay: its embedded board is marked live.
+	live, _ := servePage(t, []pageBoard{{port: "hall", problem: "goscore", unit: goscore[0]}}, nil)
+	b.Do(t, 30*time.Second, chromedp.Navigate(live+"/embed/hall"))
+	bustest.Wait(t, "the embedded board of a page without a delay, marked live", func() (bool, string) {
+		got := browsertest.Eval[[]string](t, b, `[document.getElementById("board").dataset.seq || "", document.getElementById("mark").textContent]`)
+		return got[0] == "1" && got[1] == "live", fmt.Sprintf("it shows unit %q, marked %q", got[0], got[1])
+	})
 }

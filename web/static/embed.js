@@ -4,7 +4,9 @@
 
 const port = decodeURIComponent(location.pathname.slice("/embed/".length));
 const $ = (id) => document.getElementById(id);
-let key = "", up = false, delay = 0;
+// The mark says "live" only once the page's delay is known: a delayed board is
+// never called live, even for a moment.
+let key = "", up = false, delay = 0, known = false;
 
 async function update(b) {
   if (b.port !== port || !b.revision) return;
@@ -29,6 +31,7 @@ async function update(b) {
 
 function mark() {
   const m = $("mark");
+  if (!known) return;
   m.textContent = !up ? "reconnecting…" : delay > 0 ? delayText(delay) : "live";
   m.className = "mark " + (!up ? "down" : delay > 0 ? "delayed" : "live");
 }
@@ -53,13 +56,15 @@ function connect() {
 async function status() {
   try {
     const r = await fetch("/api/status", { cache: "no-store" });
-    if (!r.ok) return;
-    const st = await r.json();
+    const st = r.ok ? await r.json() : {}; // a server without it is live
     const club = port.includes(".") ? port.slice(0, port.indexOf(".")) : null;
     const own = club && st.club_delay_seconds && club in st.club_delay_seconds ? st.club_delay_seconds[club] : st.delay_seconds;
     delay = typeof own === "number" && own > 0 ? own : 0;
+    known = true;
     mark();
   } catch (e) { /* the mark says the connection */ }
+  // The delay seldom changes: every 30 s, or soon while it is not known yet.
+  setTimeout(status, known ? 30000 : 2000);
 }
 
 // On a hub's page: the club, then its port.
@@ -67,5 +72,4 @@ $("port").textContent = port.replace(".", " · ");
 $("port").href = "/boards/" + encodeURIComponent(port);
 document.title = port + " · Scoreboard";
 status();
-setInterval(status, 30000);
 connect();
