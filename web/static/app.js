@@ -109,8 +109,8 @@ function update(b) {
   t.time.textContent = hhmmss(b.time);
   const text = b.error ? b.error : b.answer;
   t.answer.textContent = text;
-  // A long answer (othello's board: 9 lines) takes a smaller type, never under 16 px,
-  // and is never cut: the picture gives way.
+  // A long answer (othello's board: 9 lines) takes a smaller type, never under 14 px,
+  // and is never cut.
   const lines = text.replace(/\n$/, "").split("\n").length;
   t.answer.className = "answer" + (b.error ? " error" : "") + (lines > 2 ? " long" : "");
   t.links.replaceChildren();
@@ -181,6 +181,10 @@ function remove(port) {
   schedule();
 }
 
+// pending: a layout is asked for the next frame; passes: layouts in a row, each
+// measuring the text the one before wrapped.
+let pending = false, passes = 0;
+
 // layout places the tiles. Every picture is at least a third of the screen's height
 // and of its tile's width: when every tile fits on one screen with pictures that big
 // (a few boards), it does, each picture as large as it can be; when not, the page
@@ -228,7 +232,7 @@ function layout() {
     const fit = (H - header - heads * headH - gap * (rows + heads + 1)) / rows - over;
     const s = Math.min(side, fit);
     // A picture of a third of its tile's width at least, and of the screen's height.
-    if (s >= least && s >= tileW(cols) / 3 && (!best || s > best.s)) best = { cols, bands, s, fit: true };
+    if (s >= least && s >= tileW(cols) / 3 && (!best || s > best.s)) best = { cols, bands, s };
   }
   if (!best) {
     // Not all on one screen: the page scrolls, in the most columns whose pictures
@@ -236,12 +240,11 @@ function layout() {
     let cols = 1;
     while (cols < n && tileW(cols + 1) - padX >= least) cols++;
     const s = Math.max(least, Math.min(tileW(cols) - padX, H - header - over - 2 * gap));
-    best = { cols, bands: pack(groups, cols), s, fit: false };
+    best = { cols, bands: pack(groups, cols), s };
   }
   place(best.bands);
   tilesEl.style.setProperty("--cols", best.cols);
   tilesEl.style.setProperty("--pic", Math.floor(best.s) + "px");
-  document.body.classList.toggle("scrolls", !best.fit);
   // Many tiles: smaller headings and answers (never under 14 px), for the picture.
   tilesEl.classList.toggle("many", n > 6);
   // The text around a picture wraps as the tiles' width says: measure again once.
@@ -259,8 +262,6 @@ function settled() {
   passes = 0;
   if (!pending) tilesEl.dataset.settled = tiles.size;
 }
-let pending = false, passes = 0;
-
 // schedule lays the page out once in the next frame, however many boards came.
 function schedule() {
   if (pending) return;
@@ -278,7 +279,7 @@ function pack(groups, cols) {
   for (const g of groups) {
     const w = Math.min(g.tiles.length, cols);
     if (!band || band.used + w > cols) {
-      band = { used: 0, rows: 0, head: g.club !== null && !large, groups: [] };
+      band = { used: 0, rows: 0, head: g.club !== null, groups: [] };
       bands.push(band);
     }
     band.groups.push({ g, col: band.used, w });
@@ -394,7 +395,6 @@ function showDelays() {
     c.delay.className = "delay" + (own ? " delayed" : " live");
   }
 }
-
 
 tick();
 setInterval(tick, 1000);
