@@ -385,15 +385,21 @@ function seconds(v) { return typeof v === "number" && v > 0 ? v : 0; }
 
 function showDelays() {
   const d = document.getElementById("delay");
+  const was = d.hidden + d.textContent;
   d.hidden = delays.page === 0;
   d.textContent = delayText(delays.page);
+  // A badge that comes or goes may wrap the header, or a club's heading: lay out again.
+  let changed = was !== d.hidden + d.textContent;
   for (const [club, c] of clubs) {
     const own = club in delays.clubs ? seconds(delays.clubs[club]) : null;
     // A club whose delay differs from the page's says its own: "live" if none.
+    const before = c.delay.hidden + c.delay.textContent;
     c.delay.hidden = own === null;
     c.delay.textContent = own ? delayText(own) : "live";
     c.delay.className = "delay" + (own ? " delayed" : " live");
+    changed ||= before !== c.delay.hidden + c.delay.textContent;
   }
+  if (changed) schedule();
 }
 
 tick();
