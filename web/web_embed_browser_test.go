@@ -119,7 +119,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 		{port: "lobby", problem: "othello", unit: othello[3]},
 	}, delayedStatus)
 
-	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
+	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/north.table-1": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
