@@ -228,6 +228,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/status", s.apiStatus)
 	mux.HandleFunc("GET /pictures/{port}/{file}", s.pictureFile)
+	mux.HandleFunc("GET /embed/{port}", s.embed)
 	return gzipText(headers(mux))
 }
 

@@ -164,20 +164,21 @@ func boardsFor(t *testing.T, n int) []pageBoard {
 	return all[:n]
 }
 
-// waitTiles waits until the page shows n tiles with their units.
+// waitTiles waits until the page shows n tiles with their units, laid out.
 func waitTiles(t *testing.T, b *browsertest.Browser, n int) {
 	t.Helper()
-	bustest.Wait(t, fmt.Sprintf("%d tiles with a unit", n), func() (bool, string) {
-		got := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile[data-seq]").length`)
-		return got == n, fmt.Sprintf("the page shows %d", got)
+	bustest.Wait(t, fmt.Sprintf("%d tiles with a unit, laid out", n), func() (bool, string) {
+		got := browsertest.Eval[[]string](t, b, `[String(document.querySelectorAll(".tile[data-seq]").length), document.getElementById("tiles").dataset.settled || ""]`)
+		return got[0] == fmt.Sprint(n) && got[1] == fmt.Sprint(n), fmt.Sprintf("the page shows %s, laid out for %q", got[0], got[1])
 	})
 }
 
-// TestPageReadableAcrossRoom: on a 1920x1080 screen with 1, 4 and 12 boards, no
-// answer is cut (othello's board answer included), names fit or wrap, no text is
-// under 16 CSS px (the pictures' text as drawn included), and one port's page shows
-// its earlier units beside its tile, without scrolling. SCOREBOARD_SCREENSHOTS=docs
-// keeps the screenshots for the README (docs/page-1.png, page-4.png, page-12.png).
+// TestPageReadableAcrossRoom: on a 1920x1080 screen with 1 and 4 boards, all on one
+// screen, no answer is cut (othello's board answer included), names fit or wrap, no
+// text is under 16 CSS px (the pictures' text as drawn included), and one port's page
+// shows its earlier units beside its tile, without scrolling. (With 12 boards the
+// page scrolls rather than shrink the pictures: TestPageOnEveryScreen checks it.)
+// SCOREBOARD_SCREENSHOTS=docs keeps docs/page-1.png for the README.
 func TestPageReadableAcrossRoom(t *testing.T) {
 	b := browsertest.New(t)
 	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
@@ -194,13 +195,12 @@ func TestPageReadableAcrossRoom(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []int{1, 4, 12} {
+	for _, n := range []int{1, 4} {
 		base := pageWith(t, boardsFor(t, n), "hall", othello, "othello")
 		b.Do(t, 30*time.Second, chromedp.Navigate(base+"/"))
 		waitTiles(t, b, n)
 		check(fmt.Sprintf("%d boards", n))
 		if n > 1 {
-			b.Screenshot(t, filepath.Join(shots, fmt.Sprintf("page-%d.png", n)))
 			continue
 		}
 		// One port's own page: its tile and its earlier units, all on the screen.

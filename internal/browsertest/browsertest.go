@@ -48,6 +48,8 @@ type Browser struct {
 	mu    sync.Mutex
 	hosts map[string]int
 	urls  []string
+	// width and height are the viewport's, Width x Height unless Viewport changed it.
+	width, height int
 }
 
 // New starts Chromium for the test and returns its tab. Without Chromium the test is
@@ -79,7 +81,7 @@ func New(t testing.TB) *Browser {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	b := &Browser{Ctx: ctx, hosts: map[string]int{}}
+	b := &Browser{Ctx: ctx, hosts: map[string]int{}, width: Width, height: Height}
 	t.Cleanup(func() {
 		cancelTab()
 		cancelAlloc()
@@ -167,8 +169,8 @@ func (b *Browser) Screenshot(t testing.TB, path string) []byte {
 	colours, top := Colours(img)
 	bounds := img.Bounds()
 	total := bounds.Dx() * bounds.Dy()
-	if bounds.Dx() != Width || bounds.Dy() != Height {
-		t.Errorf("screenshot is %dx%d, want %dx%d", bounds.Dx(), bounds.Dy(), Width, Height)
+	if bounds.Dx() != b.width || bounds.Dy() != b.height {
+		t.Errorf("screenshot is %dx%d, want %dx%d", bounds.Dx(), bounds.Dy(), b.width, b.height)
 	}
 	if colours < 16 || top > total*95/100 {
 		t.Errorf("screenshot %s looks blank: %d colours, the commonest covers %d of %d pixels", path, colours, top, total)

@@ -69,8 +69,11 @@ function tileFor(port) {
     const cname = el("span", "club-name", club);
     const link = el("span", "link");
     const age = el("span", "age");
-    head.append(cname, link, age);
-    clubs.set(club, { head, link, age });
+    const delay = el("span", "delay");
+    delay.hidden = true;
+    head.append(cname, delay, link, age);
+    clubs.set(club, { head, link, age, delay });
+    showDelays();
   }
   tiles.set(port, t);
   const after = [...tiles.keys()].sort().indexOf(port);
@@ -85,7 +88,7 @@ function tileFor(port) {
   }
   tilesEl.insertBefore(root, before);
   document.getElementById("empty").hidden = true;
-  layout();
+  schedule();
   return t;
 }
 
@@ -104,11 +107,10 @@ function update(b) {
   t.problem.textContent = b.problem || "";
   t.seq.textContent = "unit #" + b.seq;
   t.time.textContent = hhmmss(b.time);
-  showPicture(t, b);
   const text = b.error ? b.error : b.answer;
   t.answer.textContent = text;
-  // A long answer (othello's board: 9 lines) takes a smaller type, never under 16 px,
-  // and is never cut: the picture gives way.
+  // A long answer (othello's board: 9 lines) takes a smaller type, never under 14 px,
+  // and is never cut.
   const lines = text.replace(/\n$/, "").split("\n").length;
   t.answer.className = "answer" + (b.error ? " error" : "") + (lines > 2 ? " long" : "");
   t.links.replaceChildren();
@@ -124,48 +126,24 @@ function update(b) {
     sgf.href = b.sgf;
     t.links.append(sgf);
   }
+  showPicture(t, b, key);
   t.root.classList.add("fresh");
   clearTimeout(t.fade);
   t.fade = setTimeout(() => t.root.classList.remove("fresh"), 3000);
   if (large) loadHistory();
 }
 
-// showPicture fetches a board's picture by its address, which never changes (the
-// browser's cache keeps it), and shows it, unless a newer board came meanwhile. The
-// tile says which unit it shows once its picture is in.
-function showPicture(t, b) {
-  t.picURL = b.picture;
-  const done = svg => {
-    if (t.picURL !== b.picture) return;
-    t.pic.innerHTML = svg;
-    showBoardAlone(t);
-    t.root.dataset.seq = b.seq;
-    t.root.dataset.revision = b.revision;
-    t.root.dataset.applied = Date.now(); // when the page showed it: the tests measure the delay
-  };
-  if (!b.picture) { done(""); return; }
-  fetch(b.picture).then(r => r.ok ? r.text() : "").catch(() => "").then(done);
-}
-
-// showBoardAlone crops the tile's picture to its board (the box the SVG names in
-// data-board) and writes the picture's caption as the tile's own text: scaled into a
-// tile, the SVG's caption would be a few pixels high.
-function showBoardAlone(t) {
-  const svg = t.pic.querySelector("svg");
-  t.caption.replaceChildren();
-  if (!svg) return;
-  for (const cls of ["score", "detail"]) {
-    const tx = svg.querySelector("text." + cls);
-    if (!tx) continue;
-    t.caption.append(el("span", cls, tx.textContent));
-    tx.remove();
-  }
-  const ground = svg.querySelector("rect.ground");
-  if (ground) ground.remove();
-  const box = svg.dataset.board;
-  if (box) svg.setAttribute("viewBox", box);
-  svg.removeAttribute("width");
-  svg.removeAttribute("height");
+// showPicture draws the board's picture in its tile (board.js), then marks the
+// board shown.
+async function showPicture(t, b, key) {
+  const svg = await pictureOf(b);
+  if (t.key !== key) return; // a newer board came while this one was fetched
+  boardAlone(svg, t.pic, t.caption);
+  // The board is whole on the page only now, its picture with its text.
+  t.root.dataset.seq = b.seq;
+  t.root.dataset.revision = b.revision;
+  t.root.dataset.applied = Date.now(); // when the page showed it: the tests measure the delay
+  schedule();
 }
 
 // showClub writes a club's heading: its link's state (each of its tiles shows it too)
@@ -200,32 +178,137 @@ function remove(port) {
     const c = clubs.get(t.club);
     if (c) { c.head.remove(); clubs.delete(t.club); }
   } else if (t) showClub(t.club);
-  layout();
+  schedule();
 }
 
-// layout picks the grid that fits every tile on the screen, each as large as it
-// can be: the columns whose tiles come nearest a picture's shape.
+// pending: a layout is asked for the next frame; passes: layouts in a row, each
+// measuring the text the one before wrapped.
+let pending = false, passes = 0;
+
+// layout places the tiles. Every picture is at least a third of the screen's height
+// and of its tile's width: when every tile fits on one screen with pictures that big
+// (a few boards), it does, each picture as large as it can be; when not, the page
+// scrolls, in as many columns as keep the pictures that big (one on a phone). On a
+// league hub's page each club's heading spans its own tiles' columns, and clubs sit
+// side by side in a band when they fit.
 function layout() {
-  const n = Math.max(tiles.size, 1);
-  // Each club's heading takes a row of its own, and its tiles start a row.
-  const groups = new Map();
-  for (const t of tiles.values()) groups.set(t.club, (groups.get(t.club) || 0) + 1);
-  const rowsOf = (cols) => groups.size === 0 ? Math.ceil(n / cols)
-    : [...groups.values()].reduce((r, k) => r + Math.ceil(k / cols), 0);
-  const heads = large ? 0 : clubs.size;
-  const w = window.innerWidth, h = window.innerHeight - 60 - 44 * heads;
-  let best = 1, bestSide = 0;
-  for (let cols = 1; cols <= n; cols++) {
-    const side = Math.min(w / cols, (h / rowsOf(cols)) * 0.8); // a tile is a little taller than wide
-    if (side > bestSide) { best = cols; bestSide = side; }
+  pending = false;
+  if (large) { settled(); return; }
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  // The grid's gap, and its padding, which the style sheet keeps equal to it.
+  const gap = parseFloat(getComputedStyle(tilesEl).rowGap) || 0.6 * rem;
+  const W = document.documentElement.clientWidth, H = window.innerHeight;
+  const header = document.querySelector("header").offsetHeight;
+  let headH = 2.6 * rem;
+  const aHead = clubs.size && [...clubs.values()][0].head;
+  if (aHead && aHead.offsetHeight) {
+    const cs = getComputedStyle(aHead);
+    headH = aHead.offsetHeight + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom);
   }
-  tilesEl.style.setProperty("--cols", best);
-  tilesEl.style.setProperty("--rows", rowsOf(best));
-  tilesEl.style.setProperty("--heads", heads);
-  // Many tiles: smaller headings and answers (never under 16 px), for the picture.
+  // A tile's text and frame around its picture, as the page draws them now.
+  let padX = 1.4 * rem + 6, over = 7 * rem;
+  const some = [...tiles.values()].filter((t) => t.pic.offsetHeight > 0);
+  if (some.length) {
+    padX = some[0].root.offsetWidth - some[0].pic.offsetWidth;
+    over = Math.max(...some.map((t) => t.root.offsetHeight - t.pic.offsetHeight));
+  }
+  // The tiles in order, by club (a club's ports are <club>.<port>, sorted together).
+  const groups = [];
+  for (const port of [...tiles.keys()].sort()) {
+    const t = tiles.get(port);
+    if (!groups.length || groups[groups.length - 1].club !== t.club) groups.push({ club: t.club, tiles: [] });
+    groups[groups.length - 1].tiles.push(t);
+  }
+  const n = Math.max(tiles.size, 1);
+  const least = H / 3; // no picture smaller than a third of the screen's height
+  const tileW = (cols) => (W - gap * (cols + 1)) / cols;
+  let best = null;
+  for (let cols = 1; cols <= n; cols++) {
+    const side = tileW(cols) - padX;
+    if (side < least && cols > 1) break;
+    const bands = pack(groups, cols);
+    const rows = bands.reduce((r, b) => r + b.rows, 0);
+    const heads = bands.filter((b) => b.head).length;
+    const fit = (H - header - heads * headH - gap * (rows + heads + 1)) / rows - over;
+    const s = Math.min(side, fit);
+    // A picture of a third of its tile's width at least, and of the screen's height.
+    if (s >= least && s >= tileW(cols) / 3 && (!best || s > best.s)) best = { cols, bands, s };
+  }
+  if (!best) {
+    // Not all on one screen: the page scrolls, in the most columns whose pictures
+    // are big enough, each tile no taller than the screen.
+    let cols = 1;
+    while (cols < n && tileW(cols + 1) - padX >= least) cols++;
+    const s = Math.max(least, Math.min(tileW(cols) - padX, H - header - over - 2 * gap));
+    best = { cols, bands: pack(groups, cols), s };
+  }
+  place(best.bands);
+  tilesEl.style.setProperty("--cols", best.cols);
+  tilesEl.style.setProperty("--pic", Math.floor(best.s) + "px");
+  // Many tiles: smaller headings and answers (never under 14 px), for the picture.
   tilesEl.classList.toggle("many", n > 6);
+  // The text around a picture wraps as the tiles' width says: measure again once.
+  if (++passes < 3) requestAnimationFrame(() => {
+    const now = [...tiles.values()].filter((t) => t.pic.offsetHeight > 0);
+    const o = now.length ? Math.max(...now.map((t) => t.root.offsetHeight - t.pic.offsetHeight)) : over;
+    if (Math.abs(o - over) > 2) layout();
+    else settled();
+  });
+  else settled();
 }
-window.addEventListener("resize", layout);
+
+// settled marks the layout done for the tests: the page's tiles, as laid out.
+function settled() {
+  passes = 0;
+  if (!pending) tilesEl.dataset.settled = tiles.size;
+}
+// schedule lays the page out once in the next frame, however many boards came.
+function schedule() {
+  if (pending) return;
+  pending = true;
+  delete tilesEl.dataset.settled;
+  requestAnimationFrame(layout);
+}
+
+// pack puts the clubs' tiles in bands of cols columns: a club takes as many
+// columns as it has tiles (cols at most) and starts a new band when it does not fit
+// beside the ones before. A club's page is one group without a heading.
+function pack(groups, cols) {
+  const bands = [];
+  let band = null;
+  for (const g of groups) {
+    const w = Math.min(g.tiles.length, cols);
+    if (!band || band.used + w > cols) {
+      band = { used: 0, rows: 0, head: g.club !== null, groups: [] };
+      bands.push(band);
+    }
+    band.groups.push({ g, col: band.used, w });
+    band.used += w;
+    band.rows = Math.max(band.rows, Math.ceil(g.tiles.length / w));
+  }
+  return bands;
+}
+
+// place sets each heading's and tile's grid cell from the bands.
+function place(bands) {
+  let row = 1;
+  for (const b of bands) {
+    const first = b.head ? row + 1 : row;
+    for (const { g, col, w } of b.groups) {
+      const c = g.club !== null && clubs.get(g.club);
+      if (c) {
+        c.head.style.gridRow = String(row);
+        c.head.style.gridColumn = (col + 1) + " / span " + w;
+      }
+      g.tiles.forEach((t, i) => {
+        t.root.style.gridRow = String(first + Math.floor(i / w));
+        t.root.style.gridColumn = String(col + 1 + (i % w));
+      });
+    }
+    row = first + b.rows;
+  }
+}
+window.addEventListener("resize", schedule);
 
 function setConn(up) {
   const c = document.getElementById("conn");
@@ -285,11 +368,38 @@ if (large) {
   loadHistory();
 }
 // The daemon's history not storing (a full disk): a small warning, the boards go on.
+// A delayed page says so, and by how much; on a hub, each club whose delay is its own.
+let delays = { page: 0, clubs: {} };
 async function status() {
   try {
     const r = await fetch("/api/status", { cache: "no-store" });
-    if (r.ok) document.getElementById("history-off").hidden = (await r.json()).history_ok;
+    if (!r.ok) return;
+    const st = await r.json();
+    document.getElementById("history-off").hidden = st.history_ok !== false;
+    delays = { page: seconds(st.delay_seconds), clubs: st.club_delay_seconds || {} };
+    showDelays();
   } catch (e) { /* the connection badge says it */ }
+}
+
+function seconds(v) { return typeof v === "number" && v > 0 ? v : 0; }
+
+function showDelays() {
+  const d = document.getElementById("delay");
+  const was = d.hidden + d.textContent;
+  d.hidden = delays.page === 0;
+  d.textContent = delayText(delays.page);
+  // A badge that comes or goes may wrap the header, or a club's heading: lay out again.
+  let changed = was !== d.hidden + d.textContent;
+  for (const [club, c] of clubs) {
+    const own = club in delays.clubs ? seconds(delays.clubs[club]) : null;
+    // A club whose delay differs from the page's says its own: "live" if none.
+    const before = c.delay.hidden + c.delay.textContent;
+    c.delay.hidden = own === null;
+    c.delay.textContent = own ? delayText(own) : "live";
+    c.delay.className = "delay" + (own ? " delayed" : " live");
+    changed ||= before !== c.delay.hidden + c.delay.textContent;
+  }
+  if (changed) schedule();
 }
 
 tick();

@@ -1,0 +1,25 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// embed serves /embed/<port>: one live board and no header, for another site's
+// iframe (static/embed.html); a port is <club>.<port> on a league hub's page. The
+// port need not have a board yet: the page waits for it, as the TV page does.
+func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
+	port := r.PathValue("port")
+	if !validPortKey(port) {
+		http.Error(w, fmt.Sprintf("embed: %q is no port name: want /embed/NAME (lowercase letters, digits, '-' and '_'), or /embed/CLUB.NAME on a league hub's page", port), http.StatusNotFound)
+		return
+	}
+	data, err := static.ReadFile("static/embed.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(data)
+}

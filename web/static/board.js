@@ -1,0 +1,61 @@
+// What the page's tiles and the embedded board share: a board's picture (the SVG of
+// its picture URL, inlined so that its caption becomes the page's own text), and
+// the words for a delay.
+"use strict";
+
+// pictures keeps the SVG text of the picture URLs seen: they are immutable (one per
+// revision), so a board shown again costs no request.
+const pictures = new Map();
+
+// pictureOf returns the board's SVG text: its picture URL's, fetched with the
+// browser's ordinary HTTP caching; "" when it has none (an error, a result
+// published by hand).
+async function pictureOf(b) {
+  if (!b.picture) return "";
+  let svg = pictures.get(b.picture);
+  if (svg !== undefined) return svg;
+  try {
+    const r = await fetch(b.picture);
+    svg = r.ok ? await r.text() : "";
+  } catch (e) {
+    return ""; // the next board, or the reconnection, brings it again
+  }
+  if (svg) {
+    if (pictures.size > 2000) pictures.clear();
+    pictures.set(b.picture, svg);
+  }
+  return svg;
+}
+
+// boardAlone puts svg in pic, cropped to its board (the box the SVG names in
+// data-board), and writes the picture's caption in caption as text of the page:
+// scaled into a tile, the SVG's caption would be a few pixels high.
+function boardAlone(svgText, pic, caption) {
+  pic.innerHTML = svgText;
+  const svg = pic.querySelector("svg");
+  caption.replaceChildren();
+  if (!svg) return;
+  for (const cls of ["score", "detail"]) {
+    const tx = svg.querySelector("text." + cls);
+    if (!tx) continue;
+    const s = document.createElement("span");
+    s.className = cls;
+    s.textContent = tx.textContent;
+    caption.append(s);
+    tx.remove();
+  }
+  const ground = svg.querySelector("rect.ground");
+  if (ground) ground.remove();
+  const box = svg.dataset.board;
+  if (box) svg.setAttribute("viewBox", box);
+  svg.removeAttribute("width");
+  svg.removeAttribute("height");
+}
+
+// delayText says a delay as a viewer reads it: "delayed 15 min", "delayed 1 h 30 min".
+function delayText(s) {
+  s = Math.round(s);
+  if (s < 60) return "delayed " + s + " s";
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+  return "delayed" + (h ? " " + h + " h" : "") + (m ? " " + m + " min" : "") + (r && !h ? " " + r + " s" : "");
+}

@@ -1,0 +1,291 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/browsertest"
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/web"
+)
+
+// delayedStatus stands in for a page whose delay is set: it answers /api/status
+// with the server's own fields and delay_seconds 900 (on a hub, club-02 has a delay
+// of its own, none, and club-03 one of 5 minutes), so that the page's badges are
+// drawn and checked on every screen.
+func delayedStatus(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/status" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		st := map[string]any{}
+		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+			http.Error(w, fmt.Sprintf("the server's /api/status: %v", err), http.StatusInternalServerError)
+			return
+		}
+		st["delay_seconds"] = 900
+		st["club_delay_seconds"] = map[string]int{"club-02": 0, "club-03": 300}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+}
+
+// servePage serves a fresh page over a board bucket holding boards (put straight in
+// the bucket, as the history writes them) and returns its address and the bucket.
+func servePage(t *testing.T, boards []pageBoard, wrap func(http.Handler) http.Handler) (string, jetstream.KeyValue) {
+	t.Helper()
+	ns := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	js, _ := jetstream.New(ns.Daemon())
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bus.Subjects{Prefix: bus.DefaultPrefix}.Boards()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range boards {
+		if _, err := kv.Put(ctx, b.port, boardValue(t, b.problem, b.port, uint64(i+1), b.unit, time.Now())); err != nil {
+			t.Fatalf("put %s: %v", b.port, err)
+		}
+	}
+	srv, err := web.New(ns.Tool(), bus.DefaultPrefix, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	runDone, serveDone := make(chan error, 1), make(chan error, 1)
+	go func() { runDone <- srv.Run(ctx) }()
+	go func() { serveDone <- web.Serve(ctx, ln, h) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("web server: %v", err)
+		}
+		if err := <-serveDone; err != nil {
+			t.Errorf("web serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String(), kv
+}
+
+// hubBoards makes n boards of a league hub's page (ports <club>.<port>), in clubs of
+// 1, 4, 2 and 3 boards in turn (2 boards: two clubs of one), some names long.
+func hubBoards(t *testing.T, n int) []pageBoard {
+	t.Helper()
+	kinds := boardsFor(t, 12)
+	var all []pageBoard
+	sizes := []int{1, 4, 2, 3}
+	for c := 0; len(all) < n; c++ {
+		club := fmt.Sprintf("club-%02d", c+1)
+		if c%5 == 3 {
+			club = fmt.Sprintf("club-%02d-north-london-go-and-othello-society", c+1)
+		}
+		for i := 0; i < sizes[c%len(sizes)] && len(all) < n; i++ {
+			k := kinds[len(all)%len(kinds)]
+			port := fmt.Sprintf("table-%d", i+1)
+			if i == 1 {
+				port = k.port // the long names of the club's page
+			}
+			all = append(all, pageBoard{port: club + "." + port, problem: k.problem, unit: k.unit})
+		}
+	}
+	return all
+}
+
+// screensJS lists, by computed styles and element boxes, what breaks the page on the
+// screen it is on (phone: the 390 px phone's own rule as well):
+//   - a page laid out wider or taller than the screen (drawn zoomed out);
+//   - a tile without a picture drawn;
+//   - a picture drawn (its viewBox fitted in its box) narrower or shorter than a third
+//     of the screen's height or of its tile's width, or on a phone than 80% of the
+//     screen's width;
+//   - text cut (by its box, a box whose overflow is not visible, its tile or the
+//     screen's sides), ending in an ellipsis, or under 14 px (the pictures' own text
+//     aside);
+//   - the status badge, the delay badge or the clock beyond the screen.
+//
+// It returns the problems, the page's height, its columns and its smallest picture.
+const screensJS = `((phone, vw, vh) => {
+	const bad = [];
+	// A page wider than a phone's screen is drawn zoomed out: the screen's own size
+	// is the measure, not the page's.
+	if (document.documentElement.clientWidth !== vw || innerHeight !== vh)
+		bad.push("the page is laid out " + document.documentElement.clientWidth + "x" + innerHeight + " on a " + vw + "x" + vh + " screen");
+	const box = r => Math.round(r.left) + "," + Math.round(r.top) + " " + Math.round(r.width) + "x" + Math.round(r.height);
+	const inside = (r, o) => r.left >= o.left - 1 && r.right <= o.right + 1 && r.top >= o.top - 1 && r.bottom <= o.bottom + 1;
+	const least = vh / 3;
+	let smallest = Infinity;
+	for (const t of document.querySelectorAll(".tile")) {
+		const port = t.dataset.port, tr = t.getBoundingClientRect();
+		if (tr.left < -1 || tr.right > vw + 1) bad.push(port + ": tile " + box(tr) + " beyond the screen's sides");
+		const svg = t.querySelector(".pic svg");
+		if (!svg) { bad.push(port + ": no picture"); continue; }
+		const r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+		let w = r.width, h = r.height;
+		if (vb && vb.width > 0 && vb.height > 0) {
+			const k = Math.min(r.width / vb.width, r.height / vb.height);
+			w = vb.width * k; h = vb.height * k;
+		}
+		const drawn = Math.round(w) + "x" + Math.round(h);
+		smallest = Math.min(smallest, w, h);
+		if (Math.min(w, h) < least - 0.5) bad.push(port + ": picture drawn " + drawn + ", under a third of the screen's height (" + Math.round(least) + ")");
+		if (Math.min(w, h) < tr.width / 3 - 0.5) bad.push(port + ": picture drawn " + drawn + ", under a third of its tile's width (" + Math.round(tr.width) + ")");
+		if (phone && w < 0.8 * vw - 0.5) bad.push(port + ": picture drawn " + drawn + ", under 80% of the phone's width (" + vw + ")");
+	}
+	const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	let texts = 0;
+	for (let node; (node = walk.nextNode());) {
+		const p = node.parentElement;
+		if (!node.textContent.trim() || !p || p.closest("svg") || p.closest("[hidden]") || p.getClientRects().length === 0) continue;
+		texts++;
+		const where = (p.closest("[data-port]") ? p.closest("[data-port]").dataset.port + ": " : "") + p.tagName.toLowerCase() + "." + (p.getAttribute("class") || p.id) + " " + JSON.stringify(node.textContent.slice(0, 30));
+		const cs = getComputedStyle(p);
+		if (parseFloat(cs.fontSize) < 14 - 0.05) bad.push(where + " at " + cs.fontSize);
+		if (cs.display !== "inline" && p.scrollWidth > p.clientWidth + 1) bad.push(where + " cut: " + p.scrollWidth + " px in " + p.clientWidth);
+		if (cs.textOverflow === "ellipsis") bad.push(where + " ends in an ellipsis");
+		const range = document.createRange();
+		range.selectNodeContents(node);
+		const tile = p.closest(".tile");
+		for (const r of range.getClientRects()) {
+			if (r.width === 0) continue;
+			if (r.left < -1 || r.right > vw + 1) bad.push(where + " " + box(r) + " beyond the screen's sides");
+			if (tile && !inside(r, tile.getBoundingClientRect())) bad.push(where + " " + box(r) + " out of its tile " + box(tile.getBoundingClientRect()));
+			for (let a = p; a && a !== document.body; a = a.parentElement) {
+				const s = getComputedStyle(a);
+				if (s.overflowX === "visible" && s.overflowY === "visible") continue;
+				if (!inside(r, a.getBoundingClientRect())) bad.push(where + " " + box(r) + " cut by " + a.tagName.toLowerCase() + "." + a.className + " (overflow " + s.overflow + ")");
+			}
+		}
+	}
+	if (texts === 0) bad.push("no text on the page");
+	const screen = {left: 0, top: 0, right: vw, bottom: vh};
+	for (const id of ["conn", "delay", "clock", "history-off"]) {
+		const e = document.getElementById(id);
+		if (!e) { bad.push("no #" + id); continue; }
+		if (id === "history-off" && e.hidden) continue;
+		const r = e.getBoundingClientRect();
+		if (e.hidden || r.width === 0) bad.push("#" + id + " not shown");
+		else if (!inside(r, screen)) bad.push("#" + id + " " + box(r) + " beyond the screen " + vw + "x" + vh);
+	}
+	return {bad, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
+		cols: +getComputedStyle(document.getElementById("tiles")).getPropertyValue("--cols")};
+})`
+
+// TestPageOnEveryScreen: the club's page with 1, 4 and 12 boards and a league hub's
+// with 2, 20 and 200 (clubs of 1 to 4 boards), on a phone (390x844), a tablet
+// (768x1024) and a 1080p TV, as screensJS checks them; with few boards the TV
+// page is on one screen, and a delayed page's badges are there. The pictures are
+// never shrunk to fit: where they cannot all be on one screen, the page scrolls.
+// SCOREBOARD_SCREENSHOTS=$PWD/docs writes docs/page-phone.png, page-tablet.png,
+// page-4.png, page-12.png, page-hub-phone.png and page-hub-tv.png.
+func TestPageOnEveryScreen(t *testing.T) {
+	b := browsertest.New(t)
+	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	type screen struct {
+		name          string
+		width, height int
+		phone         bool
+	}
+	screens := []screen{{"phone", 390, 844, true}, {"tablet", 768, 1024, false}, {"tv", 1920, 1080, false}}
+	pages := []struct {
+		name   string
+		boards []pageBoard
+		// fits: on the TV, every tile on one screen.
+		fits  bool
+		shots map[string]string
+	}{
+		{"club page, 1 board", boardsFor(t, 1), true, nil},
+		{"club page, 4 boards", boardsFor(t, 4), true, map[string]string{"phone": "page-phone.png", "tablet": "page-tablet.png", "tv": "page-4.png"}},
+		{"club page, 12 boards", boardsFor(t, 12), false, map[string]string{"tv": "page-12.png"}},
+		{"hub page, 2 boards", hubBoards(t, 2), true, nil},
+		{"hub page, 20 boards", hubBoards(t, 20), false, map[string]string{"phone": "page-hub-phone.png", "tv": "page-hub-tv.png"}},
+		{"hub page, 200 boards", hubBoards(t, 200), false, nil},
+	}
+	start := time.Now()
+	loads := 0
+	for _, pg := range pages {
+		base, _ := servePage(t, pg.boards, delayedStatus)
+		for _, sc := range screens {
+			what := fmt.Sprintf("%s at %dx%d", pg.name, sc.width, sc.height)
+			b.Viewport(t, sc.width, sc.height, sc.phone)
+			b.Do(t, 30*time.Second, chromedp.Navigate(base+"/"))
+			loads++
+			waitLaidOut(t, b, len(pg.boards))
+			got := browsertest.Eval[struct {
+				Bad      []string `json:"bad"`
+				Height   int      `json:"height"`
+				Smallest int      `json:"smallest"`
+				Cols     int      `json:"cols"`
+			}](t, b, fmt.Sprintf("%s(%v, %d, %d)", screensJS, sc.phone, sc.width, sc.height))
+			if len(got.Bad) > 0 {
+				t.Errorf("%s: %d problems:", what, len(got.Bad))
+				for i, s := range got.Bad {
+					if i == 20 {
+						t.Errorf("  and %d more", len(got.Bad)-i)
+						break
+					}
+					t.Errorf("  %s", s)
+				}
+			}
+			t.Logf("%s: %d columns, smallest picture %d px, page %d px high", what, got.Cols, got.Smallest, got.Height)
+			// The delays: the page's in the header, and a club's own in its heading.
+			delays := browsertest.Eval[[]string](t, b, `[document.getElementById("delay").textContent,
+				...[...document.querySelectorAll("h2.club .delay:not([hidden])")].map(e => e.closest("h2").dataset.club + ": " + e.textContent)]`)
+			want := []string{"delayed 15 min"}
+			if strings.HasPrefix(pg.name, "hub") {
+				want = append(want, "club-02: live")
+				if len(pg.boards) > 2 {
+					want = append(want, "club-03: delayed 5 min")
+				}
+			}
+			if fmt.Sprint(delays) != fmt.Sprint(want) {
+				t.Errorf("%s: the delays say %q, want %q", what, delays, want)
+			}
+			if sc.name == "tv" && pg.fits && got.Height > sc.height+1 {
+				t.Errorf("%s: the page scrolls (%d px high), want every tile on the screen", what, got.Height)
+			}
+			if name := pg.shots[sc.name]; name != "" {
+				b.Screenshot(t, filepath.Join(shots, name))
+			}
+		}
+	}
+	t.Logf("%d page loads in %v", loads, time.Since(start).Round(time.Millisecond))
+}
+
+// waitLaidOut waits until the page shows n tiles, each with its unit and picture, in
+// a layout that has settled, and its delay badge.
+func waitLaidOut(t *testing.T, b *browsertest.Browser, n int) {
+	t.Helper()
+	bustest.Wait(t, fmt.Sprintf("%d tiles laid out and the delay badge", n), func() (bool, string) {
+		got := browsertest.Eval[[]string](t, b, `[String(document.querySelectorAll(".tile[data-seq]").length),
+			document.getElementById("tiles").dataset.settled || "", document.getElementById("delay").textContent]`)
+		return got[0] == fmt.Sprint(n) && got[1] == fmt.Sprint(n) && strings.HasPrefix(got[2], "delayed"),
+			fmt.Sprintf("%s tiles with their unit, laid out for %q, delay badge %q", got[0], got[1], got[2])
+	})
+}
