@@ -182,8 +182,9 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		at := time.Now()
 		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, units["replay"][0], at))
 		if err == nil {
-			v := b.ReadTile(t, "hall")
-			if v.Seq == seq {
+			// Any unit put since the restart: its picture is fetched after its
+			// event, so the tile may show the one before the last put.
+			if v := b.ReadTile(t, "hall"); v.Seq >= 100 {
 				break
 			}
 		}
