@@ -462,3 +462,82 @@ func checkEvents(t *testing.T, seen []seenBoard, port string, units []*heldUnit)
 		t.Errorf("the event stream gave port %s's units %v; want %v: each once, in order", port, got, want)
 	}
 }
+
+// TestDelayRewatch: a page started after a unit is old enough shows it at once
+// (while a younger one of another port is still held), and when its watch starts
+// again (the server restarted: the watch replays every value) it shows nothing
+// twice and nothing older: each port's units once, in order.
+func TestDelayRewatch(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx := context.Background()
+	put := func(port string, seq uint64) jetstream.KeyValueEntry {
+		t.Helper()
+		js, err := jetstream.New(b.Daemon())
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 16 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit, _ := faulttest.GoscoreBoard(int(seq))
+		rev, err := kv.Put(ctx, port, boardValue(t, "goscore", port, seq, []byte(unit), time.Now()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		en, err := kv.GetRevision(ctx, port, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return en
+	}
+	old := put("hall", 1)
+	bustest.Wait(t, "hall's unit 1 older than the delay", func() (bool, string) {
+		return time.Since(old.Created()) > testDelay, fmt.Sprintf("%v old", time.Since(old.Created()))
+	})
+	held := put("den", 1)
+	base := servePage(t, b.Tool(), bus.DefaultPrefix, web.NewDelays(testDelay, nil))
+	events := followEvents(t, base)
+	// At once: some answer shows hall's unit while den's is still held.
+	var early, late int
+	bustest.Wait(t, "hall's old unit on the new page", func() (bool, string) {
+		e := &delayEnv{base: base}
+		hall, den := e.apiBoard(t, "hall"), e.apiBoard(t, "den")
+		if time.Now().Before(held.Created().Add(testDelay)) {
+			if den.Seq != 0 {
+				t.Fatalf("den's unit 1 shown %v before its time", time.Until(held.Created().Add(testDelay)))
+			}
+			if hall.Seq == 1 {
+				early++
+			}
+		} else if hall.Seq == 1 {
+			late++
+		}
+		return early > 0 || late > 0, ""
+	})
+	if early == 0 {
+		t.Fatalf("hall's unit, old enough when the page started, was first shown after den's came of age (%d answers): held as if new", late)
+	}
+	// The server restarts: the page's watch starts again and replays both ports.
+	b.Restart()
+	last := put("den", 2)
+	bustest.Wait(t, "den's unit 2 on the event stream", func() (bool, string) {
+		n := 0
+		for _, s := range events() {
+			if s.Port == "den" && s.Seq == 2 {
+				n++
+			}
+		}
+		return n > 0, fmt.Sprintf("events %v", events())
+	})
+	var got []string
+	for _, s := range events() {
+		got = append(got, fmt.Sprintf("%s %d", s.Port, s.Seq))
+		if s.Port == "den" && s.Seq == 2 && s.At.Before(last.Created().Add(testDelay)) {
+			t.Errorf("den's unit 2 on the event stream %v before its time", last.Created().Add(testDelay).Sub(s.At))
+		}
+	}
+	if strings.Join(got, ", ") != "hall 1, den 1, den 2" {
+		t.Fatalf("the event stream gave %q; want each unit once, in order: hall 1, den 1, den 2", strings.Join(got, ", "))
+	}
+}
