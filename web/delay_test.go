@@ -349,6 +349,7 @@ func (e *delayEnv) endpoints(port string) []endpoint {
 // request is a leak when its answer came before the unit's store time plus the
 // delay; the test counts the requests made while each unit was held.
 func TestDelayHoldsEveryEndpoint(t *testing.T) {
+	t.Parallel() // its time is the delay's: it waits beside the other
 	e := startDelayEnv(t, web.NewDelays(testDelay, nil))
 	var status struct {
 		Delay float64            `json:"delay_seconds"`
@@ -468,6 +469,7 @@ func checkEvents(t *testing.T, seen []seenBoard, port string, units []*heldUnit)
 // again (the server restarted: the watch replays every value) it shows nothing
 // twice and nothing older: each port's units once, in order.
 func TestDelayRewatch(t *testing.T) {
+	t.Parallel() // its time is the delay's: it waits beside the other
 	b := bustest.Start(t, bustest.Options{JetStream: true})
 	ctx := context.Background()
 	put := func(port string, seq uint64) jetstream.KeyValueEntry {
