@@ -467,7 +467,8 @@ func checkEvents(t *testing.T, seen []seenBoard, port string, units []*heldUnit)
 // TestDelayRewatch: a page started after a unit is old enough shows it at once
 // (while a younger one of another port is still held), and when its watch starts
 // again (the server restarted: the watch replays every value) it shows nothing
-// twice and nothing older: each port's units once, in order.
+// twice and nothing older: each port's units once, in order. A delete is held
+// as a value is.
 func TestDelayRewatch(t *testing.T) {
 	t.Parallel() // its time is the delay's: it waits beside the other
 	b := bustest.Start(t, bustest.Options{JetStream: true})
@@ -523,6 +524,8 @@ func TestDelayRewatch(t *testing.T) {
 	// The server restarts: the page's watch starts again and replays both ports.
 	b.Restart()
 	last := put("den", 2)
+	// The replay came before den's unit 2 (the watch's values first): once that
+	// is out, a duplicate would be there.
 	bustest.Wait(t, "den's unit 2 on the event stream", func() (bool, string) {
 		n := 0
 		for _, s := range events() {
@@ -541,5 +544,34 @@ func TestDelayRewatch(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != "hall 1, den 1, den 2" {
 		t.Fatalf("the event stream gave %q; want each unit once, in order: hall 1, den 1, den 2", strings.Join(got, ", "))
+	}
+
+	// A deleted port goes by the delay too: its tile stays until the delete was
+	// stored (after deleted) the delay ago.
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if err := kv.Delete(ctx, "hall"); err != nil {
+		t.Fatal(err)
+	}
+	page, shown := &delayEnv{base: base}, 0
+	bustest.Wait(t, "hall's tile gone", func() (bool, string) {
+		seq := page.apiBoard(t, "hall").Seq
+		if time.Now().Before(deleted.Add(testDelay)) {
+			if seq == 0 {
+				t.Fatalf("hall's tile gone %v before its delete's time", time.Until(deleted.Add(testDelay)))
+			}
+			shown++
+		}
+		return seq == 0, fmt.Sprintf("hall shows unit %d", seq)
+	})
+	if shown == 0 {
+		t.Fatalf("/api/boards was never asked while hall's delete was held: a stall longer than %v", testDelay)
 	}
 }
