@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,5 +86,46 @@ func TestRunPageDelayed(t *testing.T) {
 	})
 	if held == 0 {
 		t.Fatalf("/api/boards was never asked while desk's unit was held: a stall longer than %v", delay)
+	}
+}
+
+// TestHubPageDelaySIGHUP: a real 'scoreboard hub' takes league.http_delay and the
+// [[club]] tables' delay, and /api/status says them; a SIGHUP with the clubs'
+// delays changed is on the page at once, without a restart.
+func TestHubPageDelaySIGHUP(t *testing.T) {
+	root := t.TempDir()
+	httpPort := proctest.FreePort(t)
+	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nhttp_delay = \"10m\"\nstate_dir = %q\n",
+		proctest.FreePort(t), proctest.FreePort(t), httpPort, filepath.Join(root, "hub"))
+	path := filepath.Join(root, "hub.toml")
+	write := func(clubs string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(head+clubs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[[club]]\nname = \"north\"\ntoken = \"tn\"\ndelay = \"0s\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\n")
+	hub := proctest.Start(t, proctest.Scoreboard(t), "hub", "--config", path, "--log-format", "json")
+	hub.WaitOutput("league hub running", 30*time.Second)
+	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	type status struct {
+		Delay float64            `json:"delay_seconds"`
+		Clubs map[string]float64 `json:"club_delay_seconds"`
+	}
+	var st status
+	getJSON(t, page+"/api/status", &st)
+	if st.Delay != 600 || fmt.Sprint(st.Clubs) != "map[north:0]" {
+		t.Fatalf("/api/status: %+v; want delay_seconds 600 and north's 0 alone", st)
+	}
+	write("[[club]]\nname = \"north\"\ntoken = \"tn\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\ndelay = \"1m\"\n")
+	if err := hub.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	st = status{}
+	getJSON(t, page+"/api/status", &st)
+	if st.Delay != 600 || fmt.Sprint(st.Clubs) != "map[south:60]" {
+		t.Fatalf("/api/status after the SIGHUP: %+v; want delay_seconds 600 and south's 60 alone", st)
 	}
 }
