@@ -27,7 +27,8 @@ func CheckDelay(d time.Duration) error {
 
 // Delays is how long the page holds a unit back before anyone may see it: the
 // page's own delay, and on a league hub's page a club's own, by its name (the
-// first token of a port key <club>.<port>). A nil *Delays is a live page.
+// first token of a port key <club>.<port>). A nil *Delays is a live page. One
+// Delays serves one page (its changes wake that page's delay stage).
 type Delays struct {
 	page  time.Duration
 	clubs atomic.Pointer[map[string]time.Duration]
