@@ -336,6 +336,9 @@ func (d *Daemon) start(ctx context.Context) error {
 				if err == nil && keeper != nil {
 					s.WithHistoryStatus(keeper.OK)
 				}
+				if err == nil && c.HTTP.Delay > 0 {
+					s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
+				}
 				return s, err
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")

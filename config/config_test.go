@@ -309,6 +309,8 @@ func TestConfigBadFiles(t *testing.T) {
 			`[[port]] 1 ("lobby") error_line`, 0, "want true or false"},
 		{"table for a key", "nats = 'nats://x'\n", "nats", 0, "want a table [nats]"},
 		{"bad history age", "[history]\nmax_age = 'a while'\n", "history.max_age", 0, `"a while": want a positive duration such as 90d`},
+		{"delay beyond a day", "[http]\ndelay = '48h'\n", "http.delay", 0, "48h0m0s: want 0 (live) to 24h0m0s"},
+		{"negative delay", "[http]\ndelay = '-1s'\n", "http.delay", 0, "-1s: want 0 (live)"},
 		{"bad history size", "[history]\nmax_bytes = 'big'\n", "history.max_bytes", 0, `"big": want a positive size such as 1GiB`},
 		{"history size as a number", "[history]\nmax_bytes = 1024\n", "history.max_bytes", 0, "want a string, got the integer 1024"},
 		{"history replicas", "[history]\nreplicas = 0\n", "history.replicas", 0, "0: want 1 to 5"},
@@ -345,7 +347,7 @@ func TestConfigBadFiles(t *testing.T) {
 		{"bad level", "[log]\nlevel = 'loud'\n", "log.level", 0, `log level "loud"`},
 		{"bad format", "[log]\nformat = 'xml'\n", "log.format", 0, `log format "xml"`},
 		{"bad http listen", "[http]\nlisten = 'tv'\n", "http.listen", 0, `"tv": want HOST:PORT`},
-		{"unknown key in http", "[http]\nport = 8080\n", "http.port", 0, "unknown key (known in [http]: listen)"},
+		{"unknown key in http", "[http]\nport = 8080\n", "http.port", 0, "unknown key (known in [http]: listen, delay)"},
 		// TOML's own errors come with their line.
 		{"syntax", "[nats]\nurl = 'nats://x:4222'\nlisten = \n", "", 3, "expected value but found '\\n' instead (after key nats.listen)"},
 		{"bad table", "[log]\nlevel = 'info'\n[nats x]\n", "", 3, "expected"},

@@ -54,6 +54,9 @@ token = "change-me-south"
 # Its share of the hub's store, if not club_max_bytes and club_max_age above:
 # max_bytes = "2GiB"
 # max_age = "30d"
+# Its broadcast delay on the league page, if not http_delay above (SIGHUP applies
+# a change at once):
+# delay = "15m"
 `)
 	return b.Bytes()
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/web"
 )
 
 // Setting is one setting, declared once: the rest of its life (flag, environment
@@ -79,7 +80,11 @@ type Config struct {
 		Sync     string
 		Replicas int
 	}
-	HTTP struct{ Listen string }
+	HTTP struct {
+		Listen string
+		// Delay holds every unit back from the page (web.Delays).
+		Delay time.Duration
+	}
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
 	Hub struct{ URL, Club, Token, SeedFile, TLSCA, TLSCert, TLSKey string }
 	// League is a league hub's own listeners and store: scoreboard hub's [league].
@@ -88,6 +93,7 @@ type Config struct {
 		LeafTLSCert, LeafTLSKey            string
 		LeafTLSClientCA                    string
 		HTTPTLSCert, HTTPTLSKey            string
+		HTTPDelay                          time.Duration
 		Replicas                           int
 		// ClubMaxBytes and ClubMaxAge are each club's share of the hub's store,
 		// unless its [[club]] table says (league.WithDefaults).
@@ -307,6 +313,14 @@ var settings = []*Setting{
 			"password; /metrics shows the same counts.",
 		also: "0.0.0.0:8080", alsoNote: "the TV can reach it",
 		check: checkHTTP},
+	{key: "http.delay", group: GroupWeb, def: time.Duration(0), example: 15 * time.Minute,
+		help:   "hold every unit back from the page (its API, events, pictures, game records, history) for this `duration` (15m), against cheating; 0: live",
+		global: func(c *Config) any { return &c.HTTP.Delay },
+		doc: "A tournament's broadcast delay, against cheating: a unit is on the page, in its\n" +
+			"/api, its events, its pictures and game records, and its history only once it was\n" +
+			"stored this long ago (docs/page.md, \"A delayed broadcast\"). 0 is live. The bus,\n" +
+			"watch, history and the tools stay live, for the arbiters. At most 24h.",
+		check: checkDelay},
 
 	// [hub]: a club's link to a league hub (docs/league.md).
 	{key: "hub.url", group: GroupLeague, def: "", example: "nats-leaf://hub.example.org:7422", alias: "hub",
@@ -393,6 +407,14 @@ var settings = []*Setting{
 	{key: "league.http_tls_key", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.key", hub: true,
 		help:   "the league page's TLS key `file` (PEM); with league.http_tls_cert",
 		global: func(c *Config) any { return &c.League.HTTPTLSKey }},
+	{key: "league.http_delay", group: GroupLeague, def: time.Duration(0), example: 15 * time.Minute, hub: true,
+		help:   "hold every club's units back from the league page for this `duration` (15m), against cheating; 0: live; a [[club]]'s delay overrides it",
+		global: func(c *Config) any { return &c.League.HTTPDelay },
+		doc: "A broadcast delay on the league page, against cheating (docs/page.md, \"A delayed\n" +
+			"broadcast\"): a unit is on the page, its API, events, pictures and history only once\n" +
+			"the hub stored it this long ago. 0 is live. A [[club]] table's delay overrides it for\n" +
+			"that club. The hub's tools (history, watch --club) stay live. At most 24h.",
+		check: checkDelay},
 	{key: "league.replicas", group: GroupLeague, def: 1, hub: true,
 		help:   "with nats.url, copies of LEAGUE and LEAGUE_BOARDS on the hub's NATS cluster (`N`, 1 to 5)",
 		global: func(c *Config) any { return &c.League.Replicas },
@@ -662,6 +684,9 @@ func checkListen(v any) string {
 	}
 	return ""
 }
+
+// checkDelay checks a page's delay: 0 (live) to web.MaxDelay.
+func checkDelay(v any) string { return errMsg(web.CheckDelay(v.(time.Duration))) }
 
 // positive checks a duration.
 func positive(v any) string {

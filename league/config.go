@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/nats-io/nkeys"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/web"
 )
 
 // Club is a club the hub takes in: its name (its JetStream domain, its user at the
@@ -35,6 +37,9 @@ type Club struct {
 	// DefaultClubMaxAge.
 	MaxBytes string `toml:"max_bytes"`
 	MaxAge   string `toml:"max_age"`
+	// Delay holds the club's units back from the league page: "15m"; empty: the
+	// hub's league.http_delay (ClubDelays).
+	Delay string `toml:"delay"`
 }
 
 // Config is what this package reads of the hub's configuration file: one [[club]]
@@ -58,7 +63,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 	var errs []error
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "club" {
-			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, nkey or token, prefix, max_bytes and max_age)", file, k.String()))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (a [[club]] table has name, nkey or token, prefix, max_bytes, max_age and delay)", file, k.String()))
 		}
 	}
 	if err := CheckClubs(c.Clubs); err != nil {
@@ -107,8 +112,41 @@ func CheckClubs(clubs []Club) error {
 			errs = append(errs, fmt.Errorf("%s prefix %q: want dot-separated tokens of lowercase letters, digits, '-' and '_'", where, c.Prefix))
 		}
 		errs = append(errs, c.checkShare(where, streams))
+		if _, err := c.delay(); err != nil {
+			errs = append(errs, fmt.Errorf("%s %w", where, err))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// delay is the club's own delay on the league page; 0 when it has none.
+func (c Club) delay() (time.Duration, error) {
+	if c.Delay == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.Delay)
+	if err == nil {
+		err = web.CheckDelay(d)
+	} else {
+		err = fmt.Errorf("%q: want a duration such as 15m or 90s", c.Delay)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("delay %w", err)
+	}
+	return d, nil
+}
+
+// ClubDelays is the delay of each club that has its own ([[club]] delay), for
+// the league page (web.Delays); the others have the hub's league.http_delay. The
+// clubs are checked (CheckClubs).
+func ClubDelays(clubs []Club) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, c := range clubs {
+		if d, err := c.delay(); err == nil && c.Delay != "" {
+			out[c.Name] = d
+		}
+	}
+	return out
 }
 
 func (c Club) prefix() string {

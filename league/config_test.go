@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goclub/scoreboard/league"
 )
@@ -21,6 +22,7 @@ token = "other"
 prefix = "club.south"
 max_bytes = "512MiB"
 max_age = "30d"
+delay = "15m"
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,10 @@ max_age = "30d"
 	if d[0].MaxBytes != "2GiB" || d[0].MaxAge != "7d" || d[1].MaxBytes != "512MiB" || d[1].MaxAge != "30d" {
 		t.Fatalf("with the hub's defaults: %+v", d)
 	}
+	// A club's own delay on the league page; the others have the hub's.
+	if got := league.ClubDelays(c.Clubs); len(got) != 1 || got["south"] != 15*time.Minute {
+		t.Fatalf("the clubs' own delays: %v, want south's 15m alone", got)
+	}
 	for _, bad := range []struct{ file, want string }{
 		{"[[club]]\nname = \"North\"\ntoken = \"t\"", `[[club]] 1 ("North") name: want lowercase`},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\n[[club]]\nname = \"a\"\ntoken = \"u\"", `[[club]] 2 ("a") name: a second club`},
@@ -46,6 +52,8 @@ max_age = "30d"
 		{"[league\n", "hub.toml: toml:"},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\nmax_bytes = \"lots\"", `[[club]] 1 ("a") max_bytes "lots": want a positive size`},
 		{"[[club]]\nname = \"a\"\ntoken = \"t\"\nmax_age = \"0d\"", `[[club]] 1 ("a") max_age "0d": want a positive duration`},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\ndelay = \"soon\"", `[[club]] 1 ("a") delay "soon": want a duration such as 15m`},
+		{"[[club]]\nname = \"a\"\ntoken = \"t\"\ndelay = \"25h\"", `[[club]] 1 ("a") delay 25h0m0s: want 0 (live) to 24h0m0s`},
 		{"[[club]]\nname = \"a-b\"\ntoken = \"t\"\n[[club]]\nname = \"a_b\"\ntoken = \"u\"", `[[club]] 2 ("a_b") name: its stream LEAGUE_A_B would be club "a-b"'s too`},
 	} {
 		_, err := league.ParseConfig("hub.toml", []byte(bad.file))

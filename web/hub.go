@@ -31,10 +31,10 @@ type Board struct {
 	// Revision is the KV revision the board came with; 0 for a port known only by
 	// its state.
 	Revision uint64 `json:"revision"`
-	// Picture is /pictures/<port>/<revision>.svg; empty when the unit has none (an
+	// Picture is /pictures/<port>/<revision>-<hash>.svg; empty when the unit has none (an
 	// error, or a result published by hand, kept without its unit).
 	Picture string `json:"picture,omitempty"`
-	// SGF is /pictures/<port>/<revision>.sgf, for the problems that have a game
+	// SGF is /pictures/<port>/<revision>-<hash>.sgf, for the problems that have a game
 	// record.
 	SGF string `json:"sgf,omitempty"`
 	// State is the port's device state, when the daemon has told it.
@@ -175,11 +175,12 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			b.State = s.board.State
 		}
 		if b.unit != nil && b.Error == "" && b.Revision != 0 {
-			b.Picture = fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision)
+			name := pictureName(b.Problem, b.unit, b.Revision)
+			b.Picture = "/pictures/" + b.Port + "/" + name + ".svg"
 			if render.HasSGF(b.Problem) {
-				b.SGF = fmt.Sprintf("/pictures/%s/%d.sgf", b.Port, b.Revision)
+				b.SGF = "/pictures/" + b.Port + "/" + name + ".sgf"
 			}
-			s.pictures = append(s.pictures, &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, unit: b.unit})
+			s.pictures = append(s.pictures, &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, name: name, unit: b.unit})
 			if len(s.pictures) > keptPictures {
 				s.pictures = slices.Delete(s.pictures, 0, len(s.pictures)-keptPictures)
 			}
@@ -251,14 +252,14 @@ func (h *hub) board(ctx context.Context, port string) *Board {
 	return b
 }
 
-// picture returns the picture of a port's unit of that revision, if the hub still
+// picture returns the picture of a port's unit of that name, if the hub still
 // holds it.
-func (h *hub) picture(ctx context.Context, port string, revision uint64) *picture {
+func (h *hub) picture(ctx context.Context, port, name string) *picture {
 	var p *picture
 	h.call(ctx, func() {
 		if s := h.ports[port]; s != nil {
 			for _, q := range s.pictures {
-				if q.revision == revision {
+				if q.name == name {
 					p = q
 				}
 			}

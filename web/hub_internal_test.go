@@ -185,13 +185,14 @@ func TestHubEncodesOnceDrawsOnce(t *testing.T) {
 	// Its earlier units (the last keptPictures) still answer; older ones are gone.
 	for rev := uint64(1); rev <= changes; rev++ {
 		port := []string{"a", "b"}[(rev-1)%2]
-		resp, err := http.Get(fmt.Sprintf("%s/pictures/%s/%d.svg", ts.URL, port, rev))
+		name := pictureName("goscore", units[(rev-1)%uint64(len(units))], rev)
+		resp, err := http.Get(fmt.Sprintf("%s/pictures/%s/%s.svg", ts.URL, port, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		if held := rev > changes-2*keptPictures; (resp.StatusCode == 200) != held {
-			t.Errorf("/pictures/%s/%d.svg: %d, want held %v (each port keeps its last %d)", port, rev, resp.StatusCode, held, keptPictures)
+			t.Errorf("/pictures/%s/%s.svg: %d, want held %v (each port keeps its last %d)", port, name, resp.StatusCode, held, keptPictures)
 		}
 	}
 }

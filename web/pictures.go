@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 type picture struct {
 	port, problem string
 	seq, revision uint64
+	name          string // pictureName's
 	unit          []byte
 
 	svgOnce, sgfOnce sync.Once
@@ -51,21 +53,33 @@ func (p *picture) SGF() ([]byte, error) {
 // proxy in front of the page, serves it for a year without asking again.
 const immutable = "public, max-age=31536000, immutable"
 
-// pictureFile serves /pictures/<port>/<revision>.svg and .sgf: a board's unit,
-// cacheable for good. A revision the hub no longer holds (the port's latest few)
-// is not found, and that answer is not cached: the page reads the newer board's
+// pictureName names a unit's picture and game record: the bucket's revision of its
+// board and a hash of what is drawn. The revision alone is not enough for an
+// address cached for a year: a history started again from an empty state directory
+// (or another club's hub) numbers its revisions from 1 again, and a browser or proxy
+// would show the old picture under the new board.
+func pictureName(problem string, unit []byte, revision uint64) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(problem))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(unit)
+	return strconv.FormatUint(revision, 10) + "-" + strconv.FormatUint(h.Sum64(), 36)
+}
+
+// pictureFile serves /pictures/<port>/<name>.svg and .sgf: a board's unit,
+// cacheable for good. A unit the hub no longer holds (the port's latest few) is
+// not found, and that answer is not cached: the page reads the newer board's
 // address from its events.
 func (s *Server) pictureFile(w http.ResponseWriter, r *http.Request) {
 	port, file := r.PathValue("port"), r.PathValue("file")
-	num, ext, _ := strings.Cut(file, ".")
-	rev, err := strconv.ParseUint(num, 10, 64)
-	if !validPortKey(port) || err != nil || rev == 0 || (ext != "svg" && ext != "sgf") {
-		notFound(w, "want /pictures/<port>/<revision>.svg or .sgf, as a board's picture and sgf fields give them")
+	name, ext, _ := strings.Cut(file, ".")
+	if !validPortKey(port) || name == "" || (ext != "svg" && ext != "sgf") {
+		notFound(w, "want /pictures/<port>/<name>.svg or .sgf, as a board's picture and sgf fields give them")
 		return
 	}
-	p := s.hub.picture(r.Context(), port, rev)
+	p := s.hub.picture(r.Context(), port, name)
 	if p == nil {
-		notFound(w, fmt.Sprintf("port %q has no unit of revision %d now: /api/boards gives each port's latest", port, rev))
+		notFound(w, fmt.Sprintf("port %q has no unit %s now: /api/boards gives each port's latest", port, name))
 		return
 	}
 	s.servePicture(w, r, p, ext, immutable)
@@ -89,7 +103,7 @@ func (s *Server) servePicture(w http.ResponseWriter, r *http.Request, p *picture
 		notFound(w, fmt.Sprintf("port %q unit %d (%s): %v", p.port, p.seq, p.problem, err))
 		return
 	}
-	serveCached(w, r, fmt.Sprintf(`W/"%d"`, p.revision), cacheControl, ctype, name, data)
+	serveCached(w, r, `W/"`+p.name+`"`, cacheControl, ctype, name, data)
 }
 
 // serveCached writes data with an ETag and a Cache-Control; a request that has

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,6 +53,9 @@ type Server struct {
 	writeTimeout time.Duration
 	// streams counts the event streams being served.
 	streams atomic.Int64
+	// delays hold every unit back from the page (delay.go); nil: live.
+	delays *Delays
+	held   *delayStage
 }
 
 // WithHistoryStatus has the page show whether the history is storing, as ok says
@@ -59,11 +63,14 @@ type Server struct {
 func (s *Server) WithHistoryStatus(ok func() bool) { s.historyOK = ok }
 
 // apiStatus serves /api/status: {"history_ok": bool}, true when nothing says
-// otherwise.
+// otherwise; the page's delay in seconds (0: live), and on a league hub's page
+// the clubs whose delay is another.
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, struct {
-		HistoryOK bool `json:"history_ok"`
-	}{s.historyOK == nil || s.historyOK()})
+		HistoryOK  bool               `json:"history_ok"`
+		Delay      float64            `json:"delay_seconds"`
+		ClubDelays map[string]float64 `json:"club_delay_seconds,omitempty"`
+	}{s.historyOK == nil || s.historyOK(), s.delays.Page().Seconds(), s.delays.differing()})
 }
 
 // New returns a server reading the bus under prefix through nc. Run must run for the
@@ -181,17 +188,8 @@ func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error 
 			if e == nil {
 				continue // every value so far was delivered
 			}
-			if e.Operation() != jetstream.KeyValuePut {
-				s.hub.remove(ctx, e.Key())
-				continue
-			}
-			b, err := decodeBoard(e.Key(), e.Value())
-			if err != nil {
-				s.log.Warn().Err(err).Str("port", e.Key()).Uint64("revision", e.Revision()).Msg("board value skipped")
-				continue
-			}
-			b.Revision = e.Revision()
-			s.hub.put(ctx, b)
+			// A put or a delete, through the delay stage (delay.go) to the hub.
+			s.board(ctx, e)
 		case <-back:
 			return errors.New("the connection reconnected")
 		}
@@ -276,8 +274,8 @@ func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 	// a client asks again each time (no-cache) and gets 304 while it is the same.
 	b := s.hub.board(r.Context(), port)
 	var p *picture
-	if b != nil {
-		p = s.hub.picture(r.Context(), port, b.Revision)
+	if b != nil && b.Picture != "" {
+		p = s.hub.picture(r.Context(), port, strings.TrimSuffix(path.Base(b.Picture), ".svg"))
 	}
 	if p == nil {
 		msg := fmt.Sprintf("no board for port %q yet", port)
@@ -326,6 +324,16 @@ func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg, err := stream.GetMsg(ctx, seq)
+	if err == nil && s.delays != nil {
+		// Newer than the delay: as if it were not there (never "not yet").
+		if until, delayed := s.streamCutoff(subj.Prefix); delayed && msg.Time.After(until) {
+			err = jetstream.ErrMsgNotFound
+		}
+	}
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		http.Error(w, fmt.Sprintf("history message %d: not in the history (each unit's number is in /api/history)", seq), http.StatusNotFound)
+		return
+	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
 		return
@@ -382,7 +390,8 @@ const (
 )
 
 // apiHistory lists a port's kept units, newest last: /api/history?port=P, with
-// limit=N (default 50, at most 1000) and since=DURATION (default 24h).
+// limit=N (default 50, at most 1000) and since=DURATION (default 24h, back from
+// the page's delay).
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
@@ -417,9 +426,19 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	items := []HistoryItem{}
-	hq.Since, hq.Last = time.Now().Add(-since), limit
+	// Delayed, only units stored before the cutoff, the window reaching back from it.
+	until, delayed := s.cutoff(port)
+	hq.Since, hq.Last = until.Add(-since), limit
+	if delayed {
+		hq.Until = until
+	}
 	err := history.Read(ctx, s.js, prefix, hq,
 		func(e *history.Entry) error {
+			// Until bounds the units (their dumps' store time); a result stored after
+			// it is not shown with its unit either (its time is the club's on a hub).
+			if delayed && e.Time.After(until) {
+				return nil
+			}
 			items = append(items, historyItem(e, pic))
 			return nil
 		})

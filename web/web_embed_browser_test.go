@@ -114,10 +114,10 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	b := browsertest.New(t)
 	goscore := samples.Units(t, "goscore", "goscore.in")
 	othello := samples.Units(t, "othello", "othello.in")
-	base, kv := servePage(t, []pageBoard{
+	base, kv := serveBoards(t, []pageBoard{
 		{port: "hall", problem: "goscore", unit: goscore[0]},
 		{port: "lobby", problem: "othello", unit: othello[3]},
-	}, delayedStatus)
+	}, testDelays())
 
 	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/north.table-1": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
 		resp, err := http.Get(base + path)
@@ -176,7 +176,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	for _, f := range frames {
 		seq := map[string]uint64{"hall": 1, "lobby": 2}[f.port]
 		v := wait(f.id, "its board and the page's delay", func(v embedded) bool {
-			return v.Seq == seq && v.Mark == "delayed 15 min"
+			return v.Seq == seq && v.Mark == "delayed 1 s"
 		})
 		want := map[string]string{"hall": solve("goscore", goscore[0]), "lobby": solve("othello", othello[3])}[f.port]
 		check(f.id, v, seq, f.problem, want)
@@ -208,7 +208,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	b.Screenshot(t, filepath.Join(shots, "page-embed.png"))
 
 	// A page without a delay: its embedded board is marked live.
-	live, _ := servePage(t, []pageBoard{{port: "hall", problem: "goscore", unit: goscore[0]}}, nil)
+	live, _ := serveBoards(t, []pageBoard{{port: "hall", problem: "goscore", unit: goscore[0]}}, nil)
 	b.Do(t, 30*time.Second, chromedp.Navigate(live+"/embed/hall"))
 	bustest.Wait(t, "the embedded board of a page without a delay, marked live", func() (bool, string) {
 		got := browsertest.Eval[[]string](t, b, `[document.getElementById("board").dataset.seq || "", document.getElementById("mark").textContent]`)

@@ -2,11 +2,8 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,33 +20,17 @@ import (
 	"github.com/goclub/scoreboard/web"
 )
 
-// delayedStatus stands in for a page whose delay is set: it answers /api/status
-// with the server's own fields and delay_seconds 900 (on a hub, club-02 has a delay
-// of its own, none, and club-03 one of 5 minutes), so that the page's badges are
-// drawn and checked on every screen.
-func delayedStatus(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/status" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		st := map[string]any{}
-		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
-			http.Error(w, fmt.Sprintf("the server's /api/status: %v", err), http.StatusInternalServerError)
-			return
-		}
-		st["delay_seconds"] = 900
-		st["club_delay_seconds"] = map[string]int{"club-02": 0, "club-03": 300}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
-	})
+// testDelays are the screens' delays: the page's, 1 s, and on a hub club-02's own,
+// none, and club-03's, 2 s: short, so the tiles come soon, and real, so the badges
+// say what the server's /api/status does.
+func testDelays() *web.Delays {
+	return web.NewDelays(time.Second, map[string]time.Duration{"club-02": 0, "club-03": 2 * time.Second})
 }
 
-// servePage serves a fresh page over a board bucket holding boards (put straight in
-// the bucket, as the history writes them) and returns its address and the bucket.
-func servePage(t *testing.T, boards []pageBoard, wrap func(http.Handler) http.Handler) (string, jetstream.KeyValue) {
+// serveBoards serves a fresh page with delays d over a board bucket holding boards
+// (put straight in the bucket, as the history writes them) and returns its address
+// and the bucket.
+func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays) (string, jetstream.KeyValue) {
 	t.Helper()
 	ns := bustest.Start(t, bustest.Options{JetStream: true})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,10 +53,8 @@ func servePage(t *testing.T, boards []pageBoard, wrap func(http.Handler) http.Ha
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.WithDelays(d)
 	h := srv.Handler()
-	if wrap != nil {
-		h = wrap(h)
-	}
 	runDone, serveDone := make(chan error, 1), make(chan error, 1)
 	go func() { runDone <- srv.Run(ctx) }()
 	go func() { serveDone <- web.Serve(ctx, ln, h) }()
@@ -230,7 +209,7 @@ func TestPageOnEveryScreen(t *testing.T) {
 	start := time.Now()
 	loads := 0
 	for _, pg := range pages {
-		base, _ := servePage(t, pg.boards, delayedStatus)
+		base, _ := serveBoards(t, pg.boards, testDelays())
 		for _, sc := range screens {
 			what := fmt.Sprintf("%s at %dx%d", pg.name, sc.width, sc.height)
 			b.Viewport(t, sc.width, sc.height, sc.phone)
@@ -257,11 +236,11 @@ func TestPageOnEveryScreen(t *testing.T) {
 			// The delays: the page's in the header, and a club's own in its heading.
 			delays := browsertest.Eval[[]string](t, b, `[document.getElementById("delay").textContent,
 				...[...document.querySelectorAll("h2.club .delay:not([hidden])")].map(e => e.closest("h2").dataset.club + ": " + e.textContent)]`)
-			want := []string{"delayed 15 min"}
+			want := []string{"delayed 1 s"}
 			if strings.HasPrefix(pg.name, "hub") {
 				want = append(want, "club-02: live")
 				if len(pg.boards) > 2 {
-					want = append(want, "club-03: delayed 5 min")
+					want = append(want, "club-03: delayed 2 s")
 				}
 			}
 			if fmt.Sprint(delays) != fmt.Sprint(want) {

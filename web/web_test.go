@@ -131,7 +131,7 @@ func TestEndpoints(t *testing.T) {
 		t.Fatalf("/api/boards: %v %s", err, body)
 	}
 	if b := boards[1]; b.Port != "lobby" || b.Problem != "othello" || len(b.Board) != 8 || b.Revision == 0 ||
-		b.Picture != fmt.Sprintf("/pictures/lobby/%d.svg", b.Revision) || b.SGF != "" {
+		!strings.HasPrefix(b.Picture, fmt.Sprintf("/pictures/lobby/%d-", b.Revision)) || b.SGF != "" {
 		t.Errorf("/api/boards lobby: %+v", b)
 	}
 	// The board carries what changed and its picture's address, not the picture.
@@ -197,7 +197,8 @@ func TestEndpoints(t *testing.T) {
 // client that asks.
 func checkPictures(t *testing.T, base string, b web.Board) {
 	t.Helper()
-	if b.Picture != fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision) || b.SGF != fmt.Sprintf("/pictures/%s/%d.sgf", b.Port, b.Revision) {
+	name := strings.TrimSuffix(strings.TrimPrefix(b.Picture, "/pictures/"+b.Port+"/"), ".svg")
+	if rev, _, _ := strings.Cut(name, "-"); rev != fmt.Sprint(b.Revision) || b.SGF != "/pictures/"+b.Port+"/"+name+".sgf" {
 		t.Fatalf("%s's addresses: picture %q sgf %q", b.Port, b.Picture, b.SGF)
 	}
 	for _, c := range []struct{ path, ctype, prefix, cache string }{
@@ -209,7 +210,7 @@ func checkPictures(t *testing.T, base string, b web.Board) {
 		resp, body := do(t, "GET", base+c.path, nil)
 		etag := resp.Header.Get("ETag")
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.ctype || !strings.HasPrefix(body, c.prefix) ||
-			resp.Header.Get("Cache-Control") != c.cache || etag != fmt.Sprintf(`W/"%d"`, b.Revision) {
+			resp.Header.Get("Cache-Control") != c.cache || etag != `W/"`+name+`"` {
 			t.Errorf("GET %s: %d %q cache %q etag %q %.40q", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), etag, body)
 			continue
 		}
@@ -219,8 +220,9 @@ func checkPictures(t *testing.T, base string, b web.Board) {
 		}
 	}
 	for _, path := range []string{
-		fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision+1000), "/pictures/nobody/1.svg",
-		fmt.Sprintf("/pictures/%s/%d.png", b.Port, b.Revision), "/pictures/Hall/1.svg",
+		fmt.Sprintf("/pictures/%s/%d.svg", b.Port, b.Revision), // the revision without its hash
+		fmt.Sprintf("/pictures/%s/%d-0.svg", b.Port, b.Revision), "/pictures/nobody/" + name + ".svg",
+		"/pictures/" + b.Port + "/" + name + ".png", "/pictures/Hall/" + name + ".svg",
 	} {
 		if resp, body := do(t, "GET", base+path, nil); resp.StatusCode != 404 || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("GET %s: %d cache %q %q; want 404, no-store", path, resp.StatusCode, resp.Header.Get("Cache-Control"), body)

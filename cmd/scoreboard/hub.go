@@ -116,6 +116,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
+	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
+	delays := webpkg.NewDelays(c.League.HTTPDelay, league.ClubDelays(cfg.Clubs))
 	if c.League.HTTP != config.HTTPOff {
 		ln, err := webpkg.Listen(c.League.HTTP)
 		if err != nil {
@@ -141,7 +143,11 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		g.Go(func() error {
 			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
 			if err := webpkg.ServePage(gctx, ln, func() (*webpkg.Server, error) {
-				return webpkg.New(hub.Conn(), league.SubjectPrefix, log)
+				s, err := webpkg.New(hub.Conn(), league.SubjectPrefix, log)
+				if err == nil {
+					s.WithDelays(delays)
+				}
+				return s, err
 			}, met, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the league page is not served; the hub goes on without it")
 			}
@@ -158,14 +164,14 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			log.Info().Msg("hub stopped")
 			return err
 		case <-hup:
-			reloadHub(gctx, hub, path, c.League.ClubMaxBytes, c.League.ClubMaxAge, log)
+			reloadHub(gctx, hub, delays, path, c.League.ClubMaxBytes, c.League.ClubMaxAge, log)
 		}
 	}
 }
 
 // reloadHub sets the clubs of the file at path; a bad file is logged and the
 // running clubs kept.
-func reloadHub(ctx context.Context, hub *league.Hub, path, maxBytes, maxAge string, log zerolog.Logger) {
+func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path, maxBytes, maxAge string, log zerolog.Logger) {
 	cfg, err := readHubConfig(path)
 	if err == nil {
 		err = hub.SetClubs(ctx, league.WithDefaults(cfg.Clubs, maxBytes, maxAge))
@@ -174,6 +180,7 @@ func reloadHub(ctx context.Context, hub *league.Hub, path, maxBytes, maxAge stri
 		log.Error().Err(err).Str("config", path).Msg("SIGHUP: the hub's file is not taken; the running clubs are kept")
 		return
 	}
+	delays.SetClubs(league.ClubDelays(cfg.Clubs))
 	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
 }
 

@@ -23,7 +23,7 @@ func webCommand(stdio stdio) *cobra.Command {
 		Example: "  scoreboard web --nats-url nats://club-server:4222 --http-listen 0.0.0.0:8080",
 		Args:    noArgs("takes only flags"),
 	}
-	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen"}, config.LogKeys)...)
+	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen", "http.delay"}, config.LogKeys)...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load("")
 		if err != nil {
@@ -47,7 +47,11 @@ func webCommand(stdio stdio) *cobra.Command {
 		}
 		defer ln.Close()
 		return web.ServePage(cmd.Context(), ln, func() (*web.Server, error) {
-			return web.New(nc, c.NATS.Prefix, log)
+			s, err := web.New(nc, c.NATS.Prefix, log)
+			if err == nil && c.HTTP.Delay > 0 {
+				s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
+			}
+			return s, err
 		}, nil, log)
 	}
 	return cmd

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/result"
+)
+
+// TestRunPageDelayed: a real 'scoreboard run --http-delay 2s' says its delay on
+// /api/status and holds a unit sent with 'scoreboard send' from /api/boards until
+// its board was stored 2 s ago, then shows it: the setting reaches the page.
+func TestRunPageDelayed(t *testing.T) {
+	const delay = 2 * time.Second
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	natsAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", natsAddr, "--http", httpAddr, "--http-delay", delay.String())
+	run.WaitOutput("serving the scoreboard page", 60*time.Second)
+	proctest.WaitTCP(t, httpAddr, 30*time.Second)
+	base := "http://" + httpAddr
+	var status struct {
+		Delay float64 `json:"delay_seconds"`
+	}
+	getJSON(t, base+"/api/status", &status)
+	if status.Delay != delay.Seconds() {
+		t.Fatalf("/api/status delay_seconds %v, want %v", status.Delay, delay.Seconds())
+	}
+
+	in, _ := busSample(t, "goscore")
+	if code, out, errs := runCmd(t, in, "send", "--nats-url", "nats://"+natsAddr, "--port-name", "desk", "goscore"); code != 0 {
+		t.Fatalf("send: exit %d\n%s\n%s", code, out, errs)
+	}
+	js, err := jetstream.New(busConnect(t, "nats://"+natsAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored time.Time
+	var seq uint64
+	bustest.Wait(t, "desk's board in the bucket", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		kv, err := js.KeyValue(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
+		if err != nil {
+			return false, err.Error()
+		}
+		en, err := kv.Get(ctx, "desk")
+		if err != nil {
+			return false, err.Error()
+		}
+		var r result.Kept
+		_ = json.Unmarshal(en.Value(), &r)
+		stored, seq = en.Created(), r.Seq
+		return true, ""
+	})
+	held := 0
+	bustest.Wait(t, "desk's unit on /api/boards", func() (bool, string) {
+		var boards []struct {
+			Port string `json:"port"`
+			Seq  uint64 `json:"seq"`
+		}
+		getJSON(t, base+"/api/boards", &boards)
+		shown := false
+		for _, b := range boards {
+			shown = shown || (b.Port == "desk" && b.Seq == seq)
+		}
+		if time.Now().Before(stored.Add(delay)) {
+			held++
+			if shown {
+				t.Fatalf("desk's unit %d on /api/boards %v before its time", seq, time.Until(stored.Add(delay)))
+			}
+		}
+		return shown, fmt.Sprintf("%d boards; asked %d times while held", len(boards), held)
+	})
+	if held == 0 {
+		t.Fatalf("/api/boards was never asked while desk's unit was held: a stall longer than %v", delay)
+	}
+}
+
+// TestHubPageDelaySIGHUP: a real 'scoreboard hub' takes league.http_delay and the
+// [[club]] tables' delay, and /api/status says them; a SIGHUP with the clubs'
+// delays changed is on the page at once, without a restart.
+func TestHubPageDelaySIGHUP(t *testing.T) {
+	root := t.TempDir()
+	httpPort := proctest.FreePort(t)
+	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nhttp_delay = \"10m\"\nstate_dir = %q\n",
+		proctest.FreePort(t), proctest.FreePort(t), httpPort, filepath.Join(root, "hub"))
+	path := filepath.Join(root, "hub.toml")
+	write := func(clubs string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(head+clubs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[[club]]\nname = \"north\"\ntoken = \"tn\"\ndelay = \"0s\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\n")
+	hub := proctest.Start(t, proctest.Scoreboard(t), "hub", "--config", path, "--log-format", "json")
+	hub.WaitOutput("league hub running", 30*time.Second)
+	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	type status struct {
+		Delay float64            `json:"delay_seconds"`
+		Clubs map[string]float64 `json:"club_delay_seconds"`
+	}
+	var st status
+	getJSON(t, page+"/api/status", &st)
+	if st.Delay != 600 || fmt.Sprint(st.Clubs) != "map[north:0]" {
+		t.Fatalf("/api/status: %+v; want delay_seconds 600 and north's 0 alone", st)
+	}
+	write("[[club]]\nname = \"north\"\ntoken = \"tn\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\ndelay = \"1m\"\n")
+	if err := hub.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	st = status{}
+	getJSON(t, page+"/api/status", &st)
+	if st.Delay != 600 || fmt.Sprint(st.Clubs) != "map[south:60]" {
+		t.Fatalf("/api/status after the SIGHUP: %+v; want delay_seconds 600 and south's 60 alone", st)
+	}
+}

@@ -1,0 +1,284 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// MaxDelay bounds a page's delay: tournaments delay a broadcast by minutes (15 at
+// most, as chess broadcasts do); a day is far beyond any, and within what the
+// history keeps by default (/api/history looks back from the delay).
+const MaxDelay = 24 * time.Hour
+
+// CheckDelay says what is wrong with a page's delay, or nil.
+func CheckDelay(d time.Duration) error {
+	if d < 0 || d > MaxDelay {
+		return fmt.Errorf("%v: want 0 (live) to %v, such as 15m", d, MaxDelay)
+	}
+	return nil
+}
+
+// Delays is how long the page holds a unit back before anyone may see it: the
+// page's own delay, and on a league hub's page a club's own, by its name (the
+// first token of a port key <club>.<port>). A nil *Delays is a live page. One
+// Delays serves one page (its changes wake that page's delay stage).
+type Delays struct {
+	page  time.Duration
+	clubs atomic.Pointer[map[string]time.Duration]
+	// changed wakes the delay stage when SetClubs changed the clubs' delays, so a
+	// shortened delay lets out at once what is old enough now.
+	changed chan struct{}
+}
+
+// NewDelays returns the delays of a page: page for every port, but the ports of a
+// club named in clubs (on a league hub's page).
+func NewDelays(page time.Duration, clubs map[string]time.Duration) *Delays {
+	d := &Delays{page: page, changed: make(chan struct{}, 1)}
+	d.SetClubs(clubs)
+	return d
+}
+
+// SetClubs replaces the clubs' own delays (the hub's [[club]] tables, read again
+// on SIGHUP). It applies at once: a held unit is let out by its new delay, and
+// the history's URLs are gated by it from the next request on. A unit already
+// shown stays shown when a delay grows.
+func (d *Delays) SetClubs(clubs map[string]time.Duration) {
+	if d == nil {
+		return
+	}
+	c := maps.Clone(clubs)
+	d.clubs.Store(&c)
+	select {
+	case d.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Page is the page's own delay.
+func (d *Delays) Page() time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.page
+}
+
+// Club is a club's delay: its own, else the page's.
+func (d *Delays) Club(club string) time.Duration {
+	if d == nil {
+		return 0
+	}
+	if v, ok := (*d.clubs.Load())[club]; ok {
+		return v
+	}
+	return d.page
+}
+
+// Port is a port key's delay: a league hub's <club>.<port> has its club's.
+func (d *Delays) Port(port string) time.Duration {
+	if club, _, ok := strings.Cut(port, "."); ok {
+		return d.Club(club)
+	}
+	return d.Page()
+}
+
+// differing is the clubs whose delay is not the page's, in seconds (/api/status).
+func (d *Delays) differing() map[string]float64 {
+	if d == nil {
+		return nil
+	}
+	var out map[string]float64
+	for club, v := range *d.clubs.Load() {
+		if v != d.page {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[club] = v.Seconds()
+		}
+	}
+	return out
+}
+
+// WithDelays has the page hold every unit back by d (nil: live); call it before
+// Run. The board bucket's values pass through the delay stage to the hub, and the
+// history's URLs are gated by the same delays.
+func (s *Server) WithDelays(d *Delays) {
+	s.delays = d
+	if d != nil {
+		s.held = &delayStage{s: s, ports: map[string]*heldPort{}, wake: make(chan struct{}, 1)}
+	}
+}
+
+// cutoff is the newest store time a port's unit may have to be shown now, and
+// whether the port is delayed at all.
+func (s *Server) cutoff(port string) (time.Time, bool) {
+	d := s.delays.Port(port)
+	return time.Now().Add(-d), d > 0
+}
+
+// Bounds of what the delay stage holds for a port: a unit every second for 15
+// minutes is 900 values, so a port reaches these only when it floods. Beyond them
+// the newest held value is replaced by the one that comes (coalesced): the values
+// held before keep their order and their times, the port's latest is always shown
+// at its own time, and only units in the middle of the flood are never shown.
+const (
+	maxHeld      = 4096
+	maxHeldBytes = 8 << 20
+)
+
+// delayStage sits between the board bucket's watch (followBoards) and the hub: a
+// value reaches the hub once its store time in the bucket (the server's clock, not
+// the club's) plus its port's delay is past; until then the hub shows the port's
+// previous value. A port's values are held in their order, raw (decoded when let
+// out, so a held board costs its bytes). Values are let out under mu, so a value
+// taken at once (nothing held for its port, old enough) cannot pass one the timer
+// lets out; the hub never calls back here.
+type delayStage struct {
+	s     *Server
+	mu    sync.Mutex
+	ports map[string]*heldPort
+	wake  chan struct{} // a port's first held value, or the delays changed
+	start sync.Once
+}
+
+// heldPort is a port's held values, oldest first, and the newest revision taken
+// (held or shown), so a watch started again, which replays the bucket's values,
+// shows nothing twice and nothing older.
+type heldPort struct {
+	held  []heldValue
+	bytes int
+	last  uint64
+}
+
+type heldValue struct {
+	rev    uint64
+	stored time.Time
+	value  []byte // nil for a delete
+	del    bool
+}
+
+// board takes a value or a delete of the board bucket's watch: at once when its
+// port is live (as without a delay: no timer, no copy), else held until old enough.
+func (s *Server) board(ctx context.Context, e jetstream.KeyValueEntry) {
+	del := e.Operation() != jetstream.KeyValuePut
+	if s.held == nil {
+		s.show(ctx, e.Key(), e.Revision(), e.Value(), del)
+		return
+	}
+	s.held.take(ctx, heldValue{rev: e.Revision(), stored: e.Created(), value: e.Value(), del: del}, e.Key())
+}
+
+// show hands a value let out to the hub: decoded now, or a delete.
+func (s *Server) show(ctx context.Context, port string, rev uint64, value []byte, del bool) {
+	if del {
+		s.hub.remove(ctx, port)
+		return
+	}
+	b, err := decodeBoard(port, value)
+	if err != nil {
+		s.log.Warn().Err(err).Str("port", port).Uint64("revision", rev).Msg("board value skipped")
+		return
+	}
+	b.Revision = rev
+	s.hub.put(ctx, b)
+}
+
+func (d *delayStage) take(ctx context.Context, v heldValue, port string) {
+	d.start.Do(func() { go d.run(ctx) })
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := d.ports[port]
+	if p == nil {
+		p = &heldPort{}
+		d.ports[port] = p
+	}
+	// A watch started again replays the latest value of each port: taken already.
+	// (A lower revision is a bucket made anew, whose values are new.)
+	if v.rev == p.last {
+		return
+	}
+	p.last = v.rev
+	if len(p.held) == 0 && !time.Now().Before(v.stored.Add(d.s.delays.Port(port))) {
+		d.s.show(ctx, port, v.rev, v.value, v.del)
+		return
+	}
+	if n := len(p.held); n > 0 && (n >= maxHeld || p.bytes+len(v.value) > maxHeldBytes) {
+		p.bytes -= len(p.held[n-1].value)
+		p.held = p.held[:n-1]
+	}
+	p.held = append(p.held, v)
+	p.bytes += len(v.value)
+	if len(p.held) == 1 {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run lets the held values out as they come of age, until ctx ends.
+func (d *delayStage) run(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		next := d.release(ctx)
+		var at <-chan time.Time
+		if !next.IsZero() {
+			t.Reset(time.Until(next))
+			at = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-d.s.delays.changed:
+		case <-at:
+		}
+	}
+}
+
+// release lets out every held value old enough, each port's in order, and returns
+// when the next one comes of age (zero: none is held).
+func (d *delayStage) release(ctx context.Context) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var next time.Time
+	now := time.Now()
+	for port, p := range d.ports {
+		delay := d.s.delays.Port(port)
+		n := 0
+		for _, v := range p.held {
+			due := v.stored.Add(delay)
+			if now.Before(due) {
+				if next.IsZero() || due.Before(next) {
+					next = due
+				}
+				break
+			}
+			d.s.show(ctx, port, v.rev, v.value, v.del)
+			p.bytes -= len(v.value)
+			n++
+		}
+		if n > 0 {
+			clear(p.held[:n]) // the values' bytes go now, not when the slice grows again
+			p.held = p.held[n:]
+		}
+	}
+	return next
+}
+
+// streamCutoff is cutoff for the units under prefix: the page's own, or on a
+// league hub's page a club's (<prefix>.<club>).
+func (s *Server) streamCutoff(prefix string) (time.Time, bool) {
+	d := s.delays.Page()
+	if club, ok := strings.CutPrefix(prefix, s.subj.Prefix+"."); ok {
+		d = s.delays.Club(club)
+	}
+	return time.Now().Add(-d), d > 0
+}
