@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goclub/scoreboard/club"
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/web"
 )
@@ -23,7 +24,7 @@ func webCommand(stdio stdio) *cobra.Command {
 		Example: "  scoreboard web --nats-url nats://club-server:4222 --http-listen 0.0.0.0:8080",
 		Args:    noArgs("takes only flags"),
 	}
-	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen"}, config.LogKeys)...)
+	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen", "http.embed_origins", "http.max_viewers", "http.max_viewers_per_address", "http.trusted_proxies"}, config.LogKeys)...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load("")
 		if err != nil {
@@ -47,7 +48,11 @@ func webCommand(stdio stdio) *cobra.Command {
 		}
 		defer ln.Close()
 		return web.ServePage(cmd.Context(), ln, func() (*web.Server, error) {
-			return web.New(nc, c.NATS.Prefix, log)
+			s, err := web.New(nc, c.NATS.Prefix, log)
+			if err != nil {
+				return nil, err
+			}
+			return s, s.WithGuard(club.PageGuard(&c, nil))
 		}, nil, log)
 	}
 	return cmd
