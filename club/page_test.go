@@ -115,7 +115,6 @@ func TestMetricsListener(t *testing.T) {
 	}
 }
 
-
 func stop(t *testing.T, d *club.Daemon) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

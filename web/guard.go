@@ -49,20 +49,24 @@ func (s *Server) WithGuard(g Guard) error {
 }
 
 // The page's policy: its own host for everything, no inline script, no plugin, no
-// <base>, no form, and framed only by itself. It is the test of the "no internet"
-// promise as much as a defence.
-const policy = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; " +
-	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+// <base>, no form. It is the test of the "no internet" promise as much as a
+// defence. frameAncestors follows it: the page alone may frame itself, but on
+// /embed/<port>, where the embed origins may too.
+const (
+	policy = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; " +
+		"object-src 'none'; base-uri 'none'; form-action 'none'"
+	frameAncestors = "; frame-ancestors 'self'"
+)
 
-// guard sets the security headers on every answer: on /embed/<port> the
-// frame-ancestors also name the embed origins.
+// guard sets the security headers on every answer.
 func (s *Server) guard(h http.Handler) http.Handler {
-	embed := policy
+	page := policy + frameAncestors
+	embed := page
 	if len(s.embedOrigins) > 0 {
 		embed += " " + strings.Join(s.embedOrigins, " ")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		csp := policy
+		csp := page
 		if strings.HasPrefix(r.URL.Path, "/embed/") {
 			csp = embed
 		}
