@@ -308,7 +308,7 @@ var settings = []*Setting{
 
 	// [http]
 	{key: "http.listen", group: GroupWeb, def: DefaultHTTP, alias: "http",
-		help:   "the live page's and /metrics' listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
+		help:   "the live page's listener (and /metrics', unless http.metrics says), `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
 		global: func(c *Config) any { return &c.HTTP.Listen },
 		doc: "The live page of every board (docs/page.md), and Prometheus's /metrics beside it\n" +
 			"(docs/operations.md): HOST:PORT, or \"off\" for none. By default only this computer\n" +
@@ -426,9 +426,9 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.League.LeafTLSClientCA },
 		doc:    "Optional, with a certificate: each club must show a certificate this CA signed\n(its hub.tls_cert), on top of its key or token."},
 	{key: "league.http", group: GroupLeague, def: DefaultLeagueHTTP, hub: true,
-		help:   "the league page's and /metrics' listener, `HOST:PORT`, or \"off\"",
+		help:   "the league page's listener (and /metrics', unless league.metrics says), `HOST:PORT`, or \"off\"",
 		global: func(c *Config) any { return &c.League.HTTP },
-		doc:    "The league page (every club's boards, by club) and /metrics, or \"off\".",
+		doc:    "The league page (every club's boards, by club) and, unless league.metrics says, /metrics;\nor \"off\".",
 		check:  checkHTTP},
 	{key: "league.http_tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.crt", hub: true,
 		help:   "the league page's TLS certificate `file` (PEM, the chain); with league.http_tls_key, the page is served in HTTPS only",
