@@ -157,6 +157,16 @@ func (d *Daemon) start(ctx context.Context) error {
 		}
 	}
 
+	// /metrics on a listener of its own: a taken address fails the start, naming
+	// the setting.
+	var metricsLn net.Listener
+	if m := c.HTTP.Metrics; m != web.MetricsBeside && m != web.MetricsOff {
+		if metricsLn, err = web.ListenMetrics(m, "http.metrics"); err != nil {
+			return err
+		}
+		d.onClose(func() { metricsLn.Close() })
+	}
+
 	// The actors' context: Shutdown ends it, not the start's ctx.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = stop
@@ -330,18 +340,34 @@ func (d *Daemon) start(ctx context.Context) error {
 	// The page: not what the scoreboards need, so a page that fails once served is
 	// logged and the daemon goes on without it.
 	if pageLn != nil {
+		beside := met
+		if c.HTTP.Metrics != web.MetricsBeside {
+			beside = nil
+		}
 		g.Go(func() error {
 			if err := web.ServePage(runCtx, pageLn, func() (*web.Server, error) {
 				s, err := web.New(wbnc, c.NATS.Prefix, log)
-				if err == nil && keeper != nil {
+				if err != nil {
+					return nil, err
+				}
+				if keeper != nil {
 					s.WithHistoryStatus(keeper.OK)
 				}
-				if err == nil && c.HTTP.Delay > 0 {
+				if c.HTTP.Delay > 0 {
 					s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
 				}
-				return s, err
-			}, met, log); err != nil {
+				return s, s.WithGuard(PageGuard(c, met))
+			}, beside, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
+			}
+			return nil
+		})
+	}
+
+	if metricsLn != nil {
+		g.Go(func() error {
+			if err := web.ServeMetrics(runCtx, metricsLn, met, log); err != nil {
+				log.Error().Err(err).Str("component", "metrics").Msg("/metrics is not served; the daemon goes on without it")
 			}
 			return nil
 		})

@@ -46,6 +46,8 @@ func defaultConfig() Config {
 	c.History.Enabled, c.History.MaxAge, c.History.MaxBytes, c.History.Replicas = true, "90d", "1GiB", 1
 	c.History.Sync = "2m"
 	c.HTTP.Listen = "127.0.0.1:8080"
+	c.HTTP.Metrics, c.HTTP.TrustedProxies = "page", "127.0.0.0/8 ::1"
+	c.HTTP.MaxViewers, c.HTTP.MaxViewersPerAddress = 2000, 50
 	return c
 }
 
@@ -317,6 +319,13 @@ func TestConfigBadFiles(t *testing.T) {
 		{"history sync", "[history]\nsync = 'sometimes'\n", "history.sync", 0, "sometimes"},
 		{"history on-off", "[history]\nenabled = 'no'\n", "history.enabled", 0, "want true or false"},
 		{"unknown key in history", "[history]\nage = '1d'\n", "history.age", 0, "unknown key (known in [history]: enabled, max_age, max_bytes, sync, replicas)"},
+		{"bad metrics listener", "[http]\nmetrics = 'beside'\n", "http.metrics", 0, `"beside": want "page"`},
+		{"metrics on the page's listener", "[http]\nlisten = '127.0.0.1:8080'\nmetrics = '127.0.0.1:8080'\n", "http.metrics", 0,
+			`127.0.0.1:8080 is the page's listener too: say "page"`},
+		{"embed origin with a path", "[http]\nembed_origins = 'https://club.example.org https://club.example.org/news'\n", "http.embed_origins", 0,
+			`"https://club.example.org/news" is not an origin (an origin has no path, query or fragment): want scheme://host[:port]`},
+		{"negative viewer bound", "[http]\nmax_viewers_per_address = -1\n", "http.max_viewers_per_address", 0, "-1 is out of range"},
+		{"bad trusted proxy", "[http]\ntrusted_proxies = 'caddy'\n", "http.trusted_proxies", 0, `"caddy": want an address or a network`},
 		{"single port table", "[port]\ndevice = '/dev/ttyUSB0'\n", "port", 0, "want one [[port]] table per port"},
 		{"missing device", "[[port]]\nname = 'lobby'\nproblem = 'goscore'\n", `[[port]] 1 ("lobby") device`, 0, "missing"},
 		{"missing problem", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\n", `[[port]] 1 ("lobby") problem`, 0, "missing: one of"},
@@ -347,7 +356,7 @@ func TestConfigBadFiles(t *testing.T) {
 		{"bad level", "[log]\nlevel = 'loud'\n", "log.level", 0, `log level "loud"`},
 		{"bad format", "[log]\nformat = 'xml'\n", "log.format", 0, `log format "xml"`},
 		{"bad http listen", "[http]\nlisten = 'tv'\n", "http.listen", 0, `"tv": want HOST:PORT`},
-		{"unknown key in http", "[http]\nport = 8080\n", "http.port", 0, "unknown key (known in [http]: listen, delay)"},
+		{"unknown key in http", "[http]\nport = 8080\n", "http.port", 0, "unknown key (known in [http]: listen, delay, metrics, embed_origins, max_viewers, max_viewers_per_address, trusted_proxies)"},
 		// TOML's own errors come with their line.
 		{"syntax", "[nats]\nurl = 'nats://x:4222'\nlisten = \n", "", 3, "expected value but found '\\n' instead (after key nats.listen)"},
 		{"bad table", "[log]\nlevel = 'info'\n[nats x]\n", "", 3, "expected"},

@@ -118,7 +118,7 @@ func TestConfigLeague(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"[league]\nleaf_listen = \"7422\"\n", "key league.leaf_listen"},
 		{"[league]\nhttp = \"nowhere\"\n", "key league.http: \"nowhere\": want HOST:PORT"},
-		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, http_tls_cert, http_tls_key, http_delay, replicas, state_dir, club_max_bytes, club_max_age)"},
+		{"[league]\ncolour = 1\n", "key league.colour: unknown key (known in [league]: listen, leaf_listen, leaf_tls_cert, leaf_tls_key, leaf_tls_client_ca, http, http_tls_cert, http_tls_key, http_delay, metrics, embed_origins, max_viewers, max_viewers_per_address, trusted_proxies, replicas, state_dir, club_max_bytes, club_max_age)"},
 		{"[hub]\nlisten = \"127.0.0.1:4322\"\n", "key hub.listen: unknown key"},
 		{"[league]\nreplicas = 3\n", "key league.replicas: 3 copies need a NATS cluster"},
 		{"[league]\nreplicas = 7\n", "key league.replicas: 7: want 1 to 5"},

@@ -439,6 +439,13 @@ func (l *loader) validate() {
 			}
 		}
 	}
+	// /metrics on a listener of its own cannot be the page's.
+	for _, m := range []struct{ key, metrics, page string }{{"http.metrics", l.c.HTTP.Metrics, l.c.HTTP.Listen},
+		{"league.metrics", l.c.League.Metrics, l.c.League.HTTP}} {
+		if l.has(m.key) && !l.failed[m.key] && m.metrics == m.page {
+			l.fail(m.key, "%s is the page's listener too: say \"page\" to serve /metrics beside the page, or give it another HOST:PORT", m.metrics)
+		}
+	}
 	n := &l.c.NATS
 	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {

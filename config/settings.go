@@ -84,6 +84,10 @@ type Config struct {
 		Listen string
 		// Delay holds every unit back from the page (web.Delays).
 		Delay time.Duration
+		// Metrics, EmbedOrigins, TrustedProxies and the viewer bounds are the
+		// page's guard for the internet (web.Guard).
+		Metrics, EmbedOrigins, TrustedProxies string
+		MaxViewers, MaxViewersPerAddress      int
 	}
 	// Hub is a club's link to a league hub (bus.HubLink): run's [hub].
 	Hub struct{ URL, Club, Token, SeedFile, TLSCA, TLSCert, TLSKey string }
@@ -95,6 +99,10 @@ type Config struct {
 		HTTPTLSCert, HTTPTLSKey            string
 		HTTPDelay                          time.Duration
 		Replicas                           int
+		// Metrics, EmbedOrigins, TrustedProxies and the viewer bounds are the
+		// league page's guard (web.Guard), as [http]'s are a club's.
+		Metrics, EmbedOrigins, TrustedProxies string
+		MaxViewers, MaxViewersPerAddress      int
 		// ClubMaxBytes and ClubMaxAge are each club's share of the hub's store,
 		// unless its [[club]] table says (league.WithDefaults).
 		ClubMaxBytes, ClubMaxAge string
@@ -303,7 +311,7 @@ var settings = []*Setting{
 
 	// [http]
 	{key: "http.listen", group: GroupWeb, def: DefaultHTTP, alias: "http",
-		help:   "the live page's and /metrics' listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
+		help:   "the live page's listener (and /metrics', unless http.metrics says), `HOST:PORT` (0.0.0.0:8080 for the whole LAN), or \"off\"",
 		global: func(c *Config) any { return &c.HTTP.Listen },
 		doc: "The live page of every board (docs/page.md), and Prometheus's /metrics beside it\n" +
 			"(docs/operations.md): HOST:PORT, or \"off\" for none. By default only this computer\n" +
@@ -321,6 +329,39 @@ var settings = []*Setting{
 			"stored this long ago (docs/page.md, \"A delayed broadcast\"). 0 is live. The bus,\n" +
 			"watch, history and the tools stay live, for the arbiters. At most 24h.",
 		check: checkDelay},
+	{key: "http.metrics", group: GroupWeb, def: web.MetricsBeside, example: "127.0.0.1:9090",
+		help:   "Prometheus's /metrics: \"page\" (beside the page, on http.listen), \"off\", or a listener of its own, `HOST:PORT`",
+		global: func(c *Config) any { return &c.HTTP.Metrics },
+		doc: "/metrics (docs/operations.md): \"page\" serves it beside the page, on its listener;\n" +
+			"\"off\" serves it nowhere; HOST:PORT on a listener of its own, which works also with\n" +
+			"the page off. A page that faces the internet (docs/page.md, \"On the internet\")\n" +
+			"keeps its metrics on loopback, or off.",
+		check: checkMetrics},
+	{key: "http.embed_origins", group: GroupWeb, def: "", example: "https://club.example.org",
+		help:   "the sites that may frame /embed/<port> in an iframe: `origins` (https://club.example.org), space-separated",
+		global: func(c *Config) any { return &c.HTTP.EmbedOrigins },
+		doc: "The sites that may show a board of the page in an iframe (/embed/<port>,\n" +
+			"docs/page.md): their origins, scheme://host[:port], separated by spaces. The page's\n" +
+			"own origin always may; no other site may frame any other page.",
+		check: checkOrigins},
+	{key: "http.max_viewers", group: GroupWeb, def: web.DefaultMaxViewers,
+		help:   "the page's live streams (viewers) in all, `N`; beyond, 503 (0: no bound)",
+		global: func(c *Config) any { return &c.HTTP.MaxViewers },
+		doc: "Bounds on the page's live streams (one per open page): in all, and from one\n" +
+			"address (behind a trusted proxy, the address it names). Beyond, a viewer is\n" +
+			"answered 503 or 429 and tries again. 0: no bound.",
+		check: nonNegative},
+	{key: "http.max_viewers_per_address", group: GroupWeb, def: web.DefaultMaxViewersPerAddress,
+		help:   "the page's live streams from one client address, `N` (an IPv6 /64 is one); beyond, 429 (0: no bound)",
+		global: func(c *Config) any { return &c.HTTP.MaxViewersPerAddress },
+		check:  nonNegative},
+	{key: "http.trusted_proxies", group: GroupWeb, def: web.DefaultTrustedProxies,
+		help:   "the reverse proxies whose X-Forwarded-For names the viewer, for the bound per address: `addresses` or networks, space-separated",
+		global: func(c *Config) any { return &c.HTTP.TrustedProxies },
+		doc: "The reverse proxies (caddy, nginx) in front of the page, whose X-Forwarded-For\n" +
+			"header names the viewer for max_viewers_per_address: addresses or networks. The\n" +
+			"default trusts a proxy on this machine. \"\" trusts none.",
+		check: checkProxies},
 
 	// [hub]: a club's link to a league hub (docs/league.md).
 	{key: "hub.url", group: GroupLeague, def: "", example: "nats-leaf://hub.example.org:7422", alias: "hub",
@@ -396,9 +437,9 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.League.LeafTLSClientCA },
 		doc:    "Optional, with a certificate: each club must show a certificate this CA signed\n(its hub.tls_cert), on top of its key or token."},
 	{key: "league.http", group: GroupLeague, def: DefaultLeagueHTTP, hub: true,
-		help:   "the league page's and /metrics' listener, `HOST:PORT`, or \"off\"",
+		help:   "the league page's listener (and /metrics', unless league.metrics says), `HOST:PORT`, or \"off\"",
 		global: func(c *Config) any { return &c.League.HTTP },
-		doc:    "The league page (every club's boards, by club) and /metrics, or \"off\".",
+		doc:    "The league page (every club's boards, by club) and, unless league.metrics says, /metrics;\nor \"off\".",
 		check:  checkHTTP},
 	{key: "league.http_tls_cert", group: GroupLeague, def: "", example: "/etc/scoreboard/hub.crt", hub: true,
 		help:   "the league page's TLS certificate `file` (PEM, the chain); with league.http_tls_key, the page is served in HTTPS only",
@@ -415,6 +456,31 @@ var settings = []*Setting{
 			"the hub stored it this long ago. 0 is live. A [[club]] table's delay overrides it for\n" +
 			"that club. The hub's tools (history, watch --club) stay live. At most 24h.",
 		check: checkDelay},
+	{key: "league.metrics", group: GroupLeague, def: web.MetricsBeside, example: "127.0.0.1:9090", hub: true,
+		help:   "the hub's /metrics: \"page\" (beside the league page), \"off\", or a listener of its own, `HOST:PORT`",
+		global: func(c *Config) any { return &c.League.Metrics },
+		doc: "/metrics: \"page\" beside the league page, \"off\", or HOST:PORT of a listener of\n" +
+			"its own (in clear, also with league.http_tls_cert), which works also with the page off.",
+		check: checkMetrics},
+	{key: "league.embed_origins", group: GroupLeague, def: "", example: "https://league.example.org", hub: true,
+		help:   "the sites that may frame the league page's /embed/<club>.<port>: `origins`, space-separated",
+		global: func(c *Config) any { return &c.League.EmbedOrigins },
+		doc:    "The sites that may frame a board of the league page (/embed/<club>.<port>):\norigins, scheme://host[:port], separated by spaces.",
+		check:  checkOrigins},
+	{key: "league.max_viewers", group: GroupLeague, def: web.DefaultMaxViewers, hub: true,
+		help:   "the league page's live streams in all, `N`; beyond, 503 (0: no bound)",
+		global: func(c *Config) any { return &c.League.MaxViewers },
+		doc:    "Bounds on the league page's live streams, in all and from one address, as\n[http]'s (docs/page.md). 0: no bound.",
+		check:  nonNegative},
+	{key: "league.max_viewers_per_address", group: GroupLeague, def: web.DefaultMaxViewersPerAddress, hub: true,
+		help:   "the league page's live streams from one client address, `N`; beyond, 429 (0: no bound)",
+		global: func(c *Config) any { return &c.League.MaxViewersPerAddress },
+		check:  nonNegative},
+	{key: "league.trusted_proxies", group: GroupLeague, def: web.DefaultTrustedProxies, hub: true,
+		help:   "the reverse proxies whose X-Forwarded-For names the league page's viewer: `addresses` or networks, space-separated",
+		global: func(c *Config) any { return &c.League.TrustedProxies },
+		doc:    "The reverse proxies in front of the league page whose X-Forwarded-For names the\nviewer. The default trusts a proxy on this machine.",
+		check:  checkProxies},
 	{key: "league.replicas", group: GroupLeague, def: 1, hub: true,
 		help:   "with nats.url, copies of LEAGUE and LEAGUE_BOARDS on the hub's NATS cluster (`N`, 1 to 5)",
 		global: func(c *Config) any { return &c.League.Replicas },
@@ -657,6 +723,29 @@ func checkHTTP(v any) string {
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			return fmt.Sprintf("%q: want HOST:PORT (127.0.0.1:8080, 0.0.0.0:8080) or \"off\"", h)
 		}
+	}
+	return ""
+}
+
+// checkMetrics checks a metrics listener: "page", "off" or HOST:PORT.
+func checkMetrics(v any) string { return errMsg(web.CheckMetrics(v.(string))) }
+
+// checkOrigins checks the origins that may frame the embed page.
+func checkOrigins(v any) string {
+	_, err := web.ParseOrigins(v.(string))
+	return errMsg(err)
+}
+
+// checkProxies checks the trusted proxies' addresses.
+func checkProxies(v any) string {
+	_, err := web.ParseProxies(v.(string))
+	return errMsg(err)
+}
+
+// nonNegative checks a bound, where 0 is none.
+func nonNegative(v any) string {
+	if n := v.(int); n < 0 {
+		return fmt.Sprintf("%d: want 0 (no bound) or more", n)
 	}
 	return ""
 }

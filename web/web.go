@@ -56,6 +56,9 @@ type Server struct {
 	// delays hold every unit back from the page (delay.go); nil: live.
 	delays *Delays
 	held   *delayStage
+	// viewers and embedOrigins are the guard's (WithGuard, guard.go).
+	viewers      *viewers
+	embedOrigins []string
 }
 
 // WithHistoryStatus has the page show whether the history is storing, as ok says
@@ -223,21 +226,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /history/{file}", s.historySVG)
 	mux.HandleFunc("GET /api/boards", s.apiBoards)
 	mux.HandleFunc("GET /api/history", s.apiHistory)
-	mux.HandleFunc("GET /api/events", s.events)
+	mux.Handle("GET /api/events", s.viewers.wrap(http.HandlerFunc(s.events)))
 	mux.HandleFunc("GET /api/status", s.apiStatus)
 	mux.HandleFunc("GET /pictures/{port}/{file}", s.pictureFile)
 	mux.HandleFunc("GET /embed/{port}", s.embed)
-	return gzipText(headers(mux))
-}
-
-// headers forbids the page any host but its own (the policy is the test of the
-// "no internet" promise as much as a defence).
-func headers(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		h.ServeHTTP(w, r)
-	})
+	return gzipText(s.guard(mux))
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {

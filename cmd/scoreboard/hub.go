@@ -16,7 +16,6 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/league"
-	"github.com/goclub/scoreboard/metrics"
 	webpkg "github.com/goclub/scoreboard/web"
 )
 
@@ -118,42 +117,22 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
 	delays := webpkg.NewDelays(c.League.HTTPDelay, league.ClubDelays(cfg.Clubs))
-	if c.League.HTTP != config.HTTPOff {
-		ln, err := webpkg.Listen(c.League.HTTP)
-		if err != nil {
-			return fmt.Errorf("--league-http: %w", err)
-		}
-		defer ln.Close()
-		if c.League.HTTPTLSCert != "" {
-			if ln, err = webpkg.ListenTLS(ln, c.League.HTTPTLSCert, c.League.HTTPTLSKey); err != nil {
-				return fmt.Errorf("--league-http-tls-cert: %w", err)
-			}
-		}
-		met := metrics.New()
-		met.Gauge("scoreboard_league_clubs_linked", "How many of the league's clubs have their link to the hub up.",
-			func() float64 { return float64(hub.LinkedClubs()) })
-		met.Counters("scoreboard_league_junk_total", "What a club's stream held that is no valid result of a known problem, not shown on the page, by club and reason.",
-			[]string{"club", "reason"}, func() []metrics.Labeled {
-				var out []metrics.Labeled
-				for k, n := range hub.Junk() {
-					out = append(out, metrics.Labeled{Values: []string{k.Club, k.Reason}, Value: float64(n)})
-				}
-				return out
-			})
-		g.Go(func() error {
-			// The club's page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
-			if err := webpkg.ServePage(gctx, ln, func() (*webpkg.Server, error) {
-				s, err := webpkg.New(hub.Conn(), league.SubjectPrefix, log)
-				if err == nil {
-					s.WithDelays(delays)
-				}
-				return s, err
-			}, met, log); err != nil {
-				log.Error().Err(err).Str("component", "web").Msg("the league page is not served; the hub goes on without it")
-			}
-			return nil
-		})
+	// The league page and /metrics, each on its listener or off.
+	page, err := hub.OpenPage(league.PageOf(&c), log)
+	if err != nil {
+		return err
 	}
+	defer page.Close()
+	g.Go(func() error {
+		// The clubs' page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
+		return page.Serve(gctx, func() (*webpkg.Server, error) {
+			s, err := webpkg.New(hub.Conn(), league.SubjectPrefix, log)
+			if err == nil {
+				s.WithDelays(delays)
+			}
+			return s, err
+		})
+	})
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

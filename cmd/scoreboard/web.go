@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goclub/scoreboard/club"
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/web"
 )
@@ -23,7 +24,7 @@ func webCommand(stdio stdio) *cobra.Command {
 		Example: "  scoreboard web --nats-url nats://club-server:4222 --http-listen 0.0.0.0:8080",
 		Args:    noArgs("takes only flags"),
 	}
-	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen", "http.delay"}, config.LogKeys)...)
+	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen", "http.delay", "http.embed_origins", "http.max_viewers", "http.max_viewers_per_address", "http.trusted_proxies"}, config.LogKeys)...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load("")
 		if err != nil {
@@ -48,10 +49,13 @@ func webCommand(stdio stdio) *cobra.Command {
 		defer ln.Close()
 		return web.ServePage(cmd.Context(), ln, func() (*web.Server, error) {
 			s, err := web.New(nc, c.NATS.Prefix, log)
-			if err == nil && c.HTTP.Delay > 0 {
+			if err != nil {
+				return nil, err
+			}
+			if c.HTTP.Delay > 0 {
 				s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
 			}
-			return s, err
+			return s, s.WithGuard(club.PageGuard(&c, nil))
 		}, nil, log)
 	}
 	return cmd
