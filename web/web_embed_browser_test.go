@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/goclub/scoreboard/internal/browsertest"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/web"
 )
 
 // inFrame evaluates the function body fn (JavaScript, "return ..." at its end) in the
@@ -114,10 +116,15 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	b := browsertest.New(t)
 	goscore := samples.Units(t, "goscore", "goscore.in")
 	othello := samples.Units(t, "othello", "othello.in")
+	// The club's site, another origin, which the page lets frame its boards.
+	siteLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	base, kv := serveBoards(t, []pageBoard{
 		{port: "hall", problem: "goscore", unit: goscore[0]},
 		{port: "lobby", problem: "othello", unit: othello[3]},
-	}, testDelays())
+	}, testDelays(), web.Guard{EmbedOrigins: "http://" + siteLn.Addr().String()})
 
 	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/north.table-1": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
 		resp, err := http.Get(base + path)
@@ -131,7 +138,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	}
 
 	frames := []struct{ id, port, problem string }{{"narrow", "hall", "goscore"}, {"wide", "hall", "goscore"}, {"othello", "lobby", "othello"}}
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><title>The club's site</title><body style="margin:0;background:#fff">
 <h1>Our club's tournament</h1>
@@ -140,6 +147,9 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 <iframe name="wide" src="%[1]s/embed/hall" width="1200" height="700" style="border:0"></iframe>
 </body>`, base)
 	}))
+	site.Listener.Close()
+	site.Listener = siteLn
+	site.Start()
 	defer site.Close()
 	if strings.HasPrefix(site.URL, base) || site.URL == base {
 		t.Fatalf("the site %s is the page's own origin %s", site.URL, base)

@@ -30,7 +30,7 @@ func testDelays() *web.Delays {
 // serveBoards serves a fresh page with delays d over a board bucket holding boards
 // (put straight in the bucket, as the history writes them) and returns its address
 // and the bucket.
-func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays) (string, jetstream.KeyValue) {
+func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays, guard ...web.Guard) (string, jetstream.KeyValue) {
 	t.Helper()
 	ns := bustest.Start(t, bustest.Options{JetStream: true})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -54,6 +54,11 @@ func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays) (string, jetst
 		t.Fatal(err)
 	}
 	srv.WithDelays(d)
+	for _, g := range guard {
+		if err := srv.WithGuard(g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h := srv.Handler()
 	runDone, serveDone := make(chan error, 1), make(chan error, 1)
 	go func() { runDone <- srv.Run(ctx) }()
