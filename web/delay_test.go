@@ -29,7 +29,11 @@ import (
 
 // testDelay is the tests' broadcast delay: long enough for a busy machine to ask
 // every endpoint many times while a unit is held, short enough for a light test.
-const testDelay = 3 * time.Second
+//
+// 5 s: at 3 s the league's sibling test (TestLeaguePageDelayPerClub, then built the
+// same way) was once never asked while its unit was held, under -race in CI's race
+// suite, where it took 40 s; these publish four units in turn inside the delay.
+const testDelay = 5 * time.Second
 
 // servePage serves a page with delays d on nc's server until the test ends, and
 // returns its address.
