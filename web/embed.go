@@ -14,12 +14,5 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("embed: %q is no port name: want /embed/NAME (lowercase letters, digits, '-' and '_'), or /embed/CLUB.NAME on a league hub's page", port), http.StatusNotFound)
 		return
 	}
-	data, err := static.ReadFile("static/embed.html")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(data)
+	serveHTML(w, "static/embed.html")
 }

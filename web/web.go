@@ -233,8 +233,12 @@ func (s *Server) Handler() http.Handler {
 	return gzipText(s.guard(mux))
 }
 
-func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	data, err := static.ReadFile("static/index.html")
+func (s *Server) page(w http.ResponseWriter, r *http.Request) { serveHTML(w, "static/index.html") }
+
+// serveHTML serves one of the embedded pages, asked for again on each load (its
+// scripts and the data come from elsewhere).
+func serveHTML(w http.ResponseWriter, name string) {
+	data, err := static.ReadFile(name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
