@@ -86,11 +86,12 @@ func (e *tailEnv) stored(t *testing.T) {
 	}
 }
 
-// fill writes n units over three ports, from origin (a daemon's run), with every
+// fill writes n units over three ports, from run (a daemon's run: each port's
+// display is an origin of its own), with every
 // kind of history: results at once and late (behind up to 150 messages of other
 // units), none (read, unanswered), two, a result without its dump (an oversize
 // unit), and units by hand (no number).
-func (e *tailEnv) fill(t *testing.T, r *rand.Rand, origin string, n int) {
+func (e *tailEnv) fill(t *testing.T, r *rand.Rand, run string, n int) {
 	t.Helper()
 	ports := []string{"hall", "hall", "hall", "lab", "desk"}
 	seqs := map[string]uint64{}
@@ -105,14 +106,14 @@ func (e *tailEnv) fill(t *testing.T, r *rand.Rand, origin string, n int) {
 	for i := range n {
 		for j := 0; j < len(lates); j++ {
 			if l := lates[j]; l.at <= i {
-				e.result(t, l.port, origin, l.seq, l.again)
+				e.result(t, l.port, run+"-"+l.port, l.seq, l.again)
 				lates = append(lates[:j], lates[j+1:]...)
 				j--
 			}
 		}
 		port := ports[r.IntN(len(ports))]
 		seqs[port]++
-		seq := seqs[port]
+		seq, origin := seqs[port], run+"-"+port
 		switch k := r.IntN(20); {
 		case k == 0: // by hand
 			e.dump(t, port, "", 0)
@@ -134,7 +135,7 @@ func (e *tailEnv) fill(t *testing.T, r *rand.Rand, origin string, n int) {
 		}
 	}
 	for _, l := range lates {
-		e.result(t, l.port, origin, l.seq, l.again)
+		e.result(t, l.port, run+"-"+l.port, l.seq, l.again)
 	}
 	e.stored(t)
 }
@@ -233,18 +234,18 @@ func TestTailFollow(t *testing.T) {
 	tailEs, wholeEs := next("tail", tailGot, tailDone, 10), next("whole", wholeGot, wholeDone, 10)
 	// Live: a result first (its unit too large to keep: right after the tail), a
 	// unit answered, a unit of the tail answered again, another answered.
-	e.result(t, "hall", "run1", 999, false)
-	e.dump(t, "hall", "run1", 1000)
-	e.result(t, "hall", "run1", 1000, false)
+	e.result(t, "hall", "run1-hall", 999, false)
+	e.dump(t, "hall", "run1-hall", 1000)
+	e.result(t, "hall", "run1-hall", 1000, false)
 	var answered uint64
 	for _, en := range tailEs {
 		if en.Seq > 0 {
 			answered = en.Seq
 		}
 	}
-	e.result(t, "hall", "run1", answered, true)
-	e.dump(t, "hall", "run1", 1001)
-	e.result(t, "hall", "run1", 1001, false)
+	e.result(t, "hall", "run1-hall", answered, true)
+	e.dump(t, "hall", "run1-hall", 1001)
+	e.result(t, "hall", "run1-hall", 1001, false)
 	e.stored(t)
 	tailEs, wholeEs = append(tailEs, next("tail", tailGot, tailDone, 3)...), append(wholeEs, next("whole", wholeGot, wholeDone, 3)...)
 	if got, want := entryText(tailEs), entryText(wholeEs); got != want {
