@@ -425,6 +425,12 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
+	leave, busy := historyReads.enter(ctx) // web/tail.go: a few at once
+	if busy != nil {
+		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer leave()
 	items := []HistoryItem{}
 	hq.Since, hq.Last = time.Now().Add(-since), limit
 	err := history.Read(ctx, s.js, prefix, hq,
