@@ -95,8 +95,8 @@ func readTail(ctx context.Context, js jetstream.JetStream, prefix string, q Quer
 	if p == nil {
 		p = newPairer(q, subj, emit)
 	}
-	if err := p.release(out); err != nil || !q.Follow {
-		return err
+	if err := p.release(out); err != nil || !q.Follow || ctx.Err() != nil {
+		return err // or the reader had enough of the tail (watch --count)
 	}
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{results},

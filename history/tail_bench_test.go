@@ -28,11 +28,14 @@ func tailBenchDir(units int) string {
 // 100 units and on one of 1,000,000 (about 1.3 GB on disk: more than the 1 GiB
 // default holds), side by side: the last 50 units of one port, as the page's
 // /api/history?port=hall asks (and `history --port hall --last 50`), and the last
-// 20 of every port (`history --last 20`), each read from the stream's tail (Read)
-// and, as before the tail read, from the stream's start (ReadWhole). The units are
-// goscore boards, answered at once, alternating over two ports, hall and lab,
-// published on the history's subjects with the display's headers as a port does;
-// the stores are kept under $TMPDIR/scoreboard-bench-tail (tailBenchDir).
+// 20 of every port (`history --last 20`), the last 10 results and the start of the
+// live ones (`watch --last 10`), each read from the stream's tail (Read)
+// and, as before the tail read, from the stream's start (ReadWhole); and the worst
+// case of the tail read, the last 50 units of a port whose units are all at the
+// stream's start. The units are goscore boards, answered at once, alternating over
+// two ports, hall and lab, after the 50 of the port old, published on the
+// history's subjects with the display's headers as a port does; the stores are
+// kept under $TMPDIR/scoreboard-bench-tail (tailBenchDir).
 func BenchmarkTail(b *testing.B) {
 	for _, units := range []int{100, 1_000_000} {
 		b.Run("units="+strconv.Itoa(units), func(b *testing.B) {
@@ -43,6 +46,8 @@ func BenchmarkTail(b *testing.B) {
 			}{
 				{"port-last-50", history.Query{Port: "hall", Last: 50}},
 				{"last-20", history.Query{Last: 20}},
+				{"old-port-last-50", history.Query{Port: "old", Last: 50}},
+				{"watch-last-10", history.Query{Last: 10, Follow: true}},
 			} {
 				for _, r := range []struct {
 					name string
@@ -50,20 +55,28 @@ func BenchmarkTail(b *testing.B) {
 				}{{"tail", history.Read}, {"whole", history.ReadWhole}} {
 					b.Run(c.name+"/"+r.name, func(b *testing.B) {
 						want := min(c.q.Last, units/2)
-						if c.q.Port == "" {
+						switch c.q.Port {
+						case "":
 							want = min(c.q.Last, units)
+						case "old":
+							want = 50
 						}
 						for b.Loop() {
 							n := 0
-							if err := r.read(context.Background(), js, bus.DefaultPrefix, c.q, func(e *history.Entry) error {
-								if e.Unanswered || e.Unit == nil {
+							// watch's read goes on live: it is over once the tail is.
+							ctx, cancel := context.WithCancel(context.Background())
+							if err := r.read(ctx, js, bus.DefaultPrefix, c.q, func(e *history.Entry) error {
+								if e.Unanswered || e.Unit == nil && !c.q.Follow {
 									b.Fatalf("unit %s #%d: unanswered %v, unit %q", e.Port, e.Seq, e.Unanswered, e.Unit)
 								}
-								n++
+								if n++; n == want && c.q.Follow {
+									cancel()
+								}
 								return nil
 							}); err != nil {
 								b.Fatal(err)
 							}
+							cancel()
 							if n != want {
 								b.Fatalf("read %d units, want %d", n, want)
 							}
@@ -120,8 +133,13 @@ func tailStore(b *testing.B, units int) jetstream.JetStream {
 			b.Fatal("not stored within 5 minutes")
 		}
 	}
-	for i := range units {
-		port := ports[i%len(ports)]
+	// A port of 50 units before all the others: its last units are the stream's
+	// first, the tail read's farthest reach.
+	for i := range 50 + units {
+		port := "old"
+		if i >= 50 {
+			port = ports[i%len(ports)]
+		}
 		seqs[port]++
 		seq := seqs[port]
 		n := strconv.FormatUint(seq, 10)
@@ -145,8 +163,8 @@ func tailStore(b *testing.B, units int) jetstream.JetStream {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if got := info.CachedInfo().State.Msgs; got != uint64(2*units) {
-		b.Fatalf("the stream holds %d messages, want %d", got, 2*units)
+	if got := info.CachedInfo().State.Msgs; got != uint64(2*(50+units)) {
+		b.Fatalf("the stream holds %d messages, want %d", got, 2*(50+units))
 	}
 	if err := os.WriteFile(done, nil, 0o644); err != nil {
 		b.Fatal(err)

@@ -260,4 +260,18 @@ func TestTailFollow(t *testing.T) {
 			t.Errorf("Read after cancel: %v", err)
 		}
 	}
+	// A reader that has enough within the tail (watch --last 10 --count 3) ends
+	// there, with no error.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	err := history.Read(ctx, e.js, bus.DefaultPrefix, history.Query{Port: "hall", Last: 10, Follow: true}, func(*history.Entry) error {
+		if n++; n == 3 {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil || n != 10 {
+		t.Errorf("cancelled at the tail's third entry: %v, after %d entries (the tail's 10 are handed on)", err, n)
+	}
 }
