@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,6 +72,15 @@ func readTail(ctx context.Context, js jetstream.JetStream, prefix string, q Quer
 			return err
 		}
 		tail, from = append(seg, tail...), start
+		if len(tail) == 0 && from > floor {
+			// Nothing of q's in the stream's tail: its last message may be far back
+			// (a port idle since), where the next window had better start.
+			at, err := lastOf(ctx, s, results, dumps)
+			if err != nil {
+				return err
+			}
+			from = max(min(from, at+1), floor)
+		}
 		if !q.Since.IsZero() && !sinceSeen && len(tail) > 0 && tail[0].ts.Before(q.Since) {
 			// The window reaches back past q.Since: from here on the floor is where
 			// the server starts a read by that time, as a whole read would.
@@ -201,6 +211,23 @@ func readSpan(ctx context.Context, js jetstream.JetStream, stream string, filter
 		pending = meta.NumPending
 	}
 	return seg, nil
+}
+
+// lastOf is the sequence of the stream's last message on any of subjects, 0 if
+// none.
+func lastOf(ctx context.Context, s jetstream.Stream, subjects ...string) (uint64, error) {
+	var last uint64
+	for _, subject := range subjects {
+		m, err := s.GetLastMsgForSubject(ctx, subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return 0, fmt.Errorf("history: read stream %s: the last message on %s: %w", s.CachedInfo().Config.Name, subject, err)
+		default:
+			last = max(last, m.Sequence)
+		}
+	}
+	return last, nil
 }
 
 // seqFromTime is the stream sequence a read from t starts at: the first message

@@ -23,16 +23,20 @@ import (
 type tailEnv struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
+	tool jetstream.JetStream // through the listener, with a tool's read-only rights
 	srv  *bustest.Bus
 	subj bus.Subjects
 }
 
 func startTail(t *testing.T) *tailEnv {
 	t.Helper()
-	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true})
+	b := bustest.Start(t, bustest.Options{JetStream: true})
 	e := &tailEnv{nc: b.Daemon(), srv: b, subj: bus.Subjects{Prefix: bus.DefaultPrefix}}
 	var err error
 	if e.js, err = history.NewJetStream(e.nc); err != nil {
+		t.Fatal(err)
+	}
+	if e.tool, err = history.NewJetStream(b.Tool()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := history.Setup(context.Background(), e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 64 << 20}); err != nil {
@@ -161,8 +165,9 @@ func readWith(t *testing.T, js jetstream.JetStream, read func(context.Context, j
 	return got
 }
 
-// The last N units read from the tail are the last N of the whole history, byte
-// for byte, by port, by problem and from a time: with results that come late,
+// The last N units read from the tail (with a tool's rights) are the last N of
+// the whole history, byte for byte, by port, by problem and from a time: with
+// results that come late,
 // twice or never, results whose dump was not kept, units by hand, and a daemon
 // restarted (its ports number their units from 1 again).
 func TestTailIsTheWholeReadsEnd(t *testing.T) {
@@ -177,14 +182,14 @@ func TestTailIsTheWholeReadsEnd(t *testing.T) {
 	e.fill(t, r, "run3", 300)
 	n := 0
 	for _, port := range []string{"", "hall", "lab", "desk", "old", "none"} {
-		for _, last := range []int{1, 3, 20, 50, 300, 5000} {
+		for _, last := range []int{1, 20, 50, 5000} {
 			for _, q := range []history.Query{
 				{Port: port, Last: last},
 				{Port: port, Last: last, Since: mid},
 				{Problem: "othello", Port: port, Last: last},
 			} {
 				want := entryText(readWith(t, e.js, history.ReadWhole, q))
-				got := entryText(readWith(t, e.js, history.Read, q))
+				got := entryText(readWith(t, e.tool, history.Read, q))
 				if got != want {
 					t.Fatalf("%+v: the tail read differs from the whole read's end:\n got %s\nwant %s", q, got, want)
 				}
