@@ -128,9 +128,10 @@ problem = "goscore"
 	if codes[http.StatusOK] != viewers || len(problems) > 0 {
 		t.Errorf("of %d viewers, by status: %v; %d problems: %s", viewers, codes, len(problems), strings.Join(problems, "; "))
 	}
+	// (A read may still be leaving: its answer is sent before its handler ends.)
 	now, most, bound := web.HistoryReads()
-	if most > bound || most < 1 || now != 0 {
-		t.Errorf("history reads at once: at most %d seen, bound %d (%d running after the crowd left)", most, bound, now)
+	if most > bound || most < 1 {
+		t.Errorf("history reads at once: at most %d seen, bound %d (%d running as the crowd left)", most, bound, now)
 	}
 
 	// Every unit sent is answered, in order, once, and kept once.
