@@ -11,11 +11,10 @@ import (
 	"github.com/goclub/scoreboard/bus"
 )
 
-// tailFirst is the first window readTail reads back from the stream's end, in
-// stream sequences beyond two a unit asked for (a unit is its dump and its result):
-// a port that is one of a few is found in a window or two; each next window is
-// twice as wide, so a sparse port costs a few more, never the whole stream (unless
-// its last units are that far back).
+// tailFirst is the margin of the first window readTail reads back from the
+// stream's end, in messages of q's beyond two a unit asked for (a unit is its dump
+// and its result): the window is that many messages of q's at the share of the
+// stream that q's subjects have. Each next window is twice as wide.
 const tailFirst = 64
 
 // held is a message of the tail, kept to pair the windows read so far together.
@@ -47,7 +46,16 @@ func readTail(ctx context.Context, js jetstream.JetStream, prefix string, q Quer
 	if err != nil {
 		return noHistory(stream, err)
 	}
-	st := s.CachedInfo().State
+	// q's share of the stream: the server counts each subject's messages (no read).
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subj.Prefix+".*."+star(q.Problem)+"."+star(q.Port)))
+	if err != nil {
+		return fmt.Errorf("history: read stream %s: %w", stream, err)
+	}
+	st := info.State
+	var mine uint64
+	for _, n := range st.Subjects {
+		mine += n
+	}
 	// The dumps are read with Follow too: they settle the results.
 	results, dumps := subj.Result(star(q.Problem), star(q.Port)), subj.Dump(star(q.Problem), star(q.Port))
 	floor, last := max(st.FirstSeq, 1), st.LastSeq
@@ -59,6 +67,13 @@ func readTail(ctx context.Context, js jetstream.JetStream, prefix string, q Quer
 		p         *pairer
 		out       []*entry
 	)
+	if mine == 0 {
+		from = floor // nothing of q's: nothing to read back
+	} else {
+		// A port that is one of two: twice the messages; one rare among many:
+		// back to where its last units may be, or its first.
+		width = max(width, width*st.Msgs/mine)
+	}
 	for from > floor {
 		start := floor
 		if from-floor > width {

@@ -17,6 +17,10 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 )
 
+// tailBenchLayout names what tailStore writes: a store built by another is built
+// again.
+const tailBenchLayout = "old, then hall and lab, rare every 10,000"
+
 // tailBenchDir is where BenchmarkTail keeps the stores it builds, one directory
 // per size, for the next runs: a million units take a minute or more to write.
 // Remove it to build them again.
@@ -31,9 +35,10 @@ func tailBenchDir(units int) string {
 // 20 of every port (`history --last 20`), the last 10 results and the start of the
 // live ones (`watch --last 10`), each read from the stream's tail (Read)
 // and, as before the tail read, from the stream's start (ReadWhole); and the worst
-// case of the tail read, the last 50 units of a port whose units are all at the
-// stream's start. The units are goscore boards, answered at once, alternating over
-// two ports, hall and lab, after the 50 of the port old, published on the
+// cases of the tail read, the last 50 units of a port whose units are all at the
+// stream's start (old), and of a port that sends one unit in 10,000 (rare). The
+// units are goscore boards, answered at once, alternating over two ports, hall and
+// lab, after the 50 of the port old, published on the
 // history's subjects with the display's headers as a port does; the stores are
 // kept under $TMPDIR/scoreboard-bench-tail (tailBenchDir).
 func BenchmarkTail(b *testing.B) {
@@ -48,6 +53,7 @@ func BenchmarkTail(b *testing.B) {
 				{"last-20", history.Query{Last: 20}},
 				{"old-port-last-50", history.Query{Port: "old", Last: 50}},
 				{"watch-last-10", history.Query{Last: 10, Follow: true}},
+				{"rare-port-last-50", history.Query{Port: "rare", Last: 50}},
 			} {
 				for _, r := range []struct {
 					name string
@@ -60,6 +66,8 @@ func BenchmarkTail(b *testing.B) {
 							want = min(c.q.Last, units)
 						case "old":
 							want = 50
+						case "rare":
+							want = min(c.q.Last, units/10_000)
 						}
 						for b.Loop() {
 							n := 0
@@ -93,8 +101,8 @@ func BenchmarkTail(b *testing.B) {
 func tailStore(b *testing.B, units int) jetstream.JetStream {
 	dir := tailBenchDir(units)
 	done := filepath.Join(dir, "built")
-	_, err := os.Stat(done)
-	built := err == nil
+	mark, err := os.ReadFile(done)
+	built := err == nil && string(mark) == tailBenchLayout
 	if !built {
 		if err := os.RemoveAll(dir); err != nil {
 			b.Fatal(err)
@@ -137,7 +145,10 @@ func tailStore(b *testing.B, units int) jetstream.JetStream {
 	// first, the tail read's farthest reach.
 	for i := range 50 + units {
 		port := "old"
-		if i >= 50 {
+		switch {
+		case i%10_000 == 5_049:
+			port = "rare" // one unit in 10,000: its last 50 span half a million
+		case i >= 50:
 			port = ports[i%len(ports)]
 		}
 		seqs[port]++
@@ -166,7 +177,7 @@ func tailStore(b *testing.B, units int) jetstream.JetStream {
 	if got := info.CachedInfo().State.Msgs; got != uint64(2*(50+units)) {
 		b.Fatalf("the stream holds %d messages, want %d", got, 2*(50+units))
 	}
-	if err := os.WriteFile(done, nil, 0o644); err != nil {
+	if err := os.WriteFile(done, []byte(tailBenchLayout), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("built %d units in %s in %s", units, dir, time.Since(start).Round(time.Second))
