@@ -87,23 +87,23 @@ func (e *Entry) Line() string {
 // ErrNoHistory is returned by Read when the server keeps no history.
 var ErrNoHistory = errors.New("no history kept on this server")
 
-// Read reads the history oldest first, with an ordered consumer (no acks, nothing
+// Read reads the history oldest first, with ordered consumers (no acks, nothing
 // written: a tool's read-only rights are enough), and calls emit for each unit that
 // q selects. Without q.Follow it returns at the end of the history; with it, it
-// goes on with the live results, from the same consumer, so there is no gap and no
-// duplicate where the two meet, until ctx ends.
+// goes on with the live results, so there is no gap and no duplicate where the two
+// meet, until ctx ends. With q.Last (and no q.Until) it reads only the stream's
+// tail (readTail): its cost is the same at any size of the history.
 func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, emit func(*Entry) error) error {
+	if q.Last > 0 && q.Until.IsZero() {
+		return readTail(ctx, js, prefix, q, emit)
+	}
+	return readWhole(ctx, js, prefix, q, emit)
+}
+
+// readWhole is Read from the history's start (or q.Since), one consumer for the
+// replay and the live results both.
+func readWhole(ctx context.Context, js jetstream.JetStream, prefix string, q Query, emit func(*Entry) error) error {
 	subj := bus.Subjects{Prefix: prefix}
-	stream := subj.Stream()
-	if q.Stream != "" {
-		stream = q.Stream
-	}
-	star := func(s string) string {
-		if s == "" {
-			return "*"
-		}
-		return s
-	}
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subj.Result(star(q.Problem), star(q.Port))},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
@@ -116,40 +116,61 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	if !q.Since.IsZero() {
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &q.Since
 	}
+	return consume(ctx, js, streamOf(q, subj), cfg, newPairer(q, subj, emit))
+}
+
+// streamOf is the stream q reads: the prefix's own, or q.Stream.
+func streamOf(q Query, subj bus.Subjects) string {
+	if q.Stream != "" {
+		return q.Stream
+	}
+	return subj.Stream()
+}
+
+// star is a filter's token: the name, or any.
+func star(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+// noHistory says what a failed read of stream means: no history kept (no stream,
+// no JetStream, no server), or another fault.
+func noHistory(stream string, err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, stream, err)
+	}
+	return fmt.Errorf("history: read stream %s: %w", stream, err)
+}
+
+// consume reads stream with an ordered consumer of cfg into p: the replay (unless
+// p is already live: then it only follows), then with p.q.Follow the live results.
+func consume(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.OrderedConsumerConfig, p *pairer) error {
 	cons, err := js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("%w: stream %s: %v (is the daemon running, with history on?)", ErrNoHistory, stream, err)
-		}
-		return fmt.Errorf("history: read stream %s: %w", stream, err)
+		return noHistory(stream, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
 		return fmt.Errorf("history: read stream %s: %w", stream, err)
 	}
-	defer func() {
-		it.Stop()
-		// The server would drop the consumer after consumerIdle anyway; at once is
-		// better, where the reader's rights allow it.
-		if ci := cons.CachedInfo(); ci != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = js.DeleteConsumer(dctx, stream, ci.Name)
-			cancel()
+	defer stopConsumer(js, stream, cons, it)
+	replaying := false
+	if !p.live {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("history: read stream %s: %w", stream, err)
 		}
-	}()
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("history: read stream %s: %w", stream, err)
-	}
-	p := newPairer(q, subj, emit)
-	replaying := info.NumPending > 0
-	if !replaying {
-		if err := p.endReplay(); err != nil {
-			return err
+		replaying = info.NumPending > 0
+		if !replaying {
+			if err := p.endReplay(); err != nil {
+				return err
+			}
 		}
 	}
-	for replaying || q.Follow {
+	for replaying || p.q.Follow {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -175,6 +196,17 @@ func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, e
 	return nil
 }
 
+// stopConsumer stops reading and deletes the consumer: the server would drop it
+// after consumerIdle anyway; at once is better, where the reader's rights allow it.
+func stopConsumer(js jetstream.JetStream, stream string, cons jetstream.Consumer, it jetstream.MessagesContext) {
+	it.Stop()
+	if ci := cons.CachedInfo(); ci != nil {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = js.DeleteConsumer(dctx, stream, ci.Name)
+		cancel()
+	}
+}
+
 // pairer puts each result with its dump, and hands the entries on oldest first.
 type pairer struct {
 	q    Query
@@ -186,7 +218,7 @@ type pairer struct {
 	answered map[unitKey]bool // recently answered, so a second result is not a unit
 	done     []unitKey        // the keys of answered, a ring
 	next     int
-	ring     []*Entry // the last q.Last entries while replaying, from ring[head]
+	ring     []*entry // the last q.Last entries while replaying, from ring[head]
 	head     int
 	live     bool // past the replay
 }
@@ -270,7 +302,7 @@ func (p *pairer) flush(now time.Time, streamSeq uint64, end bool) error {
 			}
 			p.unanswered(e)
 		}
-		if err := p.out(&e.Entry); err != nil {
+		if err := p.out(e); err != nil {
 			return err
 		}
 		n++
@@ -293,7 +325,7 @@ func (p *pairer) unanswered(e *entry) {
 	e.Result, e.Unanswered = r.AppendJSON(nil), true
 }
 
-func (p *pairer) out(e *Entry) error {
+func (p *pairer) out(e *entry) error {
 	if p.q.Last > 0 && !p.live {
 		if len(p.ring) < p.q.Last {
 			p.ring = append(p.ring, e)
@@ -303,23 +335,43 @@ func (p *pairer) out(e *Entry) error {
 		p.head = (p.head + 1) % len(p.ring)
 		return nil
 	}
-	return p.emit(e)
+	return p.emit(&e.Entry)
 }
 
 // endReplay is the end of the history: what waits is handed on, the last q.Last of
 // it with --last.
 func (p *pairer) endReplay() error {
+	last, err := p.replayed()
+	if err != nil {
+		return err
+	}
+	return p.release(last)
+}
+
+// replayed ends the replay without handing anything on yet: what waits is flushed
+// (without Follow), and the last q.Last entries (with --last) are returned, oldest
+// first, for release.
+func (p *pairer) replayed() ([]*entry, error) {
 	if !p.q.Follow {
 		if err := p.flush(time.Time{}, 0, true); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	p.live = true
+	last := make([]*entry, 0, len(p.ring))
 	for i := range p.ring {
-		if err := p.emit(p.ring[(p.head+i)%len(p.ring)]); err != nil {
+		last = append(last, p.ring[(p.head+i)%len(p.ring)])
+	}
+	return last, nil
+}
+
+// release hands on what replayed returned; from then on p is live: each entry is
+// handed on as it is complete.
+func (p *pairer) release(last []*entry) error {
+	p.live, p.ring = true, nil
+	for _, e := range last {
+		if err := p.emit(&e.Entry); err != nil {
 			return err
 		}
 	}
-	p.ring = nil
 	return nil
 }

@@ -422,6 +422,12 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
+	leave, busy := historyReads.enter(ctx) // web/tail.go: a few at once
+	if busy != nil {
+		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer leave()
 	items := []HistoryItem{}
 	// Delayed, only units stored before the cutoff, the window reaching back from it.
 	until, delayed := s.cutoff(port)
