@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 // TestRunPageDelayed: a real 'scoreboard run --http-delay 10s' says its delay on
 // /api/status and holds a unit sent with 'scoreboard send' from /api/boards until
 // its board was stored 10 s ago, then shows it: the setting reaches the page.
+// 'history' shows the unit at once: the arbiters' tools are not delayed.
 func TestRunPageDelayed(t *testing.T) {
 	// Long enough that 'send' (a process), the bucket's read and the first question
 	// fit in it on a busy machine: at 3 s an in-process sibling test was once never
@@ -68,6 +70,14 @@ func TestRunPageDelayed(t *testing.T) {
 		stored, seq = en.Created(), r.Seq
 		return true, ""
 	})
+	// The arbiters' tools stay live: history shows the unit the page holds.
+	code, out, errs := runCmd(t, "", "history", "--port", "desk", "--last", "10", "--nats-url", "nats://"+natsAddr)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("#%d ", seq)) {
+		t.Fatalf("history --port desk --last 10 while the page holds unit %d: exit %d\n%s\n%s", seq, code, out, errs)
+	}
+	if time.Now().Before(stored.Add(delay)) {
+		t.Logf("history showed unit %d %v before the page may", seq, time.Until(stored.Add(delay)).Round(time.Millisecond))
+	}
 	held := 0
 	bustest.Wait(t, "desk's unit on /api/boards", func() (bool, string) {
 		var boards []struct {
