@@ -66,3 +66,43 @@ func TestPageUnderPolicy(t *testing.T) {
 		}
 	}
 }
+
+// opens records, in every document the tab opens, when the page opened an event
+// stream (performance.now(), ms).
+const opens = `window.__opens = [];
+window.EventSource = class extends window.EventSource {
+  constructor(url, opts) { super(url, opts); window.__opens.push(performance.now()); }
+};`
+
+// TestRefusedPageBacksOff: a page turned away at the viewers' bound (503) opens its
+// stream again later each time, not every second (a crowd refused would come back
+// at once), and goes live once there is room.
+func TestRefusedPageBacksOff(t *testing.T) {
+	b := browsertest.New(t)
+	base, _ := serveGuarded(t, web.Guard{MaxViewers: 1}, zerolog.Nop())
+	held := openStream(t, base, "127.0.0.1", "")
+	if held.StatusCode != http.StatusOK {
+		t.Fatalf("the test's own stream: %d %s", held.StatusCode, bodyOf(held))
+	}
+	b.Do(t, 30*time.Second, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: opens})
+		return err
+	}))
+	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/"))
+	// Four tries: at once, then after 1, 2 and 4 s (each at least 3/4 of it), so
+	// the fourth comes 5.25 s or more after the first; every second, after 3.
+	var at []float64
+	deadline := time.Now().Add(60 * time.Second)
+	for len(at) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused page opened its stream %d times in 60 s (at %v ms), want 4", len(at), at)
+		}
+		at = browsertest.Eval[[]float64](t, b, `window.__opens || []`)
+		time.Sleep(100 * time.Millisecond) // polling the page, not ordering anything
+	}
+	if gap := at[3] - at[0]; gap < 5250 {
+		t.Errorf("the refused page opened its stream 4 times in %.0f ms (at %v): want 5250 ms or more, backing off", gap, at)
+	}
+	held.Body.Close()
+	b.WaitConn(t, "live")
+}

@@ -344,7 +344,7 @@ async function loadHistory() {
 let es = null;
 function connect() {
   es = new EventSource("/api/events");
-  es.onopen = () => setConn(true);
+  es.onopen = () => { reopened(); setConn(true); };
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (ev.type === "board") update(ev.board);
@@ -352,8 +352,9 @@ function connect() {
   };
   es.onerror = () => {
     setConn(false);
-    // A refused connection closes the stream for good: open a new one.
-    if (es.readyState === EventSource.CLOSED) { es.close(); setTimeout(connect, 1000); }
+    // A refused connection closes the stream for good: open a new one, later
+    // each time it is refused again (board.js).
+    if (es.readyState === EventSource.CLOSED) { es.close(); setTimeout(connect, reopenDelay()); }
   };
 }
 

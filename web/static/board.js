@@ -59,3 +59,16 @@ function delayText(s) {
   const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
   return "delayed" + (h ? " " + h + " h" : "") + (m ? " " + m + " min" : "") + (r && !h ? " " + r + " s" : "");
 }
+
+// reopenDelay is how long the page waits before it opens a stream the server closed
+// or refused: a second at first, then twice as long each time to half a minute, a
+// little at random, so that a crowd turned away at the viewers' bound (429, 503) or
+// by a restart does not come back all at once every second. reopened starts again
+// at a second once a stream is open.
+let refusals = 0;
+function reopenDelay() {
+  const ms = Math.min(1000 * 2 ** refusals, 30000);
+  refusals++;
+  return ms * (0.75 + Math.random() / 4);
+}
+function reopened() { refusals = 0; }

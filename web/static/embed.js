@@ -39,7 +39,7 @@ function mark() {
 let es = null;
 function connect() {
   es = new EventSource("/api/events?port=" + encodeURIComponent(port));
-  es.onopen = () => { up = true; mark(); };
+  es.onopen = () => { reopened(); up = true; mark(); };
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (ev.type === "board") update(ev.board);
@@ -47,8 +47,9 @@ function connect() {
   es.onerror = () => {
     up = false;
     mark();
-    // A refused connection closes the stream for good: open a new one.
-    if (es.readyState === EventSource.CLOSED) { es.close(); setTimeout(connect, 1000); }
+    // A refused connection closes the stream for good: open a new one, later
+    // each time it is refused again (board.js).
+    if (es.readyState === EventSource.CLOSED) { es.close(); setTimeout(connect, reopenDelay()); }
   };
 }
 
