@@ -55,7 +55,9 @@ type event struct {
 // viewers (the hub's internal test holds it to that).
 var encodes atomic.Uint64
 
-// encode is the one place an event becomes JSON.
+// encode is the one place an event becomes what the stream sends: its JSON framed
+// as a server-sent event ("data: ...", a blank line), so a viewer's stream writes
+// the bytes as they are.
 func encode(ev event) []byte {
 	encodes.Add(1)
 	data, err := json.Marshal(ev)
@@ -63,7 +65,7 @@ func encode(ev event) []byte {
 		// Only strings, numbers and a state that came in as JSON: cannot happen.
 		panic(fmt.Sprintf("page: encode a %s event: %v", ev.Type, err))
 	}
-	return data
+	return slices.Concat([]byte("data: "), data, []byte("\n\n"))
 }
 
 // shown is a port as the hub holds it: its board, the board's event encoded once

@@ -14,8 +14,8 @@ import (
 	"github.com/goclub/scoreboard/metrics"
 )
 
-// Defaults of the viewer bounds. A stream costs the page about 100 KB (issue 33's
-// measure: 108 MB for 1,000), so 2,000 fit a Pi. 50 from one address leave room
+// Defaults of the viewer bounds. A stream costs the page 21-23 KB of RSS
+// (BENCHMARKS.md, "A thousand viewers"), so 2,000 fit a Pi. 50 from one address leave room
 // for a venue's Wi-Fi behind one NAT address, and make an exhaustion of the total
 // take 40 addresses.
 const (

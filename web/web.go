@@ -512,7 +512,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return // dropped as too slow, or stopping: the page reconnects
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(timeout))
-			_, err = fmt.Fprintf(w, "data: %s\n\n", data)
+			_, err = w.Write(data) // framed once for every viewer (encode)
 		case <-keep.C:
 			_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 			_, err = fmt.Fprint(w, ": keep-alive\n\n")
