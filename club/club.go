@@ -353,10 +353,7 @@ func (d *Daemon) start(ctx context.Context) error {
 				if keeper != nil {
 					s.WithHistoryStatus(keeper.OK)
 				}
-				if c.HTTP.Delay > 0 {
-					s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
-				}
-				return s, s.WithGuard(PageGuard(c, met))
+				return s, SetUpPage(s, c, met)
 			}, beside, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")
 			}

@@ -6,11 +6,14 @@ import (
 	"github.com/goclub/scoreboard/web"
 )
 
-// PageGuard is a club's page's guard from its [http] settings (run's and web's):
-// who may frame it and how many it streams to; met counts the streams, when not
-// nil.
-func PageGuard(c *config.Config, met *metrics.Metrics) web.Guard {
+// SetUpPage gives a club's page what its [http] settings say (run's and web's):
+// its delay, who may frame it and how many it streams to; met counts the
+// streams, when not nil.
+func SetUpPage(s *web.Server, c *config.Config, met *metrics.Metrics) error {
 	h := c.HTTP
-	return web.Guard{Table: "http", EmbedOrigins: h.EmbedOrigins, TrustedProxies: h.TrustedProxies,
-		MaxViewers: h.MaxViewers, MaxViewersPerAddress: h.MaxViewersPerAddress, Metrics: met}
+	if h.Delay > 0 {
+		s.WithDelays(web.NewDelays(h.Delay, nil))
+	}
+	return s.WithGuard(web.Guard{Table: "http", EmbedOrigins: h.EmbedOrigins, TrustedProxies: h.TrustedProxies,
+		MaxViewers: h.MaxViewers, MaxViewersPerAddress: h.MaxViewersPerAddress, Metrics: met})
 }

@@ -52,10 +52,7 @@ func webCommand(stdio stdio) *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			if c.HTTP.Delay > 0 {
-				s.WithDelays(web.NewDelays(c.HTTP.Delay, nil))
-			}
-			return s, s.WithGuard(club.PageGuard(&c, nil))
+			return s, club.SetUpPage(s, &c, nil)
 		}, nil, log)
 	}
 	return cmd
