@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"bufio"
-	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,14 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/web"
@@ -74,31 +69,16 @@ func TestCaddyfiles(t *testing.T) {
 
 	// The page, with /metrics beside it (the proxy must hide it) and a bound of one
 	// stream per address.
-	ns := bustest.Start(t, bustest.Options{JetStream: true})
-	srv, err := web.New(ns.Tool(), bus.DefaultPrefix, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.WithGuard(web.Guard{MaxViewers: 100, MaxViewersPerAddress: 1, TrustedProxies: web.DefaultTrustedProxies}); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
-	go func() { defer wg.Done(); _ = web.Serve(ctx, ln, metrics.New().Beside(srv.Handler())) }()
-	defer func() { cancel(); wg.Wait() }()
+	pageURL, _ := serveGuarded(t, web.Guard{MaxViewers: 100, MaxViewersPerAddress: 1, TrustedProxies: web.DefaultTrustedProxies,
+		Metrics: metrics.New()}, zerolog.Nop())
+	page := strings.TrimPrefix(pageURL, "http://")
 
 	// The club's Caddyfile, its site on a loopback port in plain HTTP, its
 	// upstream the page, caddy's admin endpoint off (tests run side by side).
 	front := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	cf := strings.Replace(files[0], "scores.club.example.org {", "http://"+front+" {", 1)
-	cf = strings.Replace(cf, "reverse_proxy 127.0.0.1:8080", "reverse_proxy "+ln.Addr().String(), 1)
-	if cf == files[0] || !strings.Contains(cf, ln.Addr().String()) {
+	cf = strings.Replace(cf, "reverse_proxy 127.0.0.1:8080", "reverse_proxy "+page, 1)
+	if cf == files[0] || !strings.Contains(cf, page) {
 		t.Fatalf("the club's Caddyfile is not the one this test knows:\n%s", files[0])
 	}
 	path := filepath.Join(dir, "Caddyfile.run")

@@ -39,8 +39,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// serveGuarded serves a page with guard g on 127.0.0.1 until the test ends; it
-// returns its base URL and its bus.
+// serveGuarded serves a page with guard g on 127.0.0.1 until the test ends, with
+// g.Metrics' /metrics beside it when set, as run serves it; it returns its base
+// URL and its bus.
 func serveGuarded(t *testing.T, g web.Guard, log zerolog.Logger) (string, *bustest.Bus) {
 	t.Helper()
 	ns := bustest.Start(t, bustest.Options{JetStream: true})
@@ -59,7 +60,7 @@ func serveGuarded(t *testing.T, g web.Guard, log zerolog.Logger) (string, *buste
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
-	go func() { defer wg.Done(); _ = web.Serve(ctx, ln, srv.Handler()) }()
+	go func() { defer wg.Done(); _ = web.Serve(ctx, ln, g.Metrics.Beside(srv.Handler())) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return "http://" + ln.Addr().String(), ns
 }
