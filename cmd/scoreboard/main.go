@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/goclub/scoreboard/config"
@@ -33,9 +34,35 @@ var errExitQuiet = errors.New("exit 1")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	endProfile := cpuProfile(os.Getenv("SCOREBOARD_CPUPROFILE"))
 	code := runMain(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	endProfile()
 	stop()
 	os.Exit(code)
+}
+
+// cpuProfile writes the process's CPU profile to path from now until the
+// returned func is called (at exit after SIGTERM or SIGINT): how the league's
+// benchmarks see where a hub's time goes (BENCHMARKS.md). An empty path, or one
+// that cannot be created, profiles nothing.
+func cpuProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "SCOREBOARD_CPUPROFILE: %v; no profile\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "SCOREBOARD_CPUPROFILE: %v; no profile\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // runMain runs the command line args and returns the exit status: 0 done, 1 a
