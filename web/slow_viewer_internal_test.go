@@ -14,11 +14,11 @@ import (
 )
 
 // TestSlowViewerDropped: a viewer that stops reading (a raw TCP client with a
-// small receive buffer that never reads) while many events are published is
-// dropped by the hub once its buffer is full, and its connection is closed within
-// the write timeout once the socket's buffers are full too; the other viewers get
-// every event, in order, while it hangs there. Without a write deadline its
-// handler would wait in Write for as long as the client lives.
+// small receive buffer that never reads) while many events are published has its
+// stream ended, by the write timeout once the socket's buffers are full or by the
+// hub once its buffer is full, whichever comes first; the other viewers get every
+// event, in order, while it hangs there. Without a write deadline its handler would
+// wait in Write for as long as the client lives.
 func TestSlowViewerDropped(t *testing.T) {
 	s, ts := hubServer(t)
 	s.writeTimeout = time.Second
@@ -50,30 +50,25 @@ func TestSlowViewerDropped(t *testing.T) {
 	})
 
 	// Events of about 900 bytes, in batches the readers keep up with, until the
-	// hub has dropped the one that does not read (its socket buffers full, then
-	// its clientBuffer events), and a few batches more.
+	// stream of the one that does not read has ended (its socket buffers full, then
+	// its write's deadline or its clientBuffer events), and a few batches more.
 	answer := strings.Repeat("x", 700)
-	const batch, most = 32, 100_000
-	sent, after, dropAt := 0, 0, 0
+	const batch, most = 256, 100_000
+	sent, after, endAt := 0, 0, 0
 	for sent < most && after < 4 {
 		for range batch {
 			sent++
 			s.hub.put(ctx, &Board{Port: "p", Problem: "goscore", Seq: uint64(sent), Answer: answer, Revision: uint64(sent)})
 		}
 		waitEvents(t, sent, others...)
-		if s.hub.dropped.Load() > 0 {
+		if s.streams.Load() == 3 {
 			after++
-			dropAt = cmp.Or(dropAt, sent)
+			endAt = cmp.Or(endAt, sent)
 		}
 	}
-	if s.hub.dropped.Load() != 1 {
-		t.Fatalf("%d events sent: the hub dropped %d streams, want the one that does not read", sent, s.hub.dropped.Load())
+	if n := s.streams.Load(); n != 3 {
+		t.Fatalf("%d events sent: %d streams, want 3 (the readers; the one that does not read ended)", sent, n)
 	}
-	dropped := time.Now()
-	bustest.WaitWithin(t, s.writeTimeout+15*time.Second, "the slow viewer's stream closed by the write deadline", func() (bool, string) {
-		n := s.streams.Load()
-		return n == 3, fmt.Sprintf("%d streams (3 readers and the slow one), %v after the hub dropped it", n, time.Since(dropped).Round(time.Millisecond))
-	})
 	for i, v := range others {
 		got := v.events()
 		for j, e := range got {
@@ -85,5 +80,5 @@ func TestSlowViewerDropped(t *testing.T) {
 			t.Errorf("reader %d got %d of %d events", i, len(got), sent)
 		}
 	}
-	t.Logf("%d events of about %d bytes; the slow viewer dropped by the hub within the first %d, its stream closed %v after the last", sent, len(answer)+150, dropAt, time.Since(dropped).Round(time.Millisecond))
+	t.Logf("%d events of about %d bytes; the slow viewer's stream ended within the first %d (%d dropped by the hub; else by its write's deadline)", sent, len(answer)+150, endAt, s.hub.dropped.Load())
 }
