@@ -350,7 +350,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 		kickEvery = externalKickEvery
 	}
 	since := map[string]time.Time{}
-	var published time.Time
+	var published, looked time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -367,14 +367,13 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			}
 			h.mu.Unlock()
 		}
+		var idle []string
 		for club, up := range links {
 			if up && !was[club] {
 				upSince[club] = time.Now()
 			}
 			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > kickEvery {
-				if h.kickIdleSource(ctx, club) {
-					kicked[club] = time.Now()
-				}
+				idle = append(idle, club)
 			}
 			if _, ok := since[club]; !ok || up != was[club] {
 				since[club] = time.Now()
@@ -388,6 +387,15 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 				ev.Str("club", club).Bool("link_up", up).Msg("club link changed")
 			}
 			was[club] = up
+		}
+		// The sources are looked at together, in one listing of the streams, at
+		// most each sourceKickAfter: two API calls a club each second are 400 a
+		// second at 200 clubs.
+		if len(idle) > 0 && time.Since(looked) >= sourceKickAfter {
+			looked = time.Now()
+			for _, club := range h.kickIdleSources(ctx, idle) {
+				kicked[club] = time.Now()
+			}
 		}
 		if h.ns != nil && time.Since(published) > linkStatesEvery {
 			for club, up := range links {
@@ -406,38 +414,61 @@ const sourceKickAfter = 3 * time.Second
 // external server, where it cannot tell a club whose link is down.
 const externalKickEvery = 10 * time.Second
 
-// kickIdleSource sets up again the source of a club whose link is up but whose
-// source has had nothing, not even its heartbeat, for sourceKickAfter: the server
-// retries a source whose consumer could not be created (the link was down, or just
-// up and the club's API not yet known across it) only after a back-off that grows to
-// two minutes, so a club back after a cut would wait that long. The source is
-// removed and added again, and goes on from the last sequence its stream holds.
-func (h *Hub) kickIdleSource(ctx context.Context, club string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	name := ClubStream(club)
-	s, err := h.js.Stream(ctx, name)
-	if err != nil {
-		return false
+// kickIdleSources sets up again the source of each of clubs (their links up)
+// whose source has had nothing, not even its heartbeat, for sourceKickAfter, and
+// says which it set up: the server retries a source whose consumer could not be
+// created (the link was down, or just up and the club's API not yet known across it)
+// only after a back-off that grows to two minutes, so a club back after a cut would
+// wait that long. A source is removed and added again, and goes on from the last
+// sequence its stream holds. The streams' states come in one listing.
+func (h *Hub) kickIdleSources(ctx context.Context, clubs []string) []string {
+	want := map[string]string{} // stream -> club
+	for _, c := range clubs {
+		want[ClubStream(c)] = c
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return false
-	}
-	idle := false
-	for _, si := range info.Sources {
-		if si.External != nil && si.External.APIPrefix == apiPrefix(club) {
-			idle = si.Active < 0 || si.Active > sourceKickAfter
+	var idle []*jetstream.StreamInfo
+	list := h.js.ListStreams(ctx)
+	for info := range list.Info() {
+		club, ok := want[info.Config.Name]
+		if !ok {
+			continue
+		}
+		for _, si := range info.Sources {
+			if si.External != nil && si.External.APIPrefix == apiPrefix(club) && (si.Active < 0 || si.Active > sourceKickAfter) {
+				idle = append(idle, info)
+			}
 		}
 	}
-	cfg := info.Config
-	if !idle || len(cfg.Sources) != 1 {
+	if err := list.Err(); err != nil {
+		h.log.Warn().Err(err).Msg("league: the streams could not be listed to find idle sources; trying again")
+	}
+	var kicked []string
+	for _, info := range idle {
+		club := want[info.Config.Name]
+		if h.kickSource(ctx, club) {
+			kicked = append(kicked, club)
+		}
+	}
+	return kicked
+}
+
+// kickSource removes the source of a club's stream and adds it again. The stream's
+// config is read again under h.mu: SetClubs may have changed it since the listing.
+func (h *Hub) kickSource(ctx context.Context, club string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.js.Stream(ctx, ClubStream(club))
+	if err != nil {
 		return false
+	}
+	cfg := s.CachedInfo().Config
+	if len(cfg.Sources) != 1 {
+		return false // the club was removed meanwhile: its stream parked
 	}
 	// The club's stream has one source: parked without it a moment (a stream with
 	// neither subjects nor sources is refused), then given it back.
 	sources := cfg.Sources
-	cfg.Sources, cfg.Subjects = nil, []string{parked(name)}
+	cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
 	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
 		return false
