@@ -28,19 +28,35 @@ const Bucket = "LEAGUE_BOARDS"
 // on the way: a club's units in flight, many times over.
 const maxUnits = 4096
 
-// setupBoards creates the bucket.
-func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+// boardsMaxBytes bounds the bucket, which is held in memory: a league's 800 boards
+// take about 1.2 MB, and a club that fills all its maxPorts with the largest results
+// and units some 25 MB; beyond it the oldest boards give way.
+const boardsMaxBytes = 256 << 20
+
+// setupBoards creates the bucket, in memory: it holds each port's latest board, which
+// the boards keeper makes again from the clubs' streams when the hub starts (it reads
+// each subject's last message first), so a copy on disk would only cost a write per
+// board. A bucket of an earlier hub, on disk, is made again in memory.
+func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	cfg := jetstream.KeyValueConfig{
 		Bucket:      Bucket,
 		Description: "scoreboard league: each club's ports' latest result, with its unit",
 		History:     1,
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
+		MaxBytes:    boardsMaxBytes,
 		Replicas:    max(replicas, 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hub: bucket %s: %w", Bucket, err)
 	}
-	return kv, nil
+	if old, err := js.KeyValue(ctx, Bucket); err == nil {
+		if st, err := old.Status(ctx); err == nil && st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Storage != jetstream.MemoryStorage {
+			if err := js.DeleteKeyValue(ctx, Bucket); err != nil {
+				return fmt.Errorf("hub: bucket %s on disk, to be made again in memory: %w", Bucket, err)
+			}
+		}
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
+		return fmt.Errorf("hub: bucket %s: %w", Bucket, err)
+	}
+	return nil
 }
 
 // RunBoards keeps the bucket up to date from the clubs' streams until ctx ends:
@@ -54,8 +70,7 @@ func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) (jet
 // the bucket and the page go on for the other clubs. SetClubs starts and stops the
 // followers.
 func (h *Hub) RunBoards(ctx context.Context) error {
-	kv, err := setupBoards(ctx, h.js, h.replicas)
-	if err != nil {
+	if err := setupBoards(ctx, h.js, h.replicas); err != nil {
 		return err
 	}
 	type running struct {
@@ -89,7 +104,7 @@ func (h *Hub) RunBoards(ctx context.Context) error {
 			followers[club] = r
 			go func() {
 				defer close(r.done)
-				h.followClub(fctx, kv, club)
+				h.followClub(fctx, club)
 			}()
 		}
 		select {
@@ -110,8 +125,8 @@ func (h *Hub) notifyClubs() {
 
 // followClub keeps a club's boards until ctx ends: its writer, and its follower
 // started again when it ends.
-func (h *Hub) followClub(ctx context.Context, kv jetstream.KeyValue, club string) {
-	w := &boardWriter{h: h, kv: kv, club: club, wake: make(chan struct{}, 1), pending: map[string]pendingBoard{}}
+func (h *Hub) followClub(ctx context.Context, club string) {
+	w := &boardWriter{h: h, club: club, wake: make(chan struct{}, 1), pending: map[string]pendingBoard{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -275,6 +290,9 @@ func checkResult(rest string, data []byte) (result.Record, string) {
 	return r, ""
 }
 
+// boardSubject is the subject of a port's key in the bucket.
+func boardSubject(club, port string) string { return "$KV." + Bucket + "." + club + "." + port }
+
 // pendingBoard is a port's latest result, waiting for its club's writer.
 type pendingBoard struct {
 	problem string
@@ -288,7 +306,6 @@ type pendingBoard struct {
 // second: each port's latest.
 type boardWriter struct {
 	h    *Hub
-	kv   jetstream.KeyValue
 	club string
 	wake chan struct{}
 
@@ -374,7 +391,10 @@ func (w *boardWriter) put(ctx context.Context, port string, b pendingBoard) {
 		board, _ = engine.OthelloBoardAfter(unit)
 	}
 	w.h.sawPort(w.club, port)
-	if _, err := w.kv.Put(ctx, w.club+"."+port, history.AppendRecord(nil, b.result, unit, b.at, board, false)); err != nil && ctx.Err() == nil {
+	// Published, not put: the bucket's stream takes it without an acknowledgement
+	// to wait for and decode (a put's round trip was a fifth of the keeper's cost).
+	// A board the server could not take is one the port's next result replaces.
+	if err := w.h.nc.Publish(boardSubject(w.club, port), history.AppendRecord(nil, b.result, unit, b.at, board, false)); err != nil && ctx.Err() == nil {
 		w.h.log.Warn().Err(err).Str("club", w.club).Str("port", port).Msg("league boards: put refused")
 	}
 }
