@@ -25,22 +25,33 @@ func Decode(data []byte) (Record, error) {
 var errSlow = errors.New("take the slow path")
 
 func fastDecode(d []byte) (r Record, ok bool) {
+	return r, walk(d, &r, nil)
+}
+
+// field reads the value at d[i] of a key that is not a Record's into what it
+// decodes: handled false for a key it does not know, ok false to leave the whole
+// object to encoding/json.
+type field func(key, d []byte, i int) (end int, handled, ok bool)
+
+// walk reads the object d into r, and the keys that are not a Record's through
+// extra (when not nil); false leaves d to encoding/json.
+func walk(d []byte, r *Record, extra field) bool {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
-		return r, false
+		return false
 	}
 	i = skipSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
-		return r, skipSpace(d, i+1) == len(d)
+		return skipSpace(d, i+1) == len(d)
 	}
 	for {
 		key, end, ok := readKey(d, i)
 		if !ok {
-			return r, false
+			return false
 		}
 		i = skipSpace(d, end)
 		if i >= len(d) || d[i] != ':' {
-			return r, false
+			return false
 		}
 		i = skipSpace(d, i+1)
 		var err error
@@ -48,27 +59,27 @@ func fastDecode(d []byte) (r Record, ok bool) {
 		case "seq":
 			r.Seq, end, ok = readUint(d, i)
 			if !ok {
-				return r, false
+				return false
 			}
 		case "line":
 			r.Line, end, ok = readInt(d, i)
 			if !ok {
-				return r, false
+				return false
 			}
 		case "solve_us":
 			r.SolveMicros, end, ok = readFloat(d, i)
 			if !ok {
-				return r, false
+				return false
 			}
 		case "result":
 			// encoding/json hands a RawMessage the value's bytes as they are, null
 			// included; the fast path takes objects and arrays that are valid JSON.
 			if i >= len(d) || d[i] != '{' && d[i] != '[' {
-				return r, false
+				return false
 			}
 			if end, err = skipValue(d, i); err == nil {
 				if !json.Valid(d[i:end]) {
-					return r, false
+					return false
 				}
 				r.Result = append(json.RawMessage(nil), d[i:end]...)
 			}
@@ -89,25 +100,34 @@ func fastDecode(d []byte) (r Record, ok bool) {
 		case "outcome":
 			r.Outcome, end, err = readString(d, i)
 		default:
-			if foldsToField(key) {
-				return r, false // encoding/json matches keys regardless of case
+			if extra != nil {
+				var handled bool
+				if end, handled, ok = extra(key, d, i); handled {
+					if !ok {
+						return false
+					}
+					break
+				}
+			}
+			if foldsToField(key) || extra != nil && foldsToKept(key) {
+				return false // encoding/json matches keys regardless of case
 			}
 			end, err = skipValue(d, i)
 		}
 		if err != nil {
-			return r, false
+			return false
 		}
 		i = skipSpace(d, end)
 		if i >= len(d) {
-			return r, false
+			return false
 		}
 		switch d[i] {
 		case ',':
 			i = skipSpace(d, i+1)
 		case '}':
-			return r, skipSpace(d, i+1) == len(d)
+			return skipSpace(d, i+1) == len(d)
 		default:
-			return r, false
+			return false
 		}
 	}
 }

@@ -67,9 +67,12 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-// The fast path agrees with encoding/json on whatever encoding/json accepts, and
-// never panics.
+// The fast paths (Decode's, and DecodeKept's of a kept result) agree with
+// encoding/json on whatever encoding/json accepts, and never panic.
 func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"problem":"goscore","port":"p","seq":1,"answer":"5 3\n","unit":"5 5\n.....\n","time":"2026-11-27T20:00:00.1Z","board":["--B","W--"],"stream_seq":9}`))
+	f.Add([]byte(`{"answer":"","unit":"x","time":"t","unanswered":true,"Board":["a"]}`))
+	f.Add([]byte(`{"board":[],"unanswered":false,"board":null}`))
 	f.Add([]byte(`{"problem":"goscore","port":"p","seq":1,"answer":"5 3\n","result":{"black":5,"white":3},"solve_us":3.5,"worker":"w"}`))
 	f.Add([]byte(`{"answer":"","error":"replay: line 2: bad move \"B(99,1)\""}`))
 	f.Add([]byte(`{"answer":"a\u2028b\\n","result":[1,[2,{"x":"]"}]]}`))
@@ -85,6 +88,38 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err != nil || !same(got, want) {
 			t.Fatalf("Decode(%q) = %+v, %v; encoding/json says %+v", in, got, err, want)
+		}
+		gotK, err := DecodeKept(in)
+		var wantK Kept
+		if json.Unmarshal(in, &wantK) != nil {
+			return
+		}
+		if err != nil || !reflect.DeepEqual(gotK, wantK) {
+			t.Fatalf("DecodeKept(%q) = %+v, %v; encoding/json says %+v", in, gotK, err, wantK)
+		}
+	})
+}
+
+// The kept result's parser beside encoding/json, on a bucket's value of a goscore
+// board as the hub's boards keeper puts it.
+func BenchmarkDecodeKept(b *testing.B) {
+	res, _ := json.Marshal(Record{Problem: "goscore", Port: "hall", Seq: 1234, Answer: "177 175\n",
+		Result: json.RawMessage(`{"black":177,"white":175}`), SolveMicros: 1.234, Origin: "9f86d081884c7d65", Worker: "Edl2cd5MmB7cXiLlfPBmpe"})
+	unit := strings.Repeat(strings.Repeat("B.W", 6)+"B\n", 19)
+	data, _ := json.Marshal(Kept{Record: func() Record { r, _ := Decode(res); return r }(), Unit: unit, Time: "2026-11-27T20:00:00.123456789Z"})
+	b.Run("DecodeKept", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeKept(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var k Kept
+			if err := json.Unmarshal(data, &k); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
