@@ -397,6 +397,17 @@ func TestDelayHoldsEveryEndpoint(t *testing.T) {
 			}
 		}
 	}
+	// The event stream writes each flushEvery: the last unit comes within it.
+	last := units[len(units)-1].seq
+	bustest.Wait(t, "the event stream's last unit", func() (bool, string) {
+		seen := e.events()
+		for _, s := range seen {
+			if s.Port == "hall" && s.Seq == last {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events, none of unit %d", len(seen), last)
+	})
 	checkEvents(t, e.events(), "hall", units)
 }
 

@@ -93,16 +93,22 @@ type hub struct {
 	// clients are the event streams, each with the one port it follows ("" for
 	// every port).
 	clients map[chan []byte]string
+	// batch is the events since the last flush, framed, for the streams of every
+	// port (all of them: batched only while there is one); flushed each flushEvery
+	// as one chunk that all those streams share. A league's 1,600 events a second
+	// would otherwise be 1,600 sends to each of them, and as many writes.
+	batch []byte
+	all   int // streams of every port
+	flush *time.Timer
 	// dropped counts the streams dropped for lagging clientBuffer events behind.
 	dropped atomic.Uint64
 }
 
-// clientBuffer is how many events a slow page may lag before it is dropped; the
-// page reconnects by itself and gets every board again. A stream is written each
-// flushEvery, so the buffer holds that long of the busiest feed, many times over: a
-// league of 800 boards sends 1,600 events a second, 160 each flushEvery. Its cost is
-// a pointer and two lengths an event, 12 KB a viewer.
-const clientBuffer = 512
+// clientBuffer is how many chunks a slow page may lag before it is dropped: events
+// of its port, or for a page of every port the batches of flushEvery (6.4 s of
+// them). The page reconnects by itself and gets every board again. The batches are
+// shared: all the lagging pages together hold at most clientBuffer of them.
+const clientBuffer = 64
 
 func newHub() *hub {
 	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{}}
@@ -111,10 +117,20 @@ func newHub() *hub {
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
 func (h *hub) run(ctx context.Context) {
 	defer close(h.done)
+	h.flush = time.NewTimer(time.Hour)
+	h.flush.Stop()
+	var flushing <-chan time.Time // the timer's channel while a batch waits
 	for {
 		select {
 		case f := <-h.do:
 			f()
+			if len(h.batch) > 0 && flushing == nil {
+				h.flush.Reset(flushEvery)
+				flushing = h.flush.C
+			}
+		case <-flushing:
+			flushing = nil
+			h.flushBatch()
 		case <-ctx.Done():
 			for c := range h.clients {
 				close(c)
@@ -143,21 +159,51 @@ func (h *hub) call(ctx context.Context, f func()) bool {
 	}
 }
 
-// broadcast hands an encoded event of port to every stream that follows it; a
-// stream whose buffer is full is dropped, so no viewer holds up the others.
+// broadcast hands an encoded event of port to every stream of that port, and to
+// the batch of the streams of every port.
 func (h *hub) broadcast(port string, data []byte) {
 	for c, want := range h.clients {
-		if want != "" && want != port {
-			continue
-		}
-		select {
-		case c <- data:
-		default:
-			delete(h.clients, c)
-			close(c)
-			h.dropped.Add(1)
+		if want == port {
+			h.send(c, data)
 		}
 	}
+	if h.all > 0 {
+		h.batch = append(h.batch, data...)
+	}
+}
+
+// flushBatch hands the batch to every stream of every port, as one chunk.
+func (h *hub) flushBatch() {
+	if len(h.batch) == 0 {
+		return
+	}
+	chunk := h.batch
+	h.batch = nil // the streams hold chunk: never written again
+	for c, want := range h.clients {
+		if want == "" {
+			h.send(c, chunk)
+		}
+	}
+}
+
+// send hands a stream its data; a stream whose buffer is full is dropped, so no
+// viewer holds up the others.
+func (h *hub) send(c chan []byte, data []byte) {
+	select {
+	case c <- data:
+	default:
+		h.forget(c)
+		h.dropped.Add(1)
+	}
+}
+
+// forget closes a stream's channel and forgets it.
+func (h *hub) forget(c chan []byte) {
+	if h.clients[c] == "" {
+		h.all--
+	}
+	delete(h.clients, c)
+	close(c)
 }
 
 // show makes b the port's board and tells every viewer, encoding it once.
@@ -279,16 +325,23 @@ func (h *hub) picture(ctx context.Context, port, name string) *picture {
 func (h *hub) subscribe(ctx context.Context, port string) (chan []byte, bool) {
 	var c chan []byte
 	ok := h.call(ctx, func() {
+		c = make(chan []byte, clientBuffer+1)
 		if port != "" {
-			c = make(chan []byte, clientBuffer+1)
 			if s := h.ports[port]; s != nil {
 				c <- s.event
 			}
 		} else {
-			c = make(chan []byte, clientBuffer+len(h.ports))
+			// The streams of every port first get what came before this one's
+			// boards, which already show it.
+			h.flushBatch()
+			var first []byte
 			for _, s := range h.ports {
-				c <- s.event
+				first = append(first, s.event...)
 			}
+			if first != nil {
+				c <- first
+			}
+			h.all++
 		}
 		h.clients[c] = port
 	})
@@ -301,8 +354,7 @@ func (h *hub) unsubscribe(c chan []byte) {
 	defer cancel()
 	h.call(ctx, func() {
 		if _, ok := h.clients[c]; ok {
-			delete(h.clients, c)
-			close(c)
+			h.forget(c)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"bufio"
 	"bytes"
 	"context"
@@ -155,7 +156,7 @@ type benchProc struct {
 // a run's units (10 minutes of 4 ports at 2 units/s are about 7 MB) and small enough
 // that 200 clubs' shares fit this machine's disk: JetStream reserves a stream's whole
 // limit, and each node of a cluster on one disk reserves its own.
-const benchClubShare = "64MiB"
+var benchClubShare = cmp.Or(os.Getenv("LEAGUE_BENCH_CLUB_SHARE"), "64MiB")
 
 // startBenchHub starts the hub whose clubs are names, each with the token
 // token-<name>: a `scoreboard hub` process, or with cluster three nats-servers of

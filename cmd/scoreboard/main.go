@@ -35,6 +35,7 @@ var errExitQuiet = errors.New("exit 1")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	endProfile := cpuProfile(os.Getenv("SCOREBOARD_CPUPROFILE"))
+	heapProfile(ctx, os.Getenv("SCOREBOARD_HEAPPROFILE"))
 	code := runMain(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	endProfile()
 	stop()
@@ -63,6 +64,25 @@ func cpuProfile(path string) func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+// heapProfile writes the process's heap profile to path when ctx ends (SIGTERM
+// or SIGINT), before the process lets go of what it holds: the heap as the last
+// garbage collection found it, running. An empty path writes nothing.
+func heapProfile(ctx context.Context, path string) {
+	if path == "" {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		f, err := os.Create(path)
+		if err == nil {
+			err = errors.Join(pprof.WriteHeapProfile(f), f.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "SCOREBOARD_HEAPPROFILE: %v\n", err)
+		}
+	}()
 }
 
 // runMain runs the command line args and returns the exit status: 0 done, 1 a
