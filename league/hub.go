@@ -115,6 +115,11 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	// The clubs join by the URL they are given (a name, a proxy, a NAT): the hub
 	// does not tell them its own addresses to try instead.
 	opts.LeafNode.NoAdvertise = true
+	// No compression on the links: a club sends some 16 KB a second of small text,
+	// and S2's reader and writer hold about 2 MB of buffers a link at the hub
+	// (measured: 40 of the 75 MB of heap of a hub of 20 clubs), the most of what a
+	// club costs it (BENCHMARKS.md, "A league: 200 clubs").
+	opts.LeafNode.Compression = server.CompressionOpts{Mode: server.CompressionOff}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("hub: nats-server: %w", err)
@@ -350,7 +355,9 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 		kickEvery = externalKickEvery
 	}
 	since := map[string]time.Time{}
-	var published, looked time.Time
+	// looked: when a club's source was last looked at since its link came up.
+	looked := map[string]time.Time{}
+	var published, listed time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -367,12 +374,20 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			}
 			h.mu.Unlock()
 		}
-		var idle []string
+		// A club's source is looked at linkSettle after its link comes up (after a
+		// cut, or the hub's start, the server's own retry of the source may be a
+		// minute away), then with every club's each sourceKickAfter.
+		var fresh, idle []string
+		every := time.Since(listed) >= sourceKickAfter
 		for club, up := range links {
 			if up && !was[club] {
 				upSince[club] = time.Now()
 			}
-			if up && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > kickEvery {
+			switch {
+			case !up:
+			case looked[club].Before(upSince[club]) && time.Since(upSince[club]) >= linkSettle:
+				fresh = append(fresh, club)
+			case every && time.Since(upSince[club]) > sourceKickAfter && time.Since(kicked[club]) > kickEvery:
 				idle = append(idle, club)
 			}
 			if _, ok := since[club]; !ok || up != was[club] {
@@ -388,12 +403,16 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			}
 			was[club] = up
 		}
-		// The sources are looked at together, in one listing of the streams, at
-		// most each sourceKickAfter: two API calls a club each second are 400 a
-		// second at 200 clubs.
-		if len(idle) > 0 && time.Since(looked) >= sourceKickAfter {
-			looked = time.Now()
-			for _, club := range h.kickIdleSources(ctx, idle) {
+		// The sources are looked at together, in one listing of the streams: two
+		// API calls a club each second were 400 a second at 200 clubs.
+		if every && len(idle) > 0 || len(fresh) > 0 {
+			if every {
+				listed = time.Now()
+			}
+			for _, club := range fresh {
+				looked[club] = time.Now()
+			}
+			for _, club := range h.kickIdleSources(ctx, append(fresh, idle...)) {
 				kicked[club] = time.Now()
 			}
 		}
@@ -406,9 +425,13 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	}
 }
 
-// sourceKickAfter is how long a club's link may be up while its stream's source
-// stays idle before the hub sets the source up again.
+// sourceKickAfter is how long a club's stream's source may stay idle, its link
+// up, before the hub sets the source up again.
 const sourceKickAfter = 3 * time.Second
+
+// linkSettle is how long after a club's link comes up its source is first looked
+// at: the link's interest in the club's API has crossed it by then.
+const linkSettle = time.Second
 
 // externalKickEvery is how often the hub sets up an idle source again on an
 // external server, where it cannot tell a club whose link is down.
