@@ -1,8 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 // FuzzDecodeBoard: whatever a bucket value holds, decoding it never panics, and a
@@ -15,6 +20,16 @@ func FuzzDecodeBoard(f *testing.F) {
 		}
 		if b.Port != "hall" {
 			t.Fatalf("port %q", b.Port)
+		}
+		// Its event, as the hub encodes it, is encoding/json's to the byte.
+		b.Revision, b.Picture, b.SGF = 7, "/pictures/hall/7-ab.svg", "/pictures/hall/7-ab.sgf"
+		b.State = &bus.PortState{Port: "hall", State: b.Answer, Since: time.Unix(int64(b.Seq%(1<<40)), int64(b.Line))}
+		for _, ev := range []event{{Type: "board", Board: b}, {Type: "remove", Port: b.Error}} {
+			want, err := json.Marshal(ev)
+			got, ok := appendEvent(nil, ev)
+			if (err == nil) != ok || ok && !bytes.Equal(got, want) {
+				t.Fatalf("appendEvent:\n%s (%v)\nencoding/json:\n%s (%v)", got, ok, want, err)
+			}
 		}
 		// The picture is drawn when asked for: drawn here, as /pictures would.
 		if b.unit != nil && b.Error == "" {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/render"
+	"github.com/goclub/scoreboard/result"
 )
 
 // Board is one port's latest unit, as /api/boards and the page's events carry it: the
@@ -60,12 +62,88 @@ var encodes atomic.Uint64
 // the bytes as they are.
 func encode(ev event) []byte {
 	encodes.Add(1)
-	data, err := json.Marshal(ev)
+	data := append(make([]byte, 0, 512), "data: "...)
+	if d, ok := appendEvent(data, ev); ok {
+		return append(d, "\n\n"...)
+	}
+	j, err := json.Marshal(ev)
 	if err != nil {
 		// Only strings, numbers and a state that came in as JSON: cannot happen.
 		panic(fmt.Sprintf("page: encode a %s event: %v", ev.Type, err))
 	}
-	return slices.Concat([]byte("data: "), data, []byte("\n\n"))
+	return append(append(data, j...), "\n\n"...)
+}
+
+// appendEvent appends ev's JSON, byte for byte encoding/json's (the fuzz target
+// of decodeBoard holds them to it), without its reflection: a league's page
+// encodes 1,600 events a second, where json.Marshal was 3.5 % of the hub's time.
+// false: a state's time encoding/json refuses too, left to it.
+func appendEvent(d []byte, ev event) ([]byte, bool) {
+	d = append(d, `{"type":`...)
+	d = result.AppendJSONString(d, ev.Type)
+	if b := ev.Board; b != nil {
+		d = append(d, `,"board":{"port":`...)
+		d = result.AppendJSONString(d, b.Port)
+		if b.Problem != "" {
+			d = append(d, `,"problem":`...)
+			d = result.AppendJSONString(d, b.Problem)
+		}
+		d = append(d, `,"seq":`...)
+		d = strconv.AppendUint(d, b.Seq, 10)
+		if b.Line != 0 {
+			d = append(d, `,"line":`...)
+			d = strconv.AppendInt(d, int64(b.Line), 10)
+		}
+		d = append(d, `,"answer":`...)
+		d = result.AppendJSONString(d, b.Answer)
+		if b.Error != "" {
+			d = append(d, `,"error":`...)
+			d = result.AppendJSONString(d, b.Error)
+		}
+		if b.Time != "" {
+			d = append(d, `,"time":`...)
+			d = result.AppendJSONString(d, b.Time)
+		}
+		if len(b.Board) > 0 {
+			d = append(d, `,"board":[`...)
+			for i, row := range b.Board {
+				if i > 0 {
+					d = append(d, ',')
+				}
+				d = result.AppendJSONString(d, row)
+			}
+			d = append(d, ']')
+		}
+		d = append(d, `,"revision":`...)
+		d = strconv.AppendUint(d, b.Revision, 10)
+		if b.Picture != "" {
+			d = append(d, `,"picture":`...)
+			d = result.AppendJSONString(d, b.Picture)
+		}
+		if b.SGF != "" {
+			d = append(d, `,"sgf":`...)
+			d = result.AppendJSONString(d, b.SGF)
+		}
+		if st := b.State; st != nil {
+			since, err := st.Since.MarshalJSON()
+			if err != nil {
+				return d, false
+			}
+			d = append(d, `,"state":{"port":`...)
+			d = result.AppendJSONString(d, st.Port)
+			d = append(d, `,"state":`...)
+			d = result.AppendJSONString(d, st.State)
+			d = append(d, `,"since":`...)
+			d = append(d, since...)
+			d = append(d, '}')
+		}
+		d = append(d, '}')
+	}
+	if ev.Port != "" {
+		d = append(d, `,"port":`...)
+		d = result.AppendJSONString(d, ev.Port)
+	}
+	return append(d, '}'), true
 }
 
 // shown is a port as the hub holds it: its board, the board's event encoded once
