@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -167,108 +166,13 @@ const (
 	maxErrorBytes = 4 << 10
 )
 
-// followBoards feeds a club's writer until ctx ends: first each subject's last
-// message in the club's stream (its boards as they are), then the club's units as
-// the hub's sourcing receives them from the club, each message its stream stores,
-// seen on its way in. It is not read back from the stream: the file store keeps
-// the block a consumer reads in memory whole (up to 8 MB a club, 1.6 GB at 200
-// clubs, measured), and a stream only written lets it go.
 func (h *Hub) followBoards(ctx context.Context, club string, w *boardWriter) error {
-	prefix, ok := h.clubPrefix(club)
-	if !ok {
-		return nil // removed meanwhile
-	}
-	// The feed first, so that nothing falls between what the stream holds and it.
-	feed, err := h.nc.SubscribeSync(deliverPrefix(club) + ".>")
-	if err != nil {
-		return fmt.Errorf("the club's feed: %w", err)
-	}
-	defer feed.Unsubscribe()
-	if err := feed.SetPendingLimits(feedPending, feedPendingBytes); err != nil {
-		return fmt.Errorf("the club's feed: %w", err)
-	}
-	k := &keeper{h: h, club: club, w: w, units: map[string][]byte{}, shown: map[string]shownUnit{}}
-	if err := k.readStored(ctx); err != nil {
-		return err
-	}
-	for {
-		m, err := feed.NextMsgWithContext(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("the club's feed: %w", err)
-		}
-		if n, _ := feed.Dropped(); n > 0 {
-			// The boards missed units: their last ones are read again.
-			return fmt.Errorf("the club's feed dropped %d messages, the keeper behind", n)
-		}
-		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
-			continue // the sourcing's heartbeats and flow control
-		}
-		md, err := m.Metadata()
-		if err != nil || md.NumDelivered > 1 {
-			continue // not a delivery; or again, which the stream ignores too
-		}
-		rest, ok := strings.CutPrefix(m.Subject, prefix+".")
-		if !ok {
-			k.h.junk.add(k.h, club, "bad_subject")
-			continue
-		}
-		k.take(rest, m.Data, m.Header, md.Timestamp)
-	}
-}
-
-// The bounds of a club's feed while its keeper is busy: beyond them messages are
-// dropped, and the keeper reads the stream's last of each subject again.
-const (
-	feedPending      = 64 << 10
-	feedPendingBytes = 64 << 20
-)
-
-// clubPrefix is the subjects' prefix at the club.
-func (h *Hub) clubPrefix(club string) (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range h.clubs {
-		if c.Name == club {
-			return c.prefix(), true
-		}
-	}
-	return "", false
-}
-
-// keeper is a club's follower's state: the units whose results are on the way,
-// and each port's last result handed to the writer.
-type keeper struct {
-	h         *Hub
-	club      string
-	w         *boardWriter
-	units     map[string][]byte // origin seq -> unit, until its result comes
-	unitBytes int
-	shown     map[string]shownUnit // port -> its last result offered
-}
-
-// shownUnit names a port's last result: a result of the same origin and no later
-// seq is one seen already (what the stream held and the feed brought too, or a
-// source set up again).
-type shownUnit struct {
-	origin string
-	seq    uint64
-}
-
-// readStored hands the writer each subject's last message in the club's stream,
-// up to its end.
-func (k *keeper) readStored(ctx context.Context) error {
-	c, err := k.h.js.OrderedConsumer(ctx, ClubStream(k.club), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{ClubSubjects(k.club)},
+	c, err := h.js.OrderedConsumer(ctx, ClubStream(club), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{ClubSubjects(club)},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
-	}
-	if info := c.CachedInfo(); info == nil || info.NumPending == 0 {
-		return nil
 	}
 	it, err := c.Messages()
 	if err != nil {
@@ -277,75 +181,60 @@ func (k *keeper) readStored(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	units := map[string][]byte{} // origin seq -> unit, until its result comes
+	unitBytes := 0
 	for {
 		m, err := it.Next()
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return nil
 			}
 			return err
 		}
-		md, err := m.Metadata()
+		_, rest, err := ParseSubject(m.Subject())
 		if err != nil {
-			return err
+			h.junk.add(h, club, "bad_subject")
+			continue
 		}
-		if _, rest, err := ParseSubject(m.Subject()); err != nil {
-			k.h.junk.add(k.h, k.club, "bad_subject")
-		} else {
-			k.take(rest, m.Data(), m.Headers(), md.Timestamp)
+		kind, _, _ := strings.Cut(rest, ".")
+		switch kind {
+		case "dump":
+			if reason := checkDump(rest, m.Data()); reason != "" {
+				h.junk.add(h, club, reason)
+				continue
+			}
+			if len(units) >= maxUnits || unitBytes+len(m.Data()) > maxUnitBytes {
+				clear(units) // results that never came; the boards miss a unit, never more
+				unitBytes = 0
+			}
+			d, _ := bus.ReadDump(m.Headers())
+			units[fmt.Sprintf("%s %d", d.Origin, d.Seq)] = m.Data()
+			unitBytes += len(m.Data())
+		case "result":
+			r, reason := checkResult(rest, m.Data())
+			if reason != "" {
+				h.junk.add(h, club, reason)
+				continue
+			}
+			key := fmt.Sprintf("%s %d", r.Origin, r.Seq)
+			unit := units[key]
+			if unit != nil {
+				delete(units, key)
+				unitBytes -= len(unit)
+			}
+			// The club's time of the result, not the time the hub got it (a catch-up's).
+			at, ok := bus.ParseTime(m.Headers().Get(bus.HeaderTime))
+			if md, err := m.Metadata(); !ok && err == nil {
+				at = md.Timestamp
+			} else if !ok {
+				at = time.Now()
+			}
+			if !w.offer(r.Port, pendingBoard{problem: r.Problem, failed: r.Error != "", result: m.Data(), unit: unit, at: at}) {
+				h.junk.add(h, club, "too_many_ports")
+			}
+		default:
+			h.junk.add(h, club, "bad_subject")
 		}
-		if md.NumPending == 0 {
-			return nil
-		}
-	}
-}
-
-// take is one message of the club's (rest: its subject after the club's prefix),
-// stored at stored.
-func (k *keeper) take(rest string, data []byte, hdr nats.Header, stored time.Time) {
-	h, club := k.h, k.club
-	kind, _, _ := strings.Cut(rest, ".")
-	switch kind {
-	case "dump":
-		if reason := checkDump(rest, data); reason != "" {
-			h.junk.add(h, club, reason)
-			return
-		}
-		if len(k.units) >= maxUnits || k.unitBytes+len(data) > maxUnitBytes {
-			clear(k.units) // results that never came; the boards miss a unit, never more
-			k.unitBytes = 0
-		}
-		d, _ := bus.ReadDump(hdr)
-		key := fmt.Sprintf("%s %d", d.Origin, d.Seq)
-		k.unitBytes += len(data) - len(k.units[key])
-		k.units[key] = data
-	case "result":
-		r, reason := checkResult(rest, data)
-		if reason != "" {
-			h.junk.add(h, club, reason)
-			return
-		}
-		key := fmt.Sprintf("%s %d", r.Origin, r.Seq)
-		unit := k.units[key]
-		if unit != nil {
-			delete(k.units, key)
-			k.unitBytes -= len(unit)
-		}
-		if last, ok := k.shown[r.Port]; ok && last.origin == r.Origin && r.Seq <= last.seq {
-			return
-		}
-		// The club's time of the result, not the time the hub got it (a catch-up's).
-		at, ok := bus.ParseTime(hdr.Get(bus.HeaderTime))
-		if !ok {
-			at = stored
-		}
-		if !k.w.offer(r.Port, pendingBoard{problem: r.Problem, failed: r.Error != "", result: data, unit: unit, at: at}) {
-			h.junk.add(h, club, "too_many_ports")
-			return
-		}
-		k.shown[r.Port] = shownUnit{origin: r.Origin, seq: r.Seq}
-	default:
-		h.junk.add(h, club, "bad_subject")
 	}
 }
 
