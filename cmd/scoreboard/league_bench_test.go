@@ -163,24 +163,31 @@ var benchClubShare = cmp.Or(os.Getenv("LEAGUE_BENCH_CLUB_SHARE"), "64MiB")
 // configs/league-hub-cluster.conf and `scoreboard hub --nats-url ... ` with
 // league.replicas = 3 on them. profile, if not "", is given to the hub process as
 // SCOREBOARD_CPUPROFILE.
-func startBenchHub(t *testing.T, bin, root string, names []string, cluster bool, profile string) *benchHub {
+//
+// nodes 1 is one nats-server of configs/league-hub.conf alone (league.replicas = 1):
+// the hub's server and the scoreboard hub's keeper and page in processes of their
+// own, so that their CPU is told apart.
+func startBenchHub(t *testing.T, bin, root string, names []string, nodes int, profile string) *benchHub {
 	t.Helper()
 	httpPort := proctest.FreePort(t)
 	h := &benchHub{page: fmt.Sprintf("http://127.0.0.1:%d", httpPort)}
 	var conf strings.Builder
 	var args []string
-	if cluster {
+	if nodes > 0 {
 		h.mode = "cluster3"
-		nodes := startBenchCluster(t, root, names)
+		if nodes == 1 {
+			h.mode = "external1"
+		}
+		servers := startBenchCluster(t, root, names, nodes)
 		var urls []string
-		for i, n := range nodes {
+		for i, n := range servers {
 			urls = append(urls, n.URL())
 			h.procs = append(h.procs, benchProc{fmt.Sprintf("nats-server hub%d", i+1), n.PID()})
 			h.leaf = append(h.leaf, n.leaf)
 			h.stores = append(h.stores, n.store)
 		}
 		h.tools = strings.Join(urls, ",")
-		fmt.Fprintf(&conf, "[league]\nhttp = \"127.0.0.1:%d\"\nreplicas = 3\nclub_max_bytes = %q\n", httpPort, benchClubShare)
+		fmt.Fprintf(&conf, "[league]\nhttp = \"127.0.0.1:%d\"\nreplicas = %d\nclub_max_bytes = %q\n", httpPort, nodes, benchClubShare)
 		args = []string{"--nats-url", h.tools, "--nats-user", "admin", "--nats-password", "admin-secret"}
 	} else {
 		h.mode = "embedded"
@@ -217,7 +224,7 @@ func startBenchHub(t *testing.T, bin, root string, names []string, cluster bool,
 		}
 		return err == nil, fmt.Sprintf("GET /metrics: %v", err)
 	})
-	if cluster && len(names) > 0 {
+	if nodes > 1 && len(names) > 0 {
 		nc, err := nats.Connect(h.tools)
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +250,7 @@ type benchNode struct {
 // clubs' users (north, south) are replaced by one user per club of names, with the
 // rights north has there and the password token-<name>. It returns once JetStream
 // answers.
-func startBenchCluster(t *testing.T, root string, names []string) []*benchNode {
+func startBenchCluster(t *testing.T, root string, names []string, n int) []*benchNode {
 	t.Helper()
 	hubConf, err := os.ReadFile("../../configs/league-hub.conf")
 	if err != nil {
@@ -265,7 +272,6 @@ func startBenchCluster(t *testing.T, root string, names []string) []*benchNode {
 	c = c[:north] + users.String() + c[admin:]
 	t.Setenv("LEAGUE_ADMIN_PASSWORD", "admin-secret")
 
-	const n = 3
 	// Every port another: one free a moment ago may be given out again.
 	taken := map[int]bool{}
 	free := func() int {
@@ -276,7 +282,7 @@ func startBenchCluster(t *testing.T, root string, names []string) []*benchNode {
 			}
 		}
 	}
-	var clientPorts, leafPorts, routePorts [n]int
+	clientPorts, leafPorts, routePorts := make([]int, n), make([]int, n), make([]int, n)
 	var routes []string
 	for i := range n {
 		clientPorts[i], leafPorts[i], routePorts[i] = free(), free(), free()
@@ -302,7 +308,11 @@ func startBenchCluster(t *testing.T, root string, names []string) []*benchNode {
 				t.Fatal(err)
 			}
 		}
-		node.NATSServer = proctest.StartNATS(t, proctest.NATSOptions{Config: filepath.Join(dir, "league-hub-cluster.conf"), Name: fmt.Sprintf("hub%d", i+1), Port: clientPorts[i]})
+		conf := "league-hub-cluster.conf"
+		if n == 1 {
+			conf = "league-hub.conf" // one server: no cluster
+		}
+		node.NATSServer = proctest.StartNATS(t, proctest.NATSOptions{Config: filepath.Join(dir, conf), Name: fmt.Sprintf("hub%d", i+1), Port: clientPorts[i]})
 		nodes[i] = node
 		urls = append(urls, node.URL())
 	}
@@ -516,7 +526,9 @@ func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub,
 // LEAGUE_BENCH_CLUSTER=1 makes the hub three nats-server processes
 // (configs/league-hub-cluster.conf) and `scoreboard hub --nats-url` with
 // league.replicas = 3; club i joins node i%3. Its CPU, memory and writes are the
-// four processes' together.
+// four processes' together. LEAGUE_BENCH_EXTERNAL=1 makes it one nats-server
+// (configs/league-hub.conf) and `scoreboard hub --nats-url`: the server's CPU (the
+// sourcing and the stores) apart from the keeper's and the page's.
 // LEAGUE_BENCH_HUB_CPUPROFILE=FILE: the hub process writes its CPU profile there
 // (SCOREBOARD_CPUPROFILE), from its start to its SIGTERM at the end, after the
 // catch-up (LEAGUE_BENCH_BACKLOG=0: right after the measured time).
@@ -533,7 +545,13 @@ func TestLeagueScaleBench(t *testing.T) {
 	}
 	nClubs, backlog := env("LEAGUE_BENCH_CLUBS", 20), env("LEAGUE_BENCH_BACKLOG", 4800)
 	nViewers, parallel := env("LEAGUE_BENCH_VIEWERS", 100), env("LEAGUE_BENCH_START_PARALLEL", 8)
-	cluster := env("LEAGUE_BENCH_CLUSTER", 0) != 0
+	nodes := 0
+	switch {
+	case env("LEAGUE_BENCH_CLUSTER", 0) != 0:
+		nodes = 3
+	case env("LEAGUE_BENCH_EXTERNAL", 0) != 0:
+		nodes = 1
+	}
 	dur, err := time.ParseDuration(os.Getenv("LEAGUE_BENCH_DURATION"))
 	if err != nil {
 		dur = 5 * time.Minute
@@ -553,7 +571,7 @@ func TestLeagueScaleBench(t *testing.T) {
 		names[i] = fmt.Sprintf("c%02d", i)
 	}
 	t0 := time.Now()
-	h := startBenchHub(t, bin, root, names, cluster, profile)
+	h := startBenchHub(t, bin, root, names, nodes, profile)
 	t.Logf("hub (%s) up in %v", h.mode, time.Since(t0).Round(time.Millisecond))
 
 	// The viewers first: they hold the page open from before the clubs' first
