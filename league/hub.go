@@ -70,8 +70,6 @@ type Hub struct {
 	junk junkCounts
 	// clubsChanged tells the boards keeper the clubs changed (SetClubs).
 	clubsChanged chan struct{}
-	// lastSeqs are the clubs' streams' last sequences as WatchLinks saw them.
-	lastSeqs map[string]seenSeq
 }
 
 // Start starts the hub's server and sets up a stream per club, sourcing the club.
@@ -359,6 +357,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	since := map[string]time.Time{}
 	// looked: when a club's source was last looked at since its link came up.
 	looked := map[string]time.Time{}
+	seqs := seenSeqs{}
 	var published, listed time.Time
 	for {
 		select {
@@ -414,7 +413,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			for _, club := range fresh {
 				looked[club] = time.Now()
 			}
-			for _, club := range h.kickIdleSources(ctx, append(fresh, idle...)) {
+			for _, club := range h.kickIdleSources(ctx, append(fresh, idle...), seqs) {
 				kicked[club] = time.Now()
 			}
 		}
@@ -440,13 +439,13 @@ const linkSettle = time.Second
 const externalKickEvery = 10 * time.Second
 
 // kickIdleSources sets up again the source of each of clubs (their links up)
-// whose source has had nothing, not even its heartbeat, for sourceKickAfter, and
-// says which it set up: the server retries a source whose consumer could not be
+// whose source has had nothing, not even its heartbeat, for sourceKickAfter, or
+// is stalled (seqs: when each stream last grew), and says which it set up: the server retries a source whose consumer could not be
 // created (the link was down, or just up and the club's API not yet known across it)
 // only after a back-off that grows to two minutes, so a club back after a cut would
 // wait that long. A source is removed and added again, and goes on from the last
 // sequence its stream holds. The streams' states come in one listing.
-func (h *Hub) kickIdleSources(ctx context.Context, clubs []string) []string {
+func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs) []string {
 	want := map[string]string{} // stream -> club
 	for _, c := range clubs {
 		want[ClubStream(c)] = c
@@ -462,7 +461,7 @@ func (h *Hub) kickIdleSources(ctx context.Context, clubs []string) []string {
 		// stream has grown by nothing for sourceKickAfter, its heartbeats coming (at
 		// 200 clubs, one source of 202 after a 5-minute cut of every link took more
 		// than 2 minutes to go on by itself).
-		grew := h.grew(info.Config.Name, info.State.LastSeq)
+		grew := seqs.grew(info.Config.Name, info.State.LastSeq)
 		for _, si := range info.Sources {
 			if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
 				(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && time.Since(grew) >= sourceKickAfter) {
@@ -483,16 +482,16 @@ func (h *Hub) kickIdleSources(ctx context.Context, clubs []string) []string {
 	return kicked
 }
 
-// grew says when a club's stream last grew, as its listings saw it: last is its
-// last sequence now. Only WatchLinks calls it.
-func (h *Hub) grew(stream string, last uint64) time.Time {
-	if h.lastSeqs == nil {
-		h.lastSeqs = map[string]seenSeq{}
-	}
-	if s, ok := h.lastSeqs[stream]; ok && s.last == last {
+// seenSeqs are the clubs' streams' last sequences as the listings saw them.
+type seenSeqs map[string]seenSeq
+
+// grew says when a club's stream last grew, as the listings saw it: last is its
+// last sequence now.
+func (m seenSeqs) grew(stream string, last uint64) time.Time {
+	if s, ok := m[stream]; ok && s.last == last {
 		return s.at
 	}
-	h.lastSeqs[stream] = seenSeq{last: last, at: time.Now()}
+	m[stream] = seenSeq{last: last, at: time.Now()}
 	return time.Now()
 }
 

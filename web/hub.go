@@ -177,7 +177,6 @@ type hub struct {
 	// would otherwise be 1,600 sends to each of them, and as many writes.
 	batch []byte
 	all   int // streams of every port
-	flush *time.Timer
 	// dropped counts the streams dropped for lagging clientBuffer events behind.
 	dropped atomic.Uint64
 }
@@ -195,16 +194,16 @@ func newHub() *hub {
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
 func (h *hub) run(ctx context.Context) {
 	defer close(h.done)
-	h.flush = time.NewTimer(time.Hour)
-	h.flush.Stop()
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
 	var flushing <-chan time.Time // the timer's channel while a batch waits
 	for {
 		select {
 		case f := <-h.do:
 			f()
 			if len(h.batch) > 0 && flushing == nil {
-				h.flush.Reset(flushEvery)
-				flushing = h.flush.C
+				flush.Reset(flushEvery)
+				flushing = flush.C
 			}
 		case <-flushing:
 			flushing = nil

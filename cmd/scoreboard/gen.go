@@ -66,6 +66,10 @@ func markdown(root *cobra.Command) ([]byte, error) {
 		"over the environment, the environment over the file, the file over the default.\n" +
 		"The port flags (and variables) make the one port, or override the file's only\n" +
 		"`[[port]]`. [`configs/scoreboard.toml`](../configs/scoreboard.toml) shows every key.\n\n" +
+		"Two variables are no setting: `$SCOREBOARD_CPUPROFILE=FILE` makes any command write\n" +
+		"its CPU profile to FILE until it exits, and `$SCOREBOARD_HEAPPROFILE=FILE` its heap\n" +
+		"when it is told to stop (SIGTERM, SIGINT), for `go tool pprof`: how the league's\n" +
+		"benchmarks see where a hub's time and memory go (BENCHMARKS.md).\n\n" +
 		"")
 	b.WriteString(config.MarkdownTable())
 	link := func(name string) string {

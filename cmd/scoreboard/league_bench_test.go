@@ -1,9 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -316,18 +316,7 @@ func startBenchCluster(t *testing.T, root string, names []string, n int) []*benc
 		nodes[i] = node
 		urls = append(urls, node.URL())
 	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1)) // the tool user
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	bustest.Wait(t, "the cluster's JetStream up", func() (bool, string) {
-		m, err := nc.Request("$JS.league.API.INFO", nil, 2*time.Second)
-		if err != nil {
-			return false, fmt.Sprintf("request: %v", err)
-		}
-		return !strings.Contains(string(m.Data), `"error"`), "answer " + string(m.Data)
-	})
+	waitLeagueJetStream(t, urls)
 	return nodes
 }
 

@@ -147,18 +147,7 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 	for _, node := range nodes {
 		urls = append(urls, node.URL())
 	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1)) // the tool user
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	bustest.Wait(t, "the cluster's JetStream up", func() (bool, string) {
-		m, err := nc.Request("$JS.league.API.INFO", nil, 2*time.Second)
-		if err != nil {
-			return false, fmt.Sprintf("request: %v", err)
-		}
-		return !strings.Contains(string(m.Data), `"error"`), "answer " + string(m.Data)
-	})
+	nc := waitLeagueJetStream(t, urls)
 
 	conf := filepath.Join(root, "hub.toml")
 	if err := os.WriteFile(conf, []byte("[league]\nhttp = \"off\"\nreplicas = 3\n[[club]]\nname = \"north\"\ntoken = \"token-north\"\n[[club]]\nname = \"south\"\ntoken = \"token-south\"\n"), 0o600); err != nil {
@@ -227,4 +216,24 @@ func TestLeagueNATSServerClusterHubFault(t *testing.T) {
 	nodes[2].Start()
 	play(south, 5)
 	complete("node 3 back")
+}
+
+// waitLeagueJetStream waits until the hub's servers at urls (a nats-server hub or its
+// cluster) answer JetStream in the league's domain, and returns the connection it
+// waited on, a tool's, closed when the test ends.
+func waitLeagueJetStream(t *testing.T, urls []string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1)) // the tool user
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	bustest.Wait(t, "the cluster's JetStream up", func() (bool, string) {
+		m, err := nc.Request("$JS.league.API.INFO", nil, 2*time.Second)
+		if err != nil {
+			return false, fmt.Sprintf("request: %v", err)
+		}
+		return !strings.Contains(string(m.Data), `"error"`), "answer " + string(m.Data)
+	})
+	return nc
 }
