@@ -107,24 +107,24 @@ func answered(e *history.Entry) bool {
 type queryFlags struct {
 	port, problem, since, until *string
 	last                        *int
-	portFlag                    string
 	club                        *string // --club: a club's units at a league hub
+	cmd                         *cobra.Command
 }
 
-// addQueryFlags binds --port (history) or --port-name (watch), --problem, --since,
-// --last, --club, and with until --until.
+// addQueryFlags binds --port, --problem, --since, --last, --club, and with until
+// --until. --port-name, watch's name for --port before both had one, is a hidden
+// alias of it.
 func addQueryFlags(cmd *cobra.Command, until bool) *queryFlags {
 	fs := cmd.Flags()
 	_ = cmd.RegisterFlagCompletionFunc("problem", completeProblems)
-	q := &queryFlags{portFlag: "port"}
+	q := &queryFlags{port: new(string), cmd: cmd}
+	fs.StringVar(q.port, "port", "", "only this port's units (its `name`)")
+	fs.StringVar(q.port, "port-name", "", "")
+	_ = fs.MarkHidden("port-name")
 	if until {
-		q.port = fs.String("port", "", "only this port's units (its `name`)")
 		q.until = fs.String("until", "", "only units until this `time` (or this duration before this machine's clock now), compared with when the NATS server stored each unit")
 	} else {
-		q.portFlag = "port-name"
-		q.port = fs.String("port-name", "", "only this `port`'s results")
-		empty := ""
-		q.until = &empty
+		q.until = new(string)
 	}
 	q.problem = fs.String("problem", "", "only this `problem`'s units")
 	q.since = fs.String("since", "", "from this `time`, or this duration before this machine's clock now (90m, 7d, 2026-11-22T18:00), compared with when the NATS server stored each unit, by its clock")
@@ -150,7 +150,11 @@ func (q *queryFlags) settings(load func(path string) (config.Config, error)) (co
 // query checks the filters and makes them a history.Query.
 func (q *queryFlags) query(now time.Time) (history.Query, error) {
 	r := history.Query{Port: *q.port, Problem: *q.problem, Last: *q.last}
-	for _, f := range []struct{ flag, v string }{{q.portFlag, r.Port}, {"problem", r.Problem}} {
+	portFlag := "port"
+	if q.cmd.Flags().Changed("port-name") {
+		portFlag = "port-name"
+	}
+	for _, f := range []struct{ flag, v string }{{portFlag, r.Port}, {"problem", r.Problem}} {
 		if f.v != "" && !bus.ValidToken(f.v) {
 			return r, usagef("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
 		}

@@ -30,7 +30,7 @@ func watchCommand(stdio stdio) *cobra.Command {
 			"or the error. With --json it prints each message as it came.\n" +
 			"With --since or --last it first replays the results kept in the history, then\n" +
 			"follows the live ones, with no gap and no duplicate between the two.",
-		Example: "  scoreboard watch --json --problem goscore --port-name hall\n  scoreboard watch --since 2h",
+		Example: "  scoreboard watch --json --problem goscore --port hall\n  scoreboard watch --since 2h",
 		Args:    noArgs("takes only flags (a problem: --problem NAME)"),
 	}
 	cmd.Flags().BoolVar(&raw, "json", false, "print the raw JSON messages, one a line")
