@@ -43,6 +43,26 @@ func (l *loader) validate() {
 	}
 
 	l.validateHub()
+	l.validateLeague()
+	// /metrics on a listener of its own cannot be the page's.
+	for _, m := range []struct{ key, metrics, page string }{{"http.metrics", l.c.HTTP.Metrics, l.c.HTTP.Listen},
+		{"league.metrics", l.c.League.Metrics, l.c.League.HTTP}} {
+		if l.has(m.key) && !l.failed[m.key] && m.metrics == m.page {
+			l.fail(m.key, "%s is the page's listener too: say \"page\" to serve /metrics beside the page, or give it another HOST:PORT", m.metrics)
+		}
+	}
+	l.validateNATS()
+
+	for _, e := range daemon.CheckPorts(l.c.Ports) {
+		if key := portKey(e.Index, e.Key); !l.failed[key] {
+			l.fail(key, "%s", e.Msg)
+		}
+	}
+}
+
+// validateLeague checks a league hub's settings ([league]) across keys: the
+// replicas' cluster, and the TLS files that go together.
+func (l *loader) validateLeague() {
 	if l.has("league.replicas") && l.c.League.Replicas > 1 && l.c.NATS.URL == "" && !l.failed["league.replicas"] {
 		l.fail("league.replicas", "%d copies need a NATS cluster as the hub (nats.url, configs/league-hub-cluster.conf); the hub's embedded server is one", l.c.League.Replicas)
 	}
@@ -72,13 +92,12 @@ func (l *loader) validate() {
 			}
 		}
 	}
-	// /metrics on a listener of its own cannot be the page's.
-	for _, m := range []struct{ key, metrics, page string }{{"http.metrics", l.c.HTTP.Metrics, l.c.HTTP.Listen},
-		{"league.metrics", l.c.League.Metrics, l.c.League.HTTP}} {
-		if l.has(m.key) && !l.failed[m.key] && m.metrics == m.page {
-			l.fail(m.key, "%s is the page's listener too: say \"page\" to serve /metrics beside the page, or give it another HOST:PORT", m.metrics)
-		}
-	}
+}
+
+// validateNATS checks the bus's settings ([nats]) across keys: the embedded
+// server's listener and its credentials, or the URLs of an existing server, and
+// the client's credentials and files.
+func (l *loader) validateNATS() {
 	n := &l.c.NATS
 	if n.URL == "" && l.has("nats.listen") {
 		if n.Listen != bus.ListenOff {
@@ -135,12 +154,6 @@ func (l *loader) validate() {
 			l.fail(f.key, "%v", err)
 		} else if fi.IsDir() {
 			l.fail(f.key, "%s is a directory, want a file", f.file)
-		}
-	}
-
-	for _, e := range daemon.CheckPorts(l.c.Ports) {
-		if key := portKey(e.Index, e.Key); !l.failed[key] {
-			l.fail(key, "%s", e.Msg)
 		}
 	}
 }
