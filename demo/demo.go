@@ -2,6 +2,7 @@
 // board dumping the goscore sample and an Othello board playing the othello sample,
 // each in a loop, as a club room would, so a new user sees the daemon, the page and
 // the tools at work within a minute, with nothing plugged in.
+// Simulate is 'scoreboard simulate': one scoreboard on a pseudo-terminal, by hand.
 package demo
 
 import (

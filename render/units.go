@@ -85,3 +85,19 @@ func Unit(problem string, r io.Reader, n int) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("no unit %d: the input has %d %s units", n, seen, problem)
 }
+
+// Picture is a unit's picture (SVG), or with sgf its game record.
+func Picture(problem string, unit []byte, sgf bool) ([]byte, error) {
+	if !sgf {
+		return SVG(problem, unit)
+	}
+	if !HasSGF(problem) {
+		return nil, NoSGFError(problem)
+	}
+	return SGF(problem, unit)
+}
+
+// NoSGFError says that problem's units have no game record.
+func NoSGFError(problem string) error {
+	return fmt.Errorf("%s units have no game record: only replay, goscore and territory", problem)
+}

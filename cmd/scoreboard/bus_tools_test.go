@@ -108,7 +108,7 @@ func TestBusWatch(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--port-name", "desk"}, []string{"desk goscore #1 5 3", "desk goscore #2 177 175"}},
+		{[]string{"--port", "desk"}, []string{"desk goscore #1 5 3", "desk goscore #2 177 175"}},
 		{[]string{"--json", "--problem", "goscore"}, []string{`"port":"desk","seq":1,`, `"port":"desk","seq":2,`, `"port":"hall","seq":2,`}},
 	} {
 		var out, errs proctest.Buffer
@@ -145,8 +145,8 @@ func TestBusWatch(t *testing.T) {
 		if code := <-done; code != 0 {
 			t.Fatalf("watch %v: exit %d, stderr %q", c.args, code, errs.String())
 		}
-		if c.args[0] == "--port-name" && strings.Contains(out.String(), "hall") {
-			t.Errorf("watch --port-name desk printed another port's results:\n%s", out.String())
+		if c.args[0] == "--port" && strings.Contains(out.String(), "hall") {
+			t.Errorf("watch --port desk printed another port's results:\n%s", out.String())
 		}
 		if c.args[0] == "--json" {
 			for l := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {

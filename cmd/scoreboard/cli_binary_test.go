@@ -49,7 +49,7 @@ var commandFlags = map[string]map[string][]string{
 	"work":     {"Flags:": {"--config", "--problems", "--concurrency", "--http"}, "Daemon flags:": {"--daemon-drain"}, "NATS flags:": {"--nats-url", "--nats-token"}, "Logging flags:": {"--log-level"}},
 	"solve":    {"Flags:": {"--timeout"}, "NATS flags:": {"--nats-url", "--nats-prefix"}},
 	"send":     {"Flags:": {"--port-name", "--timeout"}, "NATS flags:": {"--nats-url"}},
-	"watch":    {"Flags:": {"--json", "--port-name", "--problem", "--since", "--last", "--count"}, "NATS flags:": {"--nats-url"}},
+	"watch":    {"Flags:": {"--json", "--port", "--problem", "--since", "--last", "--count"}, "NATS flags:": {"--nats-url"}},
 	"history":  {"Flags:": {"--json", "--sgf", "--port", "--until", "--problem", "--since", "--last"}, "NATS flags:": {"--nats-url"}},
 	"simulate": {"Flags:": {"--baud", "--link", "--idle", "--wait"}},
 	"ports":    {"Flags:": {"--json"}},

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,59 +49,24 @@ func demoCommand(io stdio) *cobra.Command {
 }
 
 func runDemo(ctx context.Context, stateDir, httpAddr, natsAddr string, baud int, pause time.Duration, io stdio) error {
-	temporary := stateDir == ""
-	if temporary {
-		d, err := os.MkdirTemp("", "scoreboard-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		stateDir = d
-	}
-	http, err := freeOr(httpAddr, httpAddr == config.DefaultHTTP)
-	if err != nil {
-		return fmt.Errorf("--http-listen: %w", err)
-	}
-	nats, err := freeOr(natsAddr, natsAddr == bus.DefaultListen)
-	if err != nil {
-		return fmt.Errorf("--nats-listen: %w", err)
-	}
-	boards, err := demo.Boards()
+	d, err := demo.Prepare(demo.Options{StateDir: stateDir, HTTP: httpAddr, NATS: natsAddr,
+		AnyHTTP: httpAddr == config.DefaultHTTP, AnyNATS: natsAddr == bus.DefaultListen})
 	if err != nil {
 		return err
 	}
-	defer demo.Close(boards)
-	conf := filepath.Join(stateDir, "demo.toml")
-	if err := os.WriteFile(conf, demo.Config(boards, nats, http, stateDir), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintln(io.err, demo.Next("http://"+http+"/", "nats://"+nats, stateDir, temporary))
+	defer d.Close()
+	fmt.Fprintln(io.err, d.Next)
 
 	g, gctx := errgroup.WithContext(ctx)
 	playCtx, stopPlaying := context.WithCancel(gctx)
-	for _, b := range boards {
+	for _, b := range d.Boards {
 		g.Go(func() error { return b.Play(playCtx, baud, pause) })
 	}
 	g.Go(func() error {
 		defer stopPlaying()
 		run := runCommand(io)
-		run.SetArgs([]string{"--config", conf})
+		run.SetArgs([]string{"--config", d.Conf})
 		return run.ExecuteContext(gctx)
 	})
 	return g.Wait()
-}
-
-// freeOr is addr when it can be listened on; when it is taken and fallback allows,
-// a free port on its host.
-func freeOr(addr string, fallback bool) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil && fallback {
-		host, _, _ := net.SplitHostPort(addr)
-		l, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
-	}
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/render"
 )
 
 func init() { register(historyCommand) }
@@ -61,70 +60,37 @@ func printHistory(ctx context.Context, c *config.Config, query history.Query, ra
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	var (
-		buf  []byte
-		recs []render.Record
-	)
-	err = history.Read(ctx, js, c.NATS.Prefix, query, func(e *history.Entry) error {
-		if sgf {
-			if answered(e) && render.HasSGF(e.Problem) {
-				recs = append(recs, render.Record{Problem: e.Problem, Unit: e.Unit})
-			}
-			return nil
-		}
-		if raw {
-			buf = append(e.JSON(buf[:0]), '\n')
-			_, err := stdio.out.Write(buf)
-			return err
-		}
-		_, err := fmt.Fprintln(stdio.out, e.Line())
-		return err
-	})
-	if err != nil || !sgf {
-		return err
+	f := history.Lines
+	if raw {
+		f = history.JSON
+	} else if sgf {
+		f = history.SGF
 	}
-	out, n, err := render.Collection(recs)
-	if err != nil {
-		return fmt.Errorf("--sgf: %w", err)
-	}
-	if n == 0 {
-		return errors.New("--sgf: no answered replay, goscore or territory unit in the selection")
-	}
-	_, err = stdio.out.Write(out)
-	return err
-}
-
-// answered says whether a kept unit has its text and an answer, not an error.
-func answered(e *history.Entry) bool {
-	if e.Unanswered || e.Unit == nil {
-		return false
-	}
-	r, err := e.Record()
-	return err == nil && r.Error == ""
+	return history.Print(ctx, js, c.NATS.Prefix, query, f, stdio.out)
 }
 
 // queryFlags are the filters of history, and of watch's replay.
 type queryFlags struct {
 	port, problem, since, until *string
 	last                        *int
-	portFlag                    string
 	club                        *string // --club: a club's units at a league hub
+	cmd                         *cobra.Command
 }
 
-// addQueryFlags binds --port (history) or --port-name (watch), --problem, --since,
-// --last, --club, and with until --until.
+// addQueryFlags binds --port, --problem, --since, --last, --club, and with until
+// --until. --port-name, watch's name for --port before both had one, is a hidden
+// alias of it.
 func addQueryFlags(cmd *cobra.Command, until bool) *queryFlags {
 	fs := cmd.Flags()
 	_ = cmd.RegisterFlagCompletionFunc("problem", completeProblems)
-	q := &queryFlags{portFlag: "port"}
+	q := &queryFlags{port: new(string), cmd: cmd}
+	fs.StringVar(q.port, "port", "", "only this port's units (its `name`)")
+	fs.StringVar(q.port, "port-name", "", "")
+	_ = fs.MarkHidden("port-name")
 	if until {
-		q.port = fs.String("port", "", "only this port's units (its `name`)")
 		q.until = fs.String("until", "", "only units until this `time` (or this duration before this machine's clock now), compared with when the NATS server stored each unit")
 	} else {
-		q.portFlag = "port-name"
-		q.port = fs.String("port-name", "", "only this `port`'s results")
-		empty := ""
-		q.until = &empty
+		q.until = new(string)
 	}
 	q.problem = fs.String("problem", "", "only this `problem`'s units")
 	q.since = fs.String("since", "", "from this `time`, or this duration before this machine's clock now (90m, 7d, 2026-11-22T18:00), compared with when the NATS server stored each unit, by its clock")
@@ -149,36 +115,17 @@ func (q *queryFlags) settings(load func(path string) (config.Config, error)) (co
 
 // query checks the filters and makes them a history.Query.
 func (q *queryFlags) query(now time.Time) (history.Query, error) {
-	r := history.Query{Port: *q.port, Problem: *q.problem, Last: *q.last}
-	for _, f := range []struct{ flag, v string }{{q.portFlag, r.Port}, {"problem", r.Problem}} {
-		if f.v != "" && !bus.ValidToken(f.v) {
-			return r, usagef("--%s %q: want lowercase letters, digits, '-' and '_'", f.flag, f.v)
+	r, err := history.Filters{Port: *q.port, Problem: *q.problem, Since: *q.since, Until: *q.until, Last: *q.last}.Query(now)
+	var fe *history.FilterError
+	if errors.As(err, &fe) {
+		if fe.Filter == "port" && q.cmd.Flags().Changed("port-name") {
+			fe.Filter = "port-name"
 		}
+		return r, usagef("--%s%s", fe.Filter, fe.Text)
 	}
-	if r.Problem != "" {
-		// An unknown problem would match nothing, and watch would wait forever.
-		if _, ok := engine.Lookup(r.Problem); !ok {
-			return r, usagef("--problem: %v", config.ProblemError(r.Problem))
-		}
+	// An unknown problem would match nothing, and watch would wait forever.
+	if _, ok := engine.Lookup(r.Problem); r.Problem != "" && !ok {
+		return r, usagef("--problem: %v", config.ProblemError(r.Problem))
 	}
-	if r.Last < 0 {
-		return r, usagef("--last %d: want a positive number of units, or 0 for all", r.Last)
-	}
-	for _, f := range []struct {
-		flag, v string
-		t       *time.Time
-	}{{"since", *q.since, &r.Since}, {"until", *q.until, &r.Until}} {
-		if f.v == "" {
-			continue
-		}
-		t, err := history.ParseTime(f.v, now)
-		if err != nil {
-			return r, usagef("--%s %v", f.flag, err)
-		}
-		*f.t = t
-	}
-	if !r.Until.IsZero() && r.Until.Before(r.Since) {
-		return r, usagef("--until %s is before --since %s", r.Until.Format(time.RFC3339), r.Since.Format(time.RFC3339))
-	}
-	return r, nil
+	return r, err
 }

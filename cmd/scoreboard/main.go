@@ -14,10 +14,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"runtime/pprof"
 	"syscall"
 
 	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/internal/profile"
 
 	"github.com/rs/zerolog"
 )
@@ -34,55 +34,12 @@ var errExitQuiet = errors.New("exit 1")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	endProfile := cpuProfile(os.Getenv("SCOREBOARD_CPUPROFILE"))
-	heapProfile(ctx, os.Getenv("SCOREBOARD_HEAPPROFILE"))
+	endProfile := profile.CPU(os.Getenv("SCOREBOARD_CPUPROFILE"), os.Stderr)
+	profile.Heap(ctx, os.Getenv("SCOREBOARD_HEAPPROFILE"), os.Stderr)
 	code := runMain(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	endProfile()
 	stop()
 	os.Exit(code)
-}
-
-// cpuProfile writes the process's CPU profile to path from now until the
-// returned func is called (at exit after SIGTERM or SIGINT): how the league's
-// benchmarks see where a hub's time goes (BENCHMARKS.md). An empty path, or one
-// that cannot be created, profiles nothing.
-func cpuProfile(path string) func() {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "SCOREBOARD_CPUPROFILE: %v; no profile\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "SCOREBOARD_CPUPROFILE: %v; no profile\n", err)
-		f.Close()
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
-}
-
-// heapProfile writes the process's heap profile to path when ctx ends (SIGTERM
-// or SIGINT), before the process lets go of what it holds: the heap as the last
-// garbage collection found it, running. An empty path writes nothing.
-func heapProfile(ctx context.Context, path string) {
-	if path == "" {
-		return
-	}
-	go func() {
-		<-ctx.Done()
-		f, err := os.Create(path)
-		if err == nil {
-			err = errors.Join(pprof.WriteHeapProfile(f), f.Close())
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "SCOREBOARD_HEAPPROFILE: %v\n", err)
-		}
-	}()
 }
 
 // runMain runs the command line args and returns the exit status: 0 done, 1 a

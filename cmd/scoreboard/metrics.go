@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"runtime"
 
 	"github.com/rs/zerolog"
@@ -28,9 +27,5 @@ func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log ze
 	if err != nil {
 		return fmt.Errorf("metrics: listen %s: %w", addr, err)
 	}
-	log.Info().Str("component", "metrics").Str("listen", ln.Addr().String()).
-		Str("url", "http://"+ln.Addr().String()+metrics.Path).Msg("serving metrics")
-	mux := http.NewServeMux()
-	mux.Handle("GET "+metrics.Path, met.Handler())
-	return web.Serve(ctx, ln, mux)
+	return web.ServeMetrics(ctx, ln, met, log)
 }

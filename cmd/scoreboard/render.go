@@ -95,9 +95,7 @@ func renderCommand(stdio stdio) *cobra.Command {
 }
 
 // clubUnit reads a unit of a club's port in its stream at a hub (q, scoped by
-// clubScope):
-// the latest of sequence number seq (a port numbers its units from 1 again when its
-// daemon restarts), or the port's last one when seq is 0.
+// clubScope): history.FindUnit's.
 func clubUnit(ctx context.Context, c *config.Config, q history.Query, seq uint64, stdio stdio) (string, []byte, error) {
 	nc, err := c.Connect("scoreboard render", quietLogger(stdio.err))
 	if err != nil {
@@ -108,42 +106,16 @@ func clubUnit(ctx context.Context, c *config.Config, q history.Query, seq uint64
 	if err != nil {
 		return "", nil, fmt.Errorf("jetstream: %w", err)
 	}
-	if seq == 0 {
-		q.Last = 1
-	}
-	var found *history.Entry
-	err = history.Read(ctx, js, c.NATS.Prefix, q, func(e *history.Entry) error {
-		if (seq == 0 || e.Seq == seq) && e.Unit != nil {
-			found = e
-		}
-		return nil
-	})
-	switch {
-	case err != nil:
-		return "", nil, err
-	case found == nil && seq == 0:
-		return "", nil, fmt.Errorf("no unit kept in %s (is the club in the hub's [[club]] tables, the port's name right?)", q.Stream)
-	case found == nil:
-		return "", nil, fmt.Errorf("no unit %d kept in %s ('scoreboard history --club' lists the units kept)", seq, q.Stream)
-	}
-	return found.Problem, found.Unit, nil
+	return history.FindUnit(ctx, js, c.NATS.Prefix, q, seq)
 }
 
 // drawUnit writes a unit's picture, or its game record, on stdout; name says where
 // it came from in errors.
 func drawUnit(problem string, unit []byte, sgf bool, name string, stdio stdio) error {
 	if sgf && !render.HasSGF(problem) {
-		return fmt.Errorf("%s units have no game record: only replay, goscore and territory", problem)
+		return render.NoSGFError(problem)
 	}
-	var (
-		out []byte
-		err error
-	)
-	if sgf {
-		out, err = render.SGF(problem, unit)
-	} else {
-		out, err = render.SVG(problem, unit)
-	}
+	out, err := render.Picture(problem, unit, sgf)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -155,16 +127,16 @@ func drawUnit(problem string, unit []byte, sgf bool, name string, stdio stdio) e
 func render1(args []string, sgf bool, n int, stdio stdio) error {
 	problem := args[0]
 	if sgf && !render.HasSGF(problem) {
-		return fmt.Errorf("%s units have no game record: only replay, goscore and territory", problem)
+		return render.NoSGFError(problem)
 	}
-	in, name := stdio.in, "stdin"
+	in, err := stdio.input(args, 1)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	name := "stdin"
 	if len(args) == 2 && args[1] != "-" {
-		f, err := openInput(args[1])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, args[1]
+		name = args[1]
 	}
 	// A file of several units (the samples) draws its first, or --unit's.
 	unit, err := render.Unit(problem, in, n)

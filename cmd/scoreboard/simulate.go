@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/goclub/scoreboard/serialio"
+	"github.com/goclub/scoreboard/demo"
 )
 
 func init() { register(simulateCommand) }
@@ -58,97 +53,5 @@ func simulate(ctx context.Context, args []string, baud int, link string, idle, w
 		return err
 	}
 	defer input.Close()
-
-	if link != "" {
-		if err := checkLink(link); err != nil {
-			return err
-		}
-	}
-	pt, err := serialio.OpenPTY()
-	if err != nil {
-		return err
-	}
-	defer pt.Close()
-	master, path := pt.Master, pt.Path
-	if link != "" {
-		_ = os.Remove(link) // checkLink found none, or a stale one of ours
-		if err := os.Symlink(path, link); err != nil {
-			return fmt.Errorf("--link %s: %w", link, err)
-		}
-		defer func() {
-			// Only our own link: another simulate may have taken the path since.
-			if target, err := os.Readlink(link); err == nil && target == path {
-				os.Remove(link)
-			}
-		}()
-		fmt.Fprintf(io.err, "scoreboard simulate: device %s (linked from %s)\n", path, link)
-	} else {
-		fmt.Fprintf(io.err, "scoreboard simulate: device %s\n", path)
-	}
-
-	waitCtx := ctx
-	if wait > 0 {
-		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(ctx, wait)
-		defer cancel()
-	}
-	if err := pt.WaitOpened(waitCtx); err != nil {
-		return err
-	}
-	fmt.Fprintln(io.err, "scoreboard simulate: the device is open; sending")
-
-	// The reader stops when the deferred Close of master ends its Read.
-	answers := make(chan struct{}, 1)
-	go serialio.ReadAnswers(ctx, master, io.out, answers)
-
-	if err := serialio.SendPaced(ctx, master, input, baud); err != nil {
-		return err
-	}
-	timer := time.NewTimer(idle)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-answers:
-			timer.Reset(idle)
-		case <-timer.C:
-			return nil
-		}
-	}
-}
-
-// checkLink refuses to replace what is at path unless it is a link simulate would
-// have made and left: one to a pseudo-terminal that is gone (dangling), or to one
-// under /dev/pts. A file, a directory or another link is the user's.
-func checkLink(path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("--link %s: %w", path, err)
-	}
-	if fi.Mode()&os.ModeSymlink == 0 {
-		return fmt.Errorf("--link %s: there is a %s there, which simulate will not replace: remove it, or give another path",
-			path, describeMode(fi.Mode()))
-	}
-	target, err := os.Readlink(path)
-	if err != nil {
-		return fmt.Errorf("--link %s: %w", path, err)
-	}
-	if _, err := os.Stat(path); err == nil && !strings.HasPrefix(target, "/dev/pts/") {
-		return fmt.Errorf("--link %s: it is a link to %s, not to a pseudo-terminal: remove it, or give another path", path, target)
-	}
-	return nil
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m.IsRegular():
-		return "regular file"
-	}
-	return "file (" + m.Type().String() + ")"
+	return demo.Simulate{Input: input, Out: io.out, Log: io.err, Baud: baud, Link: link, Idle: idle, Wait: wait}.Run(ctx)
 }

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/dumpclient"
 	"github.com/goclub/scoreboard/engine"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
 )
 
 func init() { register(solveCommand) }
@@ -57,36 +54,12 @@ func solveCommand(io stdio) *cobra.Command {
 	return cmd
 }
 
-// solveRemote sends the whole input to the problem's endpoint of the service in one
-// request, and writes its answer.
+// solveRemote has the service answer the whole input (dumpclient.Solve).
 func solveRemote(c *config.Config, problem string, timeout time.Duration, stdio stdio) error {
 	nc, err := c.Connect("scoreboard solve", quietLogger(stdio.err))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	limit := nc.MaxPayload()
-	in, err := io.ReadAll(io.LimitReader(stdio.in, limit+1))
-	if err != nil {
-		return fmt.Errorf("read input: %w", err)
-	}
-	if int64(len(in)) > limit {
-		return fmt.Errorf("input is over the server's limit of %d bytes a message: split it, or solve it in-process", limit)
-	}
-	subject := c.Subjects().Solve(problem)
-	reply, err := nc.Request(subject, in, timeout)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return fmt.Errorf("%s: no worker serves it (is 'scoreboard run' or 'scoreboard work' running there?)", subject)
-	case err != nil:
-		return fmt.Errorf("%s: %w", subject, err)
-	}
-	if _, err := stdio.out.Write(reply.Data); err != nil {
-		return err
-	}
-	if code := reply.Header.Get(micro.ErrorCodeHeader); code != "" {
-		fmt.Fprintf(stdio.err, "scoreboard solve: %s (%s)\n", reply.Header.Get(micro.ErrorHeader), code)
-		return errExitQuiet
-	}
-	return nil
+	return dumpclient.Solve(nc, c.Subjects().Solve(problem), stdio.in, stdio.out, timeout)
 }

@@ -25,6 +25,9 @@ func webCommand(stdio stdio) *cobra.Command {
 		Args:    noArgs("takes only flags"),
 	}
 	load := addSettings(cmd, slices.Concat(config.NATSClientKeys, []string{"http.listen", "http.delay", "http.embed_origins", "http.max_viewers", "http.max_viewers_per_address", "http.trusted_proxies"}, config.LogKeys)...)
+	// The setting's own words name /metrics and "off", which are run's: web serves
+	// the page alone, and a page needs a listener.
+	cmd.Flags().Lookup("http-listen").Usage = "the page's listener, `HOST:PORT` (0.0.0.0:8080 for the whole LAN); no /metrics here [$" + config.ByKey("http.listen").Env() + "]"
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := load("")
 		if err != nil {

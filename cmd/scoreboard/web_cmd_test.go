@@ -69,6 +69,16 @@ func TestWebCommand(t *testing.T) {
 			t.Errorf("GET %s: %s %.100q", boards[0].Picture, resp.Status, svg)
 		}
 	}
+	// web serves no /metrics (it counts nothing a club's Prometheus needs); its help
+	// says so (TestWebHelpSaysNoMetrics).
+	if resp, err := http.Get("http://" + addr + "/metrics"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /metrics on web's listener: %s, want 404 Not Found", resp.Status)
+		}
+	}
 	if want := fmt.Sprintf(`"url":"http://%s/"`, addr); !strings.Contains(stderr.String(), want) {
 		t.Errorf("the log does not give the URL %s:\n%s", want, stderr.String())
 	}
@@ -122,5 +132,25 @@ func TestRunServesPage(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr + "/"); err == nil {
 		t.Errorf("the page is still served after run stopped")
+	}
+}
+
+// TestWebHelpSaysNoMetrics: web's help does not promise a /metrics it does not
+// serve (TestWebCommand gets 404 there), nor "off", which web refuses.
+func TestWebHelpSaysNoMetrics(t *testing.T) {
+	code, out, errs := runCmd(t, "", "web", "--help")
+	if code != 0 {
+		t.Fatalf("web --help: exit %d, stderr %q", code, errs)
+	}
+	if strings.Contains(strings.ReplaceAll(out, "no /metrics here", ""), "metrics") {
+		t.Errorf("web --help mentions metrics, which web does not serve:\n%s", out)
+	}
+	i := strings.Index(out, "--http-listen")
+	if i < 0 {
+		t.Fatalf("web --help has no --http-listen:\n%s", out)
+	}
+	flag := out[i : i+strings.Index(out[i:], "[$SCOREBOARD_HTTP_LISTEN]")]
+	if strings.Contains(flag, `"off"`) {
+		t.Errorf("web --help offers --http-listen off, which web refuses:\n%s", flag)
 	}
 }

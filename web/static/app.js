@@ -190,7 +190,8 @@ let pending = false, passes = 0;
 // (a few boards), it does, each picture as large as it can be; when not, the page
 // scrolls, in as many columns as keep the pictures that big (one on a phone). On a
 // league hub's page each club's heading spans its own tiles' columns, and clubs sit
-// side by side in a band when they fit.
+// side by side in a band when they fit, a club in the columns left beside others
+// when that leaves no more cells empty (pack).
 function layout() {
   pending = false;
   if (large) { settled(); return; }
@@ -271,20 +272,34 @@ function schedule() {
 }
 
 // pack puts the clubs' tiles in bands of cols columns: a club takes as many
-// columns as it has tiles (cols at most) and starts a new band when it does not fit
-// beside the ones before. A club's page is one group without a heading.
+// columns as it has tiles (cols at most), beside the ones before while they fit.
+// When it does not fit, it may still take the columns left, in more rows: when
+// that leaves no more cells empty than a band of its own would (which also takes a
+// row for its heading), so that a club of one board and a club of four share a
+// row rather than leave the rest of the first one's empty. A club's page is one
+// group without a heading.
 function pack(groups, cols) {
   const bands = [];
   let band = null;
   for (const g of groups) {
-    const w = Math.min(g.tiles.length, cols);
-    if (!band || band.used + w > cols) {
-      band = { used: 0, rows: 0, head: g.club !== null, groups: [] };
+    const n = g.tiles.length;
+    let w = Math.min(n, cols);
+    if (band && band.used + w > cols) {
+      const left = cols - band.used;
+      const rows = left > 0 ? Math.max(band.rows, Math.ceil(n / left)) : 0;
+      const beside = cols * rows - band.tiles - n;
+      const apart = cols * band.rows - band.tiles + cols * Math.ceil(n / w) - n;
+      if (left > 0 && band.head && g.club !== null && beside <= apart) w = left;
+      else band = null;
+    }
+    if (!band) {
+      band = { used: 0, rows: 0, tiles: 0, head: g.club !== null, groups: [] };
       bands.push(band);
     }
     band.groups.push({ g, col: band.used, w });
     band.used += w;
-    band.rows = Math.max(band.rows, Math.ceil(g.tiles.length / w));
+    band.tiles += n;
+    band.rows = Math.max(band.rows, Math.ceil(n / w));
   }
   return bands;
 }
