@@ -181,7 +181,7 @@ func TestSolvePeakRSS(t *testing.T) {
 
 // BenchmarkSolveInProcess runs `solve` in-process on the inputs of
 // BenchmarkSolveProcess: the process's time without its start-up, and the figure the
-// floors in BENCHMARKS.md are read from.
+// floors in docs/scaling.md are read from.
 func BenchmarkSolveInProcess(b *testing.B) {
 	dir := b.TempDir()
 	for _, c := range solveCases {
