@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -133,50 +134,64 @@ func authMatrix(k authKeys) []authRow {
 }
 
 // leafAttempt speaks the leafnode protocol to the hub's leaf listener, as any
-// program can: the INFO in clear (its nonce), TLS, a CONNECT with the fields
-// present makes of the nonce, then PING. It says whether the hub let it in (a PONG
-// or the hub's INFO came back), and gives the open connection when it did.
-func leafAttempt(t *testing.T, addr string, roots *x509.CertPool, present func([]byte) creds) (bool, net.Conn, string) {
-	t.Helper()
-	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
+// program can: the INFO in clear (its nonce), TLS (none if roots is nil), a
+// CONNECT with the fields present makes of the nonce, then PING. It says whether
+// the hub let it in (a PONG came back), and gives the open connection when it did;
+// an error is a listener that did not speak the protocol.
+func leafAttempt(addr string, roots *x509.CertPool, present func([]byte) creds) (bool, net.Conn, string, error) {
+	raw, nonce, err := readINFO(addr, true)
 	if err != nil {
-		t.Fatal(err)
+		return false, nil, "", fmt.Errorf("the leaf listener: %w", err)
 	}
-	raw.SetDeadline(time.Now().Add(20 * time.Second))
-	line, err := bufio.NewReader(raw).ReadString('\n')
-	var info struct {
-		Nonce string `json:"nonce"`
+	conn := raw
+	if roots != nil {
+		conn = tls.Client(raw, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
 	}
-	if err != nil || !strings.HasPrefix(line, "INFO ") || json.Unmarshal([]byte(line[5:]), &info) != nil || info.Nonce == "" {
-		t.Fatalf("the leaf listener's INFO: %q, %v; want an INFO with a nonce", line, err)
-	}
-	conn := tls.Client(raw, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
-	return connectAndPing(t, conn, present([]byte(info.Nonce)), map[string]any{"name": "impostor", "server_id": "NIMPOSTOR"})
+	in, conn, said := connectAndPing(conn, present(nonce), map[string]any{"name": "impostor", "server_id": "NIMPOSTOR"})
+	return in, conn, said, nil
 }
 
 // toolsAttempt is a client's CONNECT at the hub's tools' listener.
-func toolsAttempt(t *testing.T, addr string, present func([]byte) creds) (bool, net.Conn, string) {
-	t.Helper()
+func toolsAttempt(addr string, present func([]byte) creds) (bool, net.Conn, string, error) {
+	conn, nonce, err := readINFO(addr, false)
+	if err != nil {
+		return false, nil, "", fmt.Errorf("the tools' listener: %w", err)
+	}
+	in, conn, said := connectAndPing(conn, present(nonce), map[string]any{"lang": "go", "version": "1.0", "protocol": 1, "verbose": false})
+	return in, conn, said, nil
+}
+
+// readINFO connects to addr and reads the server's INFO: its nonce (wanted, for a
+// leaf listener).
+func readINFO(addr string, wantNonce bool) (net.Conn, []byte, error) {
 	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	conn.SetDeadline(time.Now().Add(20 * time.Second))
-	r := bufio.NewReader(conn)
-	line, err := r.ReadString('\n')
+	// One byte at a time: what follows the INFO is the TLS handshake's.
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 1<<16 && (len(line) == 0 || line[len(line)-1] != '\n') {
+		if _, err := conn.Read(b); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+		line = append(line, b[0])
+	}
 	var info struct {
 		Nonce string `json:"nonce"`
 	}
-	if err != nil || !strings.HasPrefix(line, "INFO ") || json.Unmarshal([]byte(line[5:]), &info) != nil {
-		t.Fatalf("the tools' listener's INFO: %q, %v", line, err)
+	if !bytes.HasPrefix(line, []byte("INFO ")) || json.Unmarshal(line[5:], &info) != nil || wantNonce && info.Nonce == "" {
+		conn.Close()
+		return nil, nil, fmt.Errorf("INFO %.200q: want an INFO with a nonce", line)
 	}
-	return connectAndPing(t, conn, present([]byte(info.Nonce)), map[string]any{"lang": "go", "version": "1.0", "protocol": 1, "verbose": false})
+	return conn, []byte(info.Nonce), nil
 }
 
 // connectAndPing sends CONNECT with c's fields and more, then PING, and reads
 // until a PONG or an -ERR: in, the connection, and what the server said.
-func connectAndPing(t *testing.T, conn net.Conn, c creds, more map[string]any) (bool, net.Conn, string) {
-	t.Helper()
+func connectAndPing(conn net.Conn, c creds, more map[string]any) (bool, net.Conn, string) {
 	fields := map[string]any{}
 	b, _ := json.Marshal(c)
 	json.Unmarshal(b, &fields)
@@ -278,7 +293,10 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 	}
 	rows := authMatrix(k)
 	for _, row := range rows {
-		in, conn, said := leafAttempt(t, hub.leaf(), roots, row.present)
+		in, conn, said, err := leafAttempt(hub.leaf(), roots, row.present)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if conn != nil {
 			conn.Close()
 		}
@@ -287,7 +305,10 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 	for _, row := range rows {
 		// At the tools' listener, there is no nonce: a signature is of nothing.
 		c := row.present(nil)
-		in, conn, said := toolsAttempt(t, tools, func([]byte) creds { return c })
+		in, conn, said, err := toolsAttempt(tools, func([]byte) creds { return c })
+		if err != nil {
+			t.Fatal(err)
+		}
 		if conn != nil {
 			conn.Close()
 		}
@@ -324,9 +345,9 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 	goneRow := authRow{"gone's token", "gone", "unknown_club", func([]byte) creds { return creds{User: "gone", Pass: "token-gone"} }}
 	var links []net.Conn
 	for range 2 {
-		in, conn, said := leafAttempt(t, hub.leaf(), roots, goneRow.present)
-		if !in {
-			t.Fatalf("gone's token before the SIGHUP: refused (%s)", said)
+		in, conn, said, err := leafAttempt(hub.leaf(), roots, goneRow.present)
+		if err != nil || !in {
+			t.Fatalf("gone's token before the SIGHUP: refused (%s, %v)", said, err)
 		}
 		links = append(links, conn)
 	}
@@ -348,7 +369,10 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 		}
 		c.Close()
 	}
-	in, conn, said := leafAttempt(t, hub.leaf(), roots, goneRow.present)
+	in, conn, said, err := leafAttempt(hub.leaf(), roots, goneRow.present)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if conn != nil {
 		conn.Close()
 	}
@@ -395,4 +419,50 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 	}
 	t.Logf("matrix: %d rows, each at the leaf and the tools' listener, 4 nats.go clients, gone removed by SIGHUP (2 links), the stock leaf; %d refusal lines; %d failures",
 		len(rows), len(refusals(out)), failures)
+}
+
+// impostor tries every row of the matrix, at the leaf listener (in clear if roots
+// is nil) and at the tools' listener, again and again until stop is closed.
+type impostor struct {
+	attempts, refused, wronglyIn int
+	errs                         []error
+	done                         chan struct{}
+}
+
+func startImpostor(leaf, tools string, roots *x509.CertPool, rows []authRow, stop <-chan struct{}) *impostor {
+	im := &impostor{done: make(chan struct{})}
+	go func() {
+		defer close(im.done)
+		for {
+			for _, row := range rows {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c := row.present(nil)
+				im.try(leafAttempt(leaf, roots, row.present))(row.cause == "")
+				im.try(toolsAttempt(tools, func([]byte) creds { return c }))(c.none())
+			}
+		}
+	}()
+	return im
+}
+
+// try counts an attempt; the function it gives says whether it should have got in.
+func (im *impostor) try(in bool, conn net.Conn, _ string, err error) func(bool) {
+	if conn != nil {
+		conn.Close()
+	}
+	return func(want bool) {
+		switch {
+		case err != nil:
+			im.errs = append(im.errs, err)
+		case in && !want:
+			im.wronglyIn++
+		case !in:
+			im.refused++
+		}
+		im.attempts++
+	}
 }
