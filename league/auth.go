@@ -36,13 +36,15 @@ type auth struct {
 	gone map[uint64]time.Time
 }
 
-// clubConns are a club's leaf connections, and the credentials they showed.
+// clubConns are a club's leaf connections (when each was let in), and the
+// credentials they showed.
 type clubConns struct {
 	creds Club
-	ids   map[uint64]bool
+	ids   map[uint64]time.Time
 }
 
-// goneFor is how long a removed club's connections are looked for after a reload.
+// goneFor is how long a removed club's connections are looked for after a reload,
+// and a connection let in is remembered before the server has registered it.
 const goneFor = 10 * time.Second
 
 func newAuth(clubs []Club, log zerolog.Logger) *auth {
@@ -95,15 +97,17 @@ func (a *auth) admit(club Club, id uint64) bool {
 	}
 	cc := a.conns[club.Name]
 	if cc == nil {
-		cc = &clubConns{creds: club, ids: map[uint64]bool{}}
+		cc = &clubConns{creds: club, ids: map[uint64]time.Time{}}
 		a.conns[club.Name] = cc
 	}
-	cc.ids[id] = true
+	cc.ids[id] = time.Now()
 	return true
 }
 
 // linked says whether one of the club's connections is open (open says which are),
-// forgetting those that are not.
+// forgetting those that are not, once goneFor has passed since they were let in:
+// the server registers a connection only after the check let it in, and a reload
+// must still find it.
 func (a *auth) linked(club string, open func(uint64) bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -112,10 +116,11 @@ func (a *auth) linked(club string, open func(uint64) bool) bool {
 		return false
 	}
 	up := false
-	for id := range cc.ids {
-		if open(id) {
+	for id, at := range cc.ids {
+		switch {
+		case open(id):
 			up = true
-		} else {
+		case time.Since(at) > goneFor:
 			delete(cc.ids, id)
 		}
 	}
