@@ -254,161 +254,26 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 	for _, c := range []string{"east", "west"} {
 		clubs += fmt.Sprintf("[[club]]\nname = %q\ntoken = \"token-%s\"\n", c, c)
 	}
-	hub := startTLSHub(t, bin, root, &pair, clubs+"[[club]]\nname = \"gone\"\ntoken = \"token-gone\"\n")
-	tools := fmt.Sprintf("127.0.0.1:%d", hub.hubPort)
+	r := &authRun{t: t, roots: roots, hub: startTLSHub(t, bin, root, &pair, clubs+"[[club]]\nname = \"gone\"\ntoken = \"token-gone\"\n")}
+	r.tools = fmt.Sprintf("127.0.0.1:%d", r.hub.hubPort)
 
-	// lines waits for the hub's refusals to reach want, then a moment for any more.
-	seen := 0
-	next := func(what string) []map[string]any {
-		t.Helper()
-		bustest.WaitWithin(t, 20*time.Second, what+": the hub's line", func() (bool, string) {
-			n := len(refusals(hub.proc.Output()))
-			return n > seen, fmt.Sprintf("%d refusal lines, %d before", n, seen)
-		})
-		all := refusals(hub.proc.Output())
-		got := all[seen:]
-		seen = len(all)
-		return got
-	}
-	failures := 0
-	check := func(where string, row authRow, wantIn, in bool, said string) {
-		t.Helper()
-		if in != wantIn {
-			failures++
-			t.Errorf("%s, %q (claims %q): in %v, want %v (the hub said %q)", where, row.name, row.claims, in, wantIn, said)
-			return
-		}
-		if in {
-			return
-		}
-		lines := next(where + " " + row.name)
-		cause := row.cause
-		if where == "tools" {
-			cause = "credentials_at_tools"
-		}
-		if len(lines) != 1 || lines[0]["club"] != row.claims || lines[0]["cause"] != cause {
-			failures++
-			t.Errorf("%s, %q: %d refusal lines %v; want 1 naming club %q and cause %q", where, row.name, len(lines), lines, row.claims, cause)
-		}
-	}
 	rows := authMatrix(k)
 	for _, row := range rows {
-		in, conn, said, err := leafAttempt(hub.leaf(), roots, row.present)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if conn != nil {
-			conn.Close()
-		}
-		check("leaf", row, row.cause == "", in, said)
+		in, said := r.attempt(leafAttempt(r.hub.leaf(), roots, row.present))
+		r.check("leaf", row, row.cause == "", in, said)
 	}
 	for _, row := range rows {
 		// At the tools' listener, there is no nonce: a signature is of nothing.
 		c := row.present(nil)
-		in, conn, said, err := toolsAttempt(tools, func([]byte) creds { return c })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if conn != nil {
-			conn.Close()
-		}
-		check("tools", row, c.none(), in, said)
+		in, said := r.attempt(toolsAttempt(r.tools, func([]byte) creds { return c }))
+		r.check("tools", row, c.none(), in, said)
 	}
-	// nats.go clients at the tools' listener: only one without credentials is a tool.
-	for _, o := range []struct {
-		name string
-		opt  nats.Option
-	}{
-		{"user and east's token", nats.UserInfo("east", "token-east")},
-		{"north and the stand-in", nats.UserInfo("north", "\x00not a club")},
-		{"a token", nats.Token("token-east")},
-	} {
-		nc, err := nats.Connect("nats://"+tools, o.opt, nats.NoReconnect(), nats.Timeout(10*time.Second))
-		if err == nil {
-			nc.Close()
-			failures++
-			t.Errorf("tools, nats.go with %s: let in", o.name)
-			continue
-		}
-		if lines := next("tools nats.go " + o.name); len(lines) != 1 || lines[0]["cause"] != "credentials_at_tools" {
-			failures++
-			t.Errorf("tools, nats.go with %s: refusal lines %v, want 1 of cause credentials_at_tools", o.name, lines)
-		}
-	}
-	if nc, err := nats.Connect("nats://"+tools, nats.NoReconnect()); err != nil {
-		t.Errorf("tools, nats.go without credentials: %v; a tool is let in", err)
-	} else {
-		nc.Close()
-	}
-
-	// gone, twice linked, removed by SIGHUP: both links closed, and it is let in no more.
-	goneRow := authRow{"gone's token", "gone", "unknown_club", func([]byte) creds { return creds{User: "gone", Pass: "token-gone"} }}
-	var links []net.Conn
-	for range 2 {
-		in, conn, said, err := leafAttempt(hub.leaf(), roots, goneRow.present)
-		if err != nil || !in {
-			t.Fatalf("gone's token before the SIGHUP: refused (%s, %v)", said, err)
-		}
-		links = append(links, conn)
-	}
-	hub.write(t, clubs)
-	if err := hub.proc.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	hub.proc.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
-	for i, c := range links {
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		buf := make([]byte, 4096)
-		var err error
-		for err == nil {
-			_, err = c.Read(buf) // the hub's PINGs, until it closes the link
-		}
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			failures++
-			t.Errorf("gone's link %d of 2 still open 10 s after gone was removed by SIGHUP", i+1)
-		}
-		c.Close()
-	}
-	in, conn, said, err := leafAttempt(hub.leaf(), roots, goneRow.present)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if conn != nil {
-		conn.Close()
-	}
-	check("leaf", goneRow, false, in, said)
-
-	// The issue's attack as it was made: a stock nats-server as a leaf, with the
-	// stand-in as north's password in its URL.
-	stockConf := filepath.Join(root, "stock.conf")
-	mon := proctest.FreePort(t)
-	if err := os.WriteFile(stockConf, []byte(fmt.Sprintf("http_port: %d\nleafnodes { remotes: [ { url: %q, tls: { ca_file: %q } } ] }\n",
-		mon, fmt.Sprintf("tls://north:%%00not%%20a%%20club@127.0.0.1:%d", hub.leafPort), ca.File)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	before := seen
-	stock := proctest.StartNATS(t, proctest.NATSOptions{Config: stockConf, Name: "impostor"})
-	bustest.WaitWithin(t, 60*time.Second, "the stock leaf's two attempts refused", func() (bool, string) {
-		n := len(refusals(hub.proc.Output()))
-		return n >= before+2, fmt.Sprintf("%d refusals since it started; the leaf's log: %s", n-before, lastLines(stock.Output(), 3))
-	})
-	var leafz struct {
-		Leafs int `json:"leafnodes"`
-	}
-	getJSON(t, fmt.Sprintf("http://127.0.0.1:%d/leafz", mon), &leafz)
-	for _, l := range refusals(hub.proc.Output())[before:] {
-		if l["club"] != "north" || l["cause"] != "key_club_token" {
-			t.Errorf("the stock leaf's refusal: %v; want club north, cause key_club_token", l)
-		}
-	}
-	if leafz.Leafs != 0 {
-		failures++
-		t.Errorf("the stock nats-server with north's name and the stand-in as password: %d leaf links up; want 0", leafz.Leafs)
-	}
-	stock.Stop()
+	r.natsGoClients()
+	r.goneRemoved(clubs)
+	r.stockLeaf(filepath.Join(root, "stock.conf"), ca.File)
 
 	// No secret in the hub's log.
-	out := hub.proc.Output()
+	out := r.hub.proc.Output()
 	for _, s := range []string{"token-east", "token-west", "token-gone", "not a club", "TOKEN-EAST"} {
 		if strings.Contains(out, s) {
 			t.Errorf("the hub's log holds %q", s)
@@ -418,7 +283,161 @@ func TestLeagueAuthMatrixFault(t *testing.T) {
 		t.Errorf("the hub's log has nats-server's own line of a refusal, beside its own: two lines a refusal")
 	}
 	t.Logf("matrix: %d rows, each at the leaf and the tools' listener, 4 nats.go clients, gone removed by SIGHUP (2 links), the stock leaf; %d refusal lines; %d failures",
-		len(rows), len(refusals(out)), failures)
+		len(rows), len(refusals(out)), r.failures)
+}
+
+// authRun is the matrix's hub, and the refusal lines it has logged so far.
+type authRun struct {
+	t              *testing.T
+	hub            *tlsHub
+	roots          *x509.CertPool
+	tools          string
+	seen, failures int
+}
+
+// attempt closes a connection let in: in, and what the hub said.
+func (r *authRun) attempt(in bool, conn net.Conn, said string, err error) (bool, string) {
+	r.t.Helper()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	return in, said
+}
+
+// next waits for the hub's next refusal lines and gives them.
+func (r *authRun) next(what string) []map[string]any {
+	r.t.Helper()
+	bustest.WaitWithin(r.t, 20*time.Second, what+": the hub's line", func() (bool, string) {
+		n := len(refusals(r.hub.proc.Output()))
+		return n > r.seen, fmt.Sprintf("%d refusal lines, %d before", n, r.seen)
+	})
+	all := refusals(r.hub.proc.Output())
+	got := all[r.seen:]
+	r.seen = len(all)
+	return got
+}
+
+// check says whether an attempt went as its row says: in or not, and if not, one
+// refusal line naming the club claimed and the cause.
+func (r *authRun) check(where string, row authRow, wantIn, in bool, said string) {
+	r.t.Helper()
+	if in != wantIn {
+		r.failures++
+		r.t.Errorf("%s, %q (claims %q): in %v, want %v (the hub said %q)", where, row.name, row.claims, in, wantIn, said)
+		return
+	}
+	if in {
+		return
+	}
+	lines := r.next(where + " " + row.name)
+	cause := row.cause
+	if where == "tools" {
+		cause = "credentials_at_tools"
+	}
+	if len(lines) != 1 || lines[0]["club"] != row.claims || lines[0]["cause"] != cause {
+		r.failures++
+		r.t.Errorf("%s, %q: %d refusal lines %v; want 1 naming club %q and cause %q", where, row.name, len(lines), lines, row.claims, cause)
+	}
+}
+
+// natsGoClients: nats.go clients at the tools' listener; only one without
+// credentials is a tool.
+func (r *authRun) natsGoClients() {
+	t := r.t
+	for _, o := range []struct {
+		name string
+		opt  nats.Option
+	}{
+		{"user and east's token", nats.UserInfo("east", "token-east")},
+		{"north and the stand-in", nats.UserInfo("north", "\x00not a club")},
+		{"a token", nats.Token("token-east")},
+	} {
+		nc, err := nats.Connect("nats://"+r.tools, o.opt, nats.NoReconnect(), nats.Timeout(10*time.Second))
+		if err == nil {
+			nc.Close()
+			r.failures++
+			t.Errorf("tools, nats.go with %s: let in", o.name)
+			continue
+		}
+		if lines := r.next("tools nats.go " + o.name); len(lines) != 1 || lines[0]["cause"] != "credentials_at_tools" {
+			r.failures++
+			t.Errorf("tools, nats.go with %s: refusal lines %v, want 1 of cause credentials_at_tools", o.name, lines)
+		}
+	}
+	if nc, err := nats.Connect("nats://"+r.tools, nats.NoReconnect()); err != nil {
+		t.Errorf("tools, nats.go without credentials: %v; a tool is let in", err)
+	} else {
+		nc.Close()
+	}
+}
+
+// goneRemoved: gone, linked twice, removed by SIGHUP (the hub's file becomes
+// clubs): both links closed, and it is let in no more.
+func (r *authRun) goneRemoved(clubs string) {
+	t := r.t
+	goneRow := authRow{"gone's token", "gone", "unknown_club", func([]byte) creds { return creds{User: "gone", Pass: "token-gone"} }}
+	var links []net.Conn
+	for range 2 {
+		in, conn, said, err := leafAttempt(r.hub.leaf(), r.roots, goneRow.present)
+		if err != nil || !in {
+			t.Fatalf("gone's token before the SIGHUP: refused (%s, %v)", said, err)
+		}
+		links = append(links, conn)
+	}
+	r.hub.write(t, clubs)
+	if err := r.hub.proc.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	r.hub.proc.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	for i, c := range links {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 4096)
+		var err error
+		for err == nil {
+			_, err = c.Read(buf) // the hub's PINGs, until it closes the link
+		}
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			r.failures++
+			t.Errorf("gone's link %d of 2 still open 10 s after gone was removed by SIGHUP", i+1)
+		}
+		c.Close()
+	}
+	in, said := r.attempt(leafAttempt(r.hub.leaf(), r.roots, goneRow.present))
+	r.check("leaf", goneRow, false, in, said)
+}
+
+// stockLeaf: the issue's attack as it was made, a stock nats-server as a leaf
+// with the stand-in as north's password in its URL: refused, no link up.
+func (r *authRun) stockLeaf(conf, caFile string) {
+	t := r.t
+	mon := proctest.FreePort(t)
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("http_port: %d\nleafnodes { remotes: [ { url: %q, tls: { ca_file: %q } } ] }\n",
+		mon, fmt.Sprintf("tls://north:%%00not%%20a%%20club@127.0.0.1:%d", r.hub.leafPort), caFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := r.seen
+	stock := proctest.StartNATS(t, proctest.NATSOptions{Config: conf, Name: "impostor"})
+	defer stock.Stop()
+	bustest.WaitWithin(t, 60*time.Second, "the stock leaf's two attempts refused", func() (bool, string) {
+		n := len(refusals(r.hub.proc.Output()))
+		return n >= before+2, fmt.Sprintf("%d refusals since it started; the leaf's log: %s", n-before, lastLines(stock.Output(), 3))
+	})
+	var leafz struct {
+		Leafs int `json:"leafnodes"`
+	}
+	getJSON(t, fmt.Sprintf("http://127.0.0.1:%d/leafz", mon), &leafz)
+	for _, l := range refusals(r.hub.proc.Output())[before:] {
+		if l["club"] != "north" || l["cause"] != "key_club_token" {
+			t.Errorf("the stock leaf's refusal: %v; want club north, cause key_club_token", l)
+		}
+	}
+	if leafz.Leafs != 0 {
+		r.failures++
+		t.Errorf("the stock nats-server with north's name and the stand-in as password: %d leaf links up; want 0", leafz.Leafs)
+	}
 }
 
 // impostor tries every row of the matrix, at the leaf listener (in clear if roots
@@ -465,4 +484,20 @@ func (im *impostor) try(in bool, conn net.Conn, _ string, err error) func(bool) 
 		}
 		im.attempts++
 	}
+}
+
+// check waits for the impostor to stop (its stop closed) and says what it did: 0
+// let in wrongly, every row tried at both listeners, one refusal line at the hub
+// (output) for each refused attempt.
+func (im *impostor) check(t *testing.T, output func() string, rows int) {
+	t.Helper()
+	<-im.done
+	t.Logf("the impostor during the flood: %d attempts, %d refused, %d let in wrongly, %d errors %v", im.attempts, im.refused, im.wronglyIn, len(im.errs), im.errs)
+	if im.wronglyIn > 0 || len(im.errs) > 0 || im.attempts < 2*rows {
+		t.Errorf("the impostor: %d attempts (want every row at both listeners at least), %d let in wrongly, errors %v", im.attempts, im.wronglyIn, im.errs)
+	}
+	bustest.WaitWithin(t, 30*time.Second, "one refusal line each of the impostor's refused attempts", func() (bool, string) {
+		n := len(refusals(output()))
+		return n == im.refused, fmt.Sprintf("%d lines, %d refused", n, im.refused)
+	})
 }
