@@ -2,10 +2,8 @@ package league
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,13 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
@@ -70,6 +66,8 @@ type Hub struct {
 	junk junkCounts
 	// clubsChanged tells the boards keeper the clubs changed (SetClubs).
 	clubsChanged chan struct{}
+	// updateFault, set by a test under mu, fails a stream's update (an API timeout).
+	updateFault func(jetstream.StreamConfig) error
 }
 
 // Start starts the hub's server and sets up a stream per club, sourcing the club.
@@ -91,8 +89,8 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub: leaf listener: %w", err)
 	}
-	a := &auth{}
-	a.set(o.Clubs)
+	lg := log.With().Str("component", "league").Logger()
+	a := newAuth(o.Clubs, lg)
 	opts := &server.Options{
 		ServerName:      "scoreboard-hub",
 		Host:            host,
@@ -142,7 +140,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, err
 	}
-	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: log.With().Str("component", "league").Logger(), state: o.State, clubsChanged: make(chan struct{}, 1)}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
 		return nil, err
@@ -210,27 +208,25 @@ func orRandom(port int) int {
 	return port
 }
 
-// SetClubs makes clubs the league: their credentials are what the leaf listener
-// takes from now on (a club removed is let in no more, and its link is closed), and
-// each has its stream, sourcing it (a club removed: its stream parked, kept). A
-// club kept keeps its source, so its sourcing goes on from where it was.
+// SetClubs makes clubs the league: each has its stream, sourcing it (a club
+// removed: its stream parked, kept), and their credentials are what the leaf
+// listener takes from now on (a club removed or whose key or token changed is let
+// in no more, and its links are closed). A club kept keeps its source, so its
+// sourcing goes on from where it was. It is applied whole or not at all: the
+// streams first, undone if one cannot be set up, then the credentials.
 func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	if err := CheckClubs(clubs); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.auth != nil {
-		h.auth.set(clubs)
-	}
 	if err := h.setStreams(ctx, clubs); err != nil {
 		return err
 	}
-	for _, old := range h.clubs {
-		if !slices.ContainsFunc(clubs, func(c Club) bool { return c.Name == old.Name && c.Token == old.Token && c.NKey == old.NKey }) {
-			h.closeLeaf(old.Name)
-		}
+	if h.auth != nil {
+		h.closeLeafs(h.auth.set(clubs))
 	}
+	h.parkRemoved(ctx, clubs)
 	h.clubs = slices.Clone(clubs)
 	h.notifyClubs()
 	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
@@ -250,13 +246,16 @@ func source(c Club) *jetstream.StreamSource {
 	}
 }
 
-// closeLeaf closes the leaf connection of a club no longer let in.
-func (h *Hub) closeLeaf(club string) {
+// closeLeafs closes the leaf connections of clubs no longer let in; one not found
+// is closed already, or not yet registered (closeGone finds it).
+func (h *Hub) closeLeafs(ids []uint64) {
 	if h.ns == nil {
 		return // the server's own configuration says who is let in
 	}
-	if id, ok := h.auth.conns.Load(club); ok {
-		_ = h.ns.DisconnectClientByID(id.(uint64))
+	for _, id := range ids {
+		if h.ns.DisconnectClientByID(id) == nil {
+			h.log.Info().Uint64("conn", id).Msg("league: the link of a club removed or whose credentials changed is closed")
+		}
 	}
 }
 
@@ -269,9 +268,9 @@ func (h *Hub) Links() map[string]bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	open := func(id uint64) bool { return h.ns.GetLeafNode(id) != nil }
 	for _, c := range h.clubs {
-		id, ok := h.auth.conns.Load(c.Name)
-		up[c.Name] = ok && h.ns.GetLeafNode(id.(uint64)) != nil
+		up[c.Name] = h.auth.linked(c.Name, open)
 	}
 	return up
 }
@@ -366,6 +365,9 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 		case <-tick.C:
 		}
 		links := h.Links()
+		if h.ns != nil {
+			h.closeLeafs(h.auth.stillGone())
+		}
 		if h.ns == nil {
 			// An external server: the links are not known here, so every club's
 			// source counts as on a link that is up.
@@ -462,6 +464,9 @@ func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs
 		// 200 clubs, one source of 202 after a 5-minute cut of every link took more
 		// than 2 minutes to go on by itself).
 		grew := seqs.grew(info.Config.Name, info.State.LastSeq)
+		if len(info.Config.Sources) == 0 {
+			idle = append(idle, info) // left without its source; kickSource says if it is a club's still
+		}
 		for _, si := range info.Sources {
 			if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
 				(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && time.Since(grew) >= sourceKickAfter) {
@@ -501,34 +506,54 @@ type seenSeq struct {
 	at   time.Time
 }
 
-// kickSource removes the source of a club's stream and adds it again. The stream's
-// config is read again under h.mu: SetClubs may have changed it since the listing.
+// kickSource removes the source of a club's stream and adds it again; a stream
+// left without its source (a kick whose second update failed: an API timeout in
+// an election) is given it back. The stream's config is read again under h.mu:
+// SetClubs may have changed it since the listing.
 func (h *Hub) kickSource(ctx context.Context, club string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	i := slices.IndexFunc(h.clubs, func(c Club) bool { return c.Name == club })
+	if i < 0 {
+		return false // the club was removed meanwhile: its stream parked
+	}
 	s, err := h.js.Stream(ctx, ClubStream(club))
 	if err != nil {
 		return false
 	}
 	cfg := s.CachedInfo().Config
-	if len(cfg.Sources) != 1 {
-		return false // the club was removed meanwhile: its stream parked
-	}
-	// The club's stream has one source: parked without it a moment (a stream with
-	// neither subjects nor sources is refused), then given it back.
-	sources := cfg.Sources
-	cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
-	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
-		h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
+	switch len(cfg.Sources) {
+	case 0:
+		h.log.Warn().Str("club", club).Msg("league: the club's stream was left without its source; it is given it back")
+	case 1:
+		// Parked without it a moment (a stream with neither subjects nor sources
+		// is refused), then given it back.
+		cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
+		if err := h.updateStream(ctx, cfg); err != nil {
+			h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
+			return false
+		}
+	default:
 		return false
 	}
-	cfg.Sources, cfg.Subjects = sources, nil
-	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
-		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; SIGHUP adds it")
+	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{source(h.clubs[i])}, nil
+	if err := h.updateStream(ctx, cfg); err != nil {
+		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; the next look at the streams adds it")
 		return false
 	}
 	h.log.Info().Str("club", club).Msg("league: the club's link is up and its source was idle: set up again")
 	return true
+}
+
+// updateStream updates a stream; updateFault, set by a test, fails it first.
+func (h *Hub) updateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	if h.updateFault != nil {
+		if err := h.updateFault(cfg); err != nil {
+			return err
+		}
+	}
+	_, err := h.js.UpdateStream(ctx, cfg)
+	return err
 }
 
 // Conn is the hub's own in-process connection (every right).
@@ -566,130 +591,3 @@ func (h *Hub) Shutdown() {
 		h.ns.WaitForShutdown()
 	}
 }
-
-// auth gives each connection its rights. A club's leaf connection, with the club's
-// nkey (its signature of the connection's nonce) or its name and token, may only
-// answer the hub's sourcing of its own domain: take the
-// requests on $JS.<club>.API, reply on $JSC.R.<club>, deliver on $LEAGUE.<club>;
-// nothing else it publishes reaches the hub. The hub's own in-process connections
-// have every right; a client of the (loopback) listener without credentials is a
-// tool that may read the league and change nothing.
-type auth struct {
-	clubs atomic.Pointer[map[string]Club]
-	keys  atomic.Pointer[map[string]Club] // by public nkey
-	conns sync.Map                        // club -> the id of its last leaf connection let in
-}
-
-func (a *auth) set(clubs []Club) {
-	m := make(map[string]Club, len(clubs))
-	k := map[string]Club{}
-	for _, c := range clubs {
-		m[c.Name] = c
-		if c.NKey != "" {
-			k[c.NKey] = c
-		}
-	}
-	a.clubs.Store(&m)
-	a.keys.Store(&k)
-}
-
-// checkKey says which club a leaf connection that presents an nkey is: the club
-// of that public key, if the signature of the connection's nonce is the key's.
-func (a *auth) checkKey(c server.ClientAuthentication, o *server.ClientOpts) (Club, bool) {
-	club, ok := (*a.keys.Load())[o.Nkey]
-	if !ok || o.Sig == "" {
-		return Club{}, false
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(o.Sig)
-	if err != nil {
-		if sig, err = base64.StdEncoding.DecodeString(o.Sig); err != nil {
-			return Club{}, false
-		}
-	}
-	pub, err := nkeys.FromPublicKey(o.Nkey)
-	if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
-		return Club{}, false
-	}
-	return club, true
-}
-
-func (a *auth) Check(c server.ClientAuthentication) bool {
-	o := c.GetOpts()
-	switch c.Kind() {
-	case server.LEAF:
-		if o == nil {
-			return false
-		}
-		if o.Nkey != "" {
-			club, ok := a.checkKey(c, o)
-			if !ok {
-				return false
-			}
-			c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
-			a.conns.Store(club.Name, c.GetID())
-			return true
-		}
-		club, ok := (*a.clubs.Load())[o.Username]
-		// Compared even for an unknown club, so the time taken tells nothing.
-		want := club.Token
-		if !ok || want == "" { // a club with a key takes no token
-			want = "\x00not a club"
-		}
-		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(want)) != 1 || !ok {
-			return false
-		}
-		c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
-		a.conns.Store(club.Name, c.GetID())
-		return true
-	case server.CLIENT:
-		if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
-			c.RegisterUser(&server.User{Username: "hub"})
-			return true
-		}
-		if o == nil || o.Username != "" || o.Password != "" || o.Token != "" || o.Nkey != "" || o.JWT != "" {
-			return false
-		}
-		c.RegisterUser(&server.User{Username: "tool", Permissions: ToolPermissions()})
-		return true
-	}
-	return false
-}
-
-// ClubPermissions are a club's rights on its leaf connection at the hub, as the
-// club sees them: what it may publish into the hub, and what the hub may send it.
-func ClubPermissions(club string) *server.Permissions {
-	return &server.Permissions{
-		Publish: &server.SubjectPermission{Allow: []string{
-			deliverPrefix(club) + ".>", // what the hub sources from it
-			"$JSC.R." + club + ".>",    // its answers to the hub's API requests
-		}},
-		Subscribe: &server.SubjectPermission{Allow: []string{
-			apiPrefix(club) + ".>", // the hub's requests to its domain
-			"$JS.FC.>",             // the hub's flow control of its sourcing consumers
-		}},
-	}
-}
-
-// ToolPermissions are the rights of the hub's tools (history, watch, render --club):
-// reading the league, changing nothing of it, and reaching no club.
-func ToolPermissions() *server.Permissions {
-	api := "$JS.API."
-	return &server.Permissions{
-		Publish: &server.SubjectPermission{Deny: []string{
-			"$LEAGUE.>", "$JSC.>", "$JS.*.API.>", "$KV.>", "$O.>", "$SYS.>",
-			api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>", api + "STREAM.PURGE.>",
-			api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
-			api + "ACCOUNT.>", api + "META.>", api + "SERVER.>",
-		}},
-	}
-}
-
-// serverLogger routes the hub's nats-server log into zerolog.
-type serverLogger struct{ l zerolog.Logger }
-
-func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
-func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
-func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
-func (s *serverLogger) Fatalf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
-func (s *serverLogger) Debugf(format string, v ...any)  { s.l.Debug().Msgf(format, v...) }
-func (s *serverLogger) Tracef(format string, v ...any)  {}

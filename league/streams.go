@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -113,10 +114,9 @@ func (h *Hub) clubStreamConfig(c Club, maxBytes int64, maxAge time.Duration) jet
 	}
 }
 
-// setStreams makes each club's stream, fitted to the hub's disk, sourcing the club;
-// parks the stream of each club removed (its units kept until its age drops them,
-// its source off: added again, it resumes where it was); and parks the LEAGUE of a
-// hub from before (migrate). Called with h.mu held.
+// setStreams makes each club's stream, fitted to the hub's disk, sourcing the club,
+// or none: a stream that cannot be set up undoes those set up before it (a reload
+// is applied whole or not at all). Called with h.mu held.
 func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 	want := make([]int64, len(clubs))
 	ages := make([]time.Duration, len(clubs))
@@ -147,11 +147,63 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 				Msg("league: the clubs' shares fitted to the hub's disk: together at most half the room of its filesystem, each club its part")
 		}
 	}
+	var done []streamWas
 	for i, c := range clubs {
-		if _, err := h.js.CreateOrUpdateStream(ctx, h.clubStreamConfig(c, want[i], ages[i])); err != nil {
-			return fmt.Errorf("hub: stream %s: %w", ClubStream(c.Name), err)
+		name := ClubStream(c.Name)
+		was, err := h.streamConfig(ctx, name)
+		if err == nil {
+			_, err = h.js.CreateOrUpdateStream(ctx, h.clubStreamConfig(c, want[i], ages[i]))
+		}
+		if err != nil {
+			h.undoStreams(ctx, done)
+			return fmt.Errorf("hub: stream %s: %w (no club of the new set is taken; the running clubs are kept)", name, err)
+		}
+		done = append(done, streamWas{name, was})
+	}
+	return nil
+}
+
+// streamWas is a stream's config before setStreams changed it; nil: it was not there.
+type streamWas struct {
+	name string
+	cfg  *jetstream.StreamConfig
+}
+
+// streamConfig is a stream's config, nil if there is no such stream.
+func (h *Hub) streamConfig(ctx context.Context, name string) (*jetstream.StreamConfig, error) {
+	s, err := h.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.CachedInfo().Config
+	return &cfg, nil
+}
+
+// undoStreams puts the streams set up back as they were: a stream made is
+// deleted (no club's units are in it: its club was not let in yet), one changed
+// gets its config back.
+func (h *Hub) undoStreams(ctx context.Context, done []streamWas) {
+	for _, d := range slices.Backward(done) {
+		var err error
+		if d.cfg == nil {
+			err = h.js.DeleteStream(ctx, d.name)
+		} else {
+			_, err = h.js.UpdateStream(ctx, *d.cfg)
+		}
+		if err != nil {
+			h.log.Warn().Err(err).Str("stream", d.name).Msg("league: a reload not taken could not put the stream back as it was")
 		}
 	}
+}
+
+// parkRemoved parks the stream of each club removed (its units kept until its
+// age drops them, its source off: added again, it resumes where it was), and the
+// LEAGUE of a hub from before (migrate). Called with h.mu held, after the clubs'
+// credentials are swapped.
+func (h *Hub) parkRemoved(ctx context.Context, clubs []Club) {
 	kept := map[string]bool{}
 	for _, c := range clubs {
 		kept[c.Name] = true
@@ -166,7 +218,6 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 		h.park(ctx, Stream, maxAge)
 		h.migrated = true
 	}
-	return nil
 }
 
 // park takes a stream's sources off, so it grows no more and keeps what it has

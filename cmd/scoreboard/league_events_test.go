@@ -141,6 +141,12 @@ type hubProcess struct {
 
 func startHubProcess(t *testing.T, bin, root string, clubs ...string) *hubProcess {
 	t.Helper()
+	return startHubProcessTables(t, bin, root, "", clubs...)
+}
+
+// startHubProcessTables is startHubProcess with more [[club]] tables.
+func startHubProcessTables(t *testing.T, bin, root, tables string, clubs ...string) *hubProcess {
+	t.Helper()
 	h := &hubProcess{hubPort: proctest.FreePort(t), leafPort: proctest.FreePort(t)}
 	httpPort := proctest.FreePort(t)
 	h.page = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
@@ -149,6 +155,7 @@ func startHubProcess(t *testing.T, bin, root string, clubs ...string) *hubProces
 	for _, c := range clubs {
 		conf += fmt.Sprintf("[[club]]\nname = %q\ntoken = \"token-%s\"\n", c, c)
 	}
+	conf += tables
 	path := filepath.Join(root, "hub.toml")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

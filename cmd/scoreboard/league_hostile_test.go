@@ -71,7 +71,10 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	proctest.SkipShort(t, "a hub, a hostile club's nats-server and a flood of 100,000 results")
 	bin := proctest.Scoreboard(t)
 	root := t.TempDir()
-	hub := startHubProcess(t, bin, root, "good", "evil")
+	// The impostor's clubs beside: north and south with keys, east and west with tokens.
+	k := newAuthKeys(t)
+	hub := startHubProcessTables(t, bin, root, fmt.Sprintf("[[club]]\nname = \"north\"\nnkey = %q\n[[club]]\nname = \"south\"\nnkey = %q\n", pub(k.north), pub(k.south)),
+		"good", "evil", "east", "west")
 	page, hubPort, leafPort := hub.page, hub.hubPort, hub.leafPort
 	leaf := fmt.Sprintf("nats-leaf://127.0.0.1:%d", leafPort)
 
@@ -146,6 +149,9 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	// The junk, then the flood, measured from the junk's start to the hub holding
 	// all of it.
 	events.measure(true)
+	// An impostor tries every row of the authentication matrix throughout.
+	stopImpostor := make(chan struct{})
+	im := startImpostor(fmt.Sprintf("127.0.0.1:%d", leafPort), fmt.Sprintf("127.0.0.1:%d", hubPort), nil, authMatrix(k), stopImpostor)
 	long := strings.Repeat("9", 100<<10)
 	junk := []struct {
 		subject, data string
@@ -191,6 +197,8 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	})
 	caughtUp := time.Since(floodStart)
 	events.measure(false)
+	close(stopImpostor)
+	im.check(t, hub.Output, len(authMatrix(k)))
 
 	// Messages larger than any unit (history.MaxMsgSize, under the hub's largest
 	// message, 2 MiB): not stored (and evil's own source stops at them).
