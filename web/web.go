@@ -8,30 +8,24 @@ package web
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
-	"os"
 	"path"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
@@ -427,7 +421,6 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	defer leave()
 	items := []HistoryItem{}
 	// Delayed, only units stored before the cutoff, the window reaching back from it.
 	until, delayed := s.cutoff(port)
@@ -445,6 +438,9 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 			items = append(items, historyItem(e, pic))
 			return nil
 		})
+	// The slot is for the read only: a client that is slow to read its answer
+	// (or never reads it) must not hold it while the answer is written.
+	leave()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -464,12 +460,6 @@ func historyItem(e *history.Entry, pic string) HistoryItem {
 	}
 	return it
 }
-
-// writeTimeout bounds each write of an event stream: a viewer that stops reading
-// (a phone gone into a tunnel, a client that never reads) holds a goroutine and a
-// connection only this long once its socket's buffers are full. The hub has dropped
-// it by then anyway (clientBuffer), so the others never wait for it.
-const writeTimeout = 10 * time.Second
 
 // events is the page's live feed (server-sent events): every board now, then each
 // change; with ?port=P, only port P's. The browser reconnects by itself; "retry"
@@ -492,9 +482,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
 	timeout := cmp.Or(s.writeTimeout, writeTimeout)
-	// Each write has its own deadline, set before it; ended, the connection's
-	// writes have none again.
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	// Each write has its own deadline, set before it (in place of the server's
+	// response timeout); ended, the stream's last chunk has one too, so a viewer
+	// dropped for not reading cannot hold it there.
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(timeout)) }()
 	_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
 		return
@@ -560,89 +551,3 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // the events that came meanwhile go in one write. A tenth of a second is below what
 // a viewer notices and a hundredth of the writes of a league's busiest second.
 const flushEvery = 100 * time.Millisecond
-
-// ErrListenInUse is returned by Listen when the page's address is taken.
-var ErrListenInUse = errors.New("address already in use")
-
-// Listen opens the page's listener; a taken address is an error that says what to
-// do. Announce logs it once the page is served.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("the page's address %s is taken (%w: is another scoreboard run or web, or another web server, there?); "+
-				"serve the page on another port with --http-listen 127.0.0.1:8081, on any free port with --http-listen 127.0.0.1:0, or on none with --http-listen off",
-				addr, ErrListenInUse)
-		}
-		return nil, fmt.Errorf("the page's listener %s: %w", addr, err)
-	}
-	return ln, nil
-}
-
-// ListenTLS puts TLS on the page's listener ln, with the certificate (PEM, with
-// its chain) and key in certFile and keyFile: then nothing is served in clear.
-func ListenTLS(ln net.Listener, certFile, keyFile string) (net.Listener, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("the page's certificate: %w (give a PEM certificate and its key)", err)
-	}
-	return tlsListener{tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})}, nil
-}
-
-// tlsListener marks a listener ListenTLS made, for Announce's scheme.
-type tlsListener struct{ net.Listener }
-
-// Announce logs, once, the address to open in a browser.
-func Announce(ln net.Listener, log zerolog.Logger) {
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	ev := log.Info().Str("component", "web").Str("listen", ln.Addr().String())
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		// Every interface: name the machine, which the club's TV can reach.
-		if h, err := os.Hostname(); err == nil {
-			host = h
-		}
-		ev = ev.Bool("beyond_loopback", true)
-	} else if ip != nil && !ip.IsLoopback() {
-		ev = ev.Bool("beyond_loopback", true)
-	}
-	scheme := "http://"
-	if _, ok := ln.(tlsListener); ok {
-		scheme = "https://"
-	}
-	ev.Str("url", scheme+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
-}
-
-// ServePage runs a page server on ln until ctx ends, with met's /metrics beside
-// it unless met is nil. newServer is called once the listener is there, so that a
-// page that cannot start is an error of the serving, not of the listening.
-func ServePage(ctx context.Context, ln net.Listener, newServer func() (*Server, error), met *metrics.Metrics, log zerolog.Logger) error {
-	srv, err := newServer()
-	if err != nil {
-		return err
-	}
-	Announce(ln, log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(gctx) })
-	g.Go(func() error { return Serve(gctx, ln, met.Beside(srv.Handler())) })
-	return g.Wait()
-}
-
-// Serve serves h on ln until ctx ends, then shuts down within a couple of seconds
-// (the live feeds end when the server's hub stops).
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve the page: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	<-errc
-	return nil
-}
