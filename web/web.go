@@ -372,17 +372,20 @@ type HistoryItem struct {
 	SVG string `json:"svg,omitempty"`
 }
 
-// History bounds: how far back /api/history looks by default, and how many units
-// it returns by default and at most.
+// History bounds: how far back /api/history looks by default and at most, and
+// how many units it returns by default and at most. The read is of the stream's
+// tail (at the delay's cutoff on a delayed page), but a port with fewer units than
+// asked is read back to since: a week bounds that.
 const (
 	historySince    = 24 * time.Hour
 	historyLimit    = 50
 	historyMaxLimit = 1000
+	historyMaxSince = 7 * 24 * time.Hour
 )
 
 // apiHistory lists a port's kept units, newest last: /api/history?port=P, with
-// limit=N (default 50, at most 1000) and since=DURATION (default 24h, back from
-// the page's delay).
+// limit=N (default 50, at most 1000) and since=DURATION (default 24h, at most a
+// week, back from the page's delay).
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
@@ -408,8 +411,8 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("since"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			http.Error(w, fmt.Sprintf("since=%q: want a duration such as 2h or 30m", v), http.StatusBadRequest)
+		if err != nil || d <= 0 || d > historyMaxSince {
+			http.Error(w, fmt.Sprintf("since=%q: want a duration above 0 and at most %v (a week), such as 2h or 30m", v, historyMaxSince), http.StatusBadRequest)
 			return
 		}
 		since = d
