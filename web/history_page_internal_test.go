@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/faulttest"
 )
 
 // historyPage is a club's bus with a history written by hand (no worker: the
@@ -88,7 +89,8 @@ func (p *historyPage) units(t *testing.T, port string, from, n, answerBytes int)
 	nc := p.b.Daemon()
 	for seq := from; seq < from+n; seq++ {
 		m := nats.NewMsg(p.subj.Dump("goscore", port))
-		m.Data = fmt.Appendf(nil, "unit %s %d\n", port, seq)
+		unit, _ := faulttest.GoscoreBoard(seq)
+		m.Data = []byte(unit)
 		bus.DumpHeader{Port: port, Seq: uint64(seq), Line: seq, Origin: "o1"}.Put(m.Header)
 		r := nats.NewMsg(p.subj.Result("goscore", port))
 		r.Data = []byte(`{"problem":"goscore","port":"` + port + `","seq":` + strconv.Itoa(seq) + `,"origin":"o1","answer":"` + answer + `"}`)

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,8 +24,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -291,177 +288,6 @@ func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
 		boards = []*Board{}
 	}
 	writeJSON(w, boards)
-}
-
-// historySVG serves /history/<stream seq>.svg: a kept message of the history stream,
-// read by a direct get; on a league hub's page /history/<club>.<stream seq>.svg, of
-// the club's stream.
-func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
-	num, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
-	subj := s.subj
-	if club, n, two := strings.Cut(num, "."); two && bus.ValidToken(club) {
-		num, subj = n, bus.Subjects{Prefix: s.subj.Prefix + "." + club}
-	}
-	seq, err := strconv.ParseUint(num, 10, 64)
-	if !ok || err != nil || seq == 0 {
-		http.Error(w, "want /history/<stream sequence number>.svg", http.StatusNotFound)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	stream, err := s.js.Stream(ctx, subj.Stream())
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history stream %s: %v", subj.Stream(), err), http.StatusServiceUnavailable)
-		return
-	}
-	msg, err := stream.GetMsg(ctx, seq)
-	if err == nil && s.delays != nil {
-		// Newer than the delay: as if it were not there (never "not yet").
-		if until, delayed := s.streamCutoff(subj.Prefix); delayed && msg.Time.After(until) {
-			err = jetstream.ErrMsgNotFound
-		}
-	}
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		http.Error(w, fmt.Sprintf("history message %d: not in the history (each unit's number is in /api/history)", seq), http.StatusNotFound)
-		return
-	}
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	problem, unit, err := s.keptUnit(msg.Subject, msg.Data)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	svg, err := render.SVG(problem, unit)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	// A kept unit's number never names another: cacheable for good.
-	serveCached(w, r, fmt.Sprintf(`W/"%d"`, seq), immutable, "image/svg+xml", "", svg)
-}
-
-// keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
-// a league hub's page of a club's (<prefix>.<club>.dump.<problem>.<port>).
-func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
-	if p, _, err := s.subj.ParseDump(subject); err == nil {
-		return p, data, nil
-	}
-	if rest, ok := strings.CutPrefix(subject, s.subj.Prefix+"."); ok {
-		if club, _, _ := strings.Cut(rest, "."); bus.ValidToken(club) {
-			if p, _, err := (bus.Subjects{Prefix: s.subj.Prefix + "." + club}).ParseDump(subject); err == nil {
-				return p, data, nil
-			}
-		}
-	}
-	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
-}
-
-// HistoryItem is one kept unit of a port and its outcome, as /api/history lists them.
-type HistoryItem struct {
-	// StreamSeq is the unit's dump in the history stream (0 if not kept).
-	StreamSeq uint64 `json:"stream_seq"`
-	Problem   string `json:"problem"`
-	Seq       uint64 `json:"seq"`
-	Answer    string `json:"answer"`
-	Error     string `json:"error,omitempty"`
-	Time      string `json:"time,omitempty"`
-	// SVG is the picture's address, when the record keeps its unit.
-	SVG string `json:"svg,omitempty"`
-}
-
-// History bounds: how far back /api/history looks by default and at most, and
-// how many units it returns by default and at most. The read is of the stream's
-// tail (at the delay's cutoff on a delayed page), but a port with fewer units than
-// asked is read back to since: a week bounds that.
-const (
-	historySince    = 24 * time.Hour
-	historyLimit    = 50
-	historyMaxLimit = 1000
-	historyMaxSince = 7 * 24 * time.Hour
-)
-
-// apiHistory lists a port's kept units, newest last: /api/history?port=P, with
-// limit=N (default 50, at most 1000) and since=DURATION (default 24h, at most a
-// week, back from the page's delay).
-func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	port := q.Get("port")
-	if !validPortKey(port) {
-		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
-		return
-	}
-	// A league hub's port is <club>.<port>: its units are under the prefix
-	// <prefix>.<club>, in that prefix's stream (the club's LEAGUE_<CLUB>).
-	prefix, hq, pic := s.subj.Prefix, history.Query{Port: port}, ""
-	if club, name, ok := strings.Cut(port, "."); ok {
-		prefix, pic = s.subj.Prefix+"."+club, club+"."
-		hq = history.Query{Port: name, Stream: bus.Subjects{Prefix: prefix}.Stream()}
-	}
-	limit, since := historyLimit, historySince
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > historyMaxLimit {
-			http.Error(w, fmt.Sprintf("limit=%q: want 1 to %d", v, historyMaxLimit), http.StatusBadRequest)
-			return
-		}
-		limit = n
-	}
-	if v := q.Get("since"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > historyMaxSince {
-			http.Error(w, fmt.Sprintf("since=%q: want a duration above 0 and at most %v (a week), such as 2h or 30m", v, historyMaxSince), http.StatusBadRequest)
-			return
-		}
-		since = d
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	leave, busy := historyReads.enter(ctx) // web/tail.go: a few at once
-	if busy != nil {
-		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	items := []HistoryItem{}
-	// Delayed, only units stored before the cutoff, the window reaching back from it.
-	until, delayed := s.cutoff(port)
-	hq.Since, hq.Last = until.Add(-since), limit
-	if delayed {
-		hq.Until = until
-	}
-	err := history.Read(ctx, s.js, prefix, hq,
-		func(e *history.Entry) error {
-			// Until bounds the units (their dumps' store time); a result stored after
-			// it is not shown with its unit either (its time is the club's on a hub).
-			if delayed && e.Time.After(until) {
-				return nil
-			}
-			items = append(items, historyItem(e, pic))
-			return nil
-		})
-	// The slot is for the read only: a client that is slow to read its answer
-	// (or never reads it) must not hold it while the answer is written.
-	leave()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	writeJSON(w, items)
-}
-
-// historyItem is a kept unit as /api/history lists it: its picture is the unit's
-// dump in the stream (pic is "<club>." on a league hub's page, whose club's stream
-// it is).
-func historyItem(e *history.Entry, pic string) HistoryItem {
-	r, _ := e.Record() // the history made it, or the worker did
-	it := HistoryItem{StreamSeq: e.UnitSeq, Problem: e.Problem, Seq: e.Seq, Answer: r.Answer, Error: r.Error,
-		Time: e.Time.UTC().Format(time.RFC3339Nano)}
-	if e.UnitSeq != 0 && r.Error == "" && !e.Unanswered {
-		it.SVG = fmt.Sprintf("/history/%s%d.svg", pic, e.UnitSeq)
-	}
-	return it
 }
 
 // events is the page's live feed (server-sent events): every board now, then each

@@ -146,11 +146,14 @@ func TestEndpoints(t *testing.T) {
 		items[0].Answer != "5 3\n" || items[0].SVG == "" {
 		t.Fatalf("/api/history?port=hall: %v %s", err, body)
 	}
-	// Each unit's picture is its dump, drawn again from the stream; its number never
-	// names another, so it is cacheable for good.
+	// Each unit's picture is its dump, drawn again from the stream; its number in
+	// the stream's life never names another, so it is cacheable for good.
 	for _, it := range items {
 		resp, body := do(t, "GET", base+it.SVG, nil)
-		etag := fmt.Sprintf(`W/"%d"`, it.StreamSeq)
+		etag := `W/"` + strings.TrimSuffix(strings.TrimPrefix(it.SVG, "/history/"), ".svg") + `"`
+		if !strings.HasPrefix(etag, fmt.Sprintf(`W/"%d-`, it.StreamSeq)) {
+			t.Errorf("%s: want /history/%d-<stream>.svg", it.SVG, it.StreamSeq)
+		}
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") ||
 			resp.Header.Get("ETag") != etag || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 			t.Errorf("%s: %d %v %.80s", it.SVG, resp.StatusCode, resp.Header, body)
@@ -163,7 +166,7 @@ func TestEndpoints(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 1 || items[0].Seq != 3 {
 		t.Errorf("limit=1: %v %s", err, body)
 	}
-	for _, q := range []string{"port=Hall", "port=hall&limit=0", "port=hall&since=yesterday"} {
+	for _, q := range []string{"port=Hall", "port=hall&limit=0", "port=hall&since=yesterday", "port=hall&since=169h"} {
 		if code, _, body := get(t, base+"/api/history?"+q); code != 400 {
 			t.Errorf("/api/history?%s: %d %s", q, code, body)
 		}
