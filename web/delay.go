@@ -82,8 +82,8 @@ func (d *Delays) Club(club string) time.Duration {
 
 // Port is a port key's delay: a league hub's <club>.<port> has its club's.
 func (d *Delays) Port(port string) time.Duration {
-	if club, _, ok := strings.Cut(port, "."); ok {
-		return d.Club(club)
+	if k := splitPortKey(port); k.club != "" {
+		return d.Club(k.club)
 	}
 	return d.Page()
 }
@@ -231,15 +231,8 @@ func (d *delayStage) take(ctx context.Context, v heldValue, port string) {
 	}
 }
 
-// clubOf is the club of a port key: <club>.<port> on a league hub's page, "" on a
-// club's own.
-func clubOf(port string) string {
-	club, _, _ := strings.Cut(port, ".")
-	if club == port {
-		return ""
-	}
-	return club
-}
+// clubOf is the club of a port key, "" on a club's own page.
+func clubOf(port string) string { return splitPortKey(port).club }
 
 // count adds n bytes held (or, negative, let out) to port p's, its club's and the
 // page's.

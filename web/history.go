@@ -157,16 +157,16 @@ const (
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
-	if !validPortKey(port) {
+	key, ok := parsePortKey(port)
+	if !ok {
 		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
 		return
 	}
 	// A league hub's port is <club>.<port>: its units are under the prefix
 	// <prefix>.<club>, in that prefix's stream (the club's LEAGUE_<CLUB>).
-	prefix, hq, pic := s.subj.Prefix, history.Query{Port: port}, ""
-	if club, name, ok := strings.Cut(port, "."); ok {
-		prefix, pic = s.subj.Prefix+"."+club, club+"."
-		hq = history.Query{Port: name, Stream: bus.Subjects{Prefix: prefix}.Stream()}
+	prefix, hq, pic := key.prefix(s.subj.Prefix), history.Query{Port: key.port}, ""
+	if key.club != "" {
+		pic, hq.Stream = key.club+".", bus.Subjects{Prefix: prefix}.Stream()
 	}
 	limit, since := historyLimit, historySince
 	if v := q.Get("limit"); v != "" {

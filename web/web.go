@@ -106,16 +106,6 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// validPortKey says whether key names a port: a subject token, or on a league
-// hub's page two (<club>.<port>).
-func validPortKey(key string) bool {
-	club, port, two := strings.Cut(key, ".")
-	if !two {
-		return bus.ValidToken(key)
-	}
-	return bus.ValidToken(club) && bus.ValidToken(port)
-}
-
 // boardRetry is how often the page looks for a board bucket that is not there yet
 // (a daemon without history, or not started).
 const boardRetry = time.Second
