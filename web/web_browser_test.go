@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
@@ -22,7 +20,6 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/result"
-	"github.com/goclub/scoreboard/web"
 )
 
 // boardValue is a value of the board bucket as the history writes it: the result's
@@ -50,27 +47,6 @@ func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at 
 	return data
 }
 
-// serveWeb serves the page on ln until the returned function is called.
-func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
-	srv, err := web.New(nc, bus.DefaultPrefix, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone, serveDone := make(chan error, 1), make(chan error, 1)
-	go func() { runDone <- srv.Run(ctx) }()
-	go func() { serveDone <- web.Serve(ctx, ln, srv.Handler()) }()
-	return func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("web server: %v", err)
-		}
-		if err := <-serveDone; err != nil {
-			t.Errorf("web serve: %v", err)
-		}
-	}
-}
-
 // TestPageFollowsBoardBucket: the page shows the board bucket's values when it loads,
 // follows every put live without a reload (each problem's score and picture change
 // within 1 s), shows a port's state, recovers by itself after the NATS server
@@ -93,8 +69,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopWeb := serveWeb(t, nc, ln)
-	defer func() { stopWeb() }()
+	_, stopWeb := serveTestPage(t, nc, pageOpts{ln: ln})
 	base := "http://" + ln.Addr().String()
 
 	units := map[string][][]byte{}
@@ -203,7 +178,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	if ln, err = net.Listen("tcp", addr); err != nil {
 		t.Fatalf("listen again on %s: %v", addr, err)
 	}
-	stopWeb = serveWeb(t, nc, ln)
+	_, stopWeb = serveTestPage(t, nc, pageOpts{ln: ln})
 	b.WaitConn(t, "live")
 	before := b.ReadTile(t, "desk-goscore")
 	put("goscore", "desk-goscore", 9, units["goscore"][0])

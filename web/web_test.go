@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -66,13 +65,7 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := serveWeb(t, ns.Tool(), ln)
-	defer stop()
-	base := "http://" + ln.Addr().String()
+	base, _ := serveTestPage(t, ns.Tool(), pageOpts{})
 
 	replay := samples.Units(t, "replay", "replay.in")[0]
 	othello := samples.Units(t, "othello", "othello.in")[1]
