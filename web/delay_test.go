@@ -532,9 +532,14 @@ func TestDelayRewatch(t *testing.T) {
 	if strings.Join(got, ", ") != "hall 1, den 1, den 2" {
 		t.Fatalf("the event stream gave %q; want each unit once, in order: hall 1, den 1, den 2", strings.Join(got, ", "))
 	}
+	checkDeleteHeld(t, b, base, "hall")
+}
 
-	// A deleted port goes by the delay too: its tile stays until the delete was
-	// stored (after deleted) the delay ago.
+// checkDeleteHeld: a deleted port goes by the delay too: its tile stays until the
+// delete was stored (after deleted) the delay ago.
+func checkDeleteHeld(t *testing.T, b *bustest.Bus, base, port string) {
+	t.Helper()
+	ctx := context.Background()
 	js, err := jetstream.New(b.Daemon())
 	if err != nil {
 		t.Fatal(err)
@@ -544,12 +549,12 @@ func TestDelayRewatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	if err := kv.Delete(ctx, "hall"); err != nil {
+	if err := kv.Delete(ctx, port); err != nil {
 		t.Fatal(err)
 	}
 	page, shown := &delayEnv{base: base}, 0
 	bustest.Wait(t, "hall's tile gone", func() (bool, string) {
-		seq := page.apiBoard(t, "hall").Seq
+		seq := page.apiBoard(t, port).Seq
 		if time.Now().Before(deleted.Add(testDelay)) {
 			if seq == 0 {
 				t.Fatalf("hall's tile gone %v before its delete's time", time.Until(deleted.Add(testDelay)))
