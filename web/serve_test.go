@@ -27,7 +27,7 @@ type pageOpts struct {
 // serveTestPage is the web tests' one way to serve a page: through nc, as run
 // serves it, until the test ends or stop is called (once or more; the page's
 // errors are the test's). It returns the page's base URL.
-func serveTestPage(t *testing.T, nc *nats.Conn, o pageOpts) (base string, stop func()) {
+func serveTestPage(t testing.TB, nc *nats.Conn, o pageOpts) (base string, stop func()) {
 	t.Helper()
 	log := zerolog.Nop()
 	if o.log != nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
@@ -28,7 +26,6 @@ import (
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/league"
 	"github.com/goclub/scoreboard/result"
-	"github.com/goclub/scoreboard/web"
 )
 
 // viewersEnv, set, makes TestViewersChild the viewers of a benchmark: the test
@@ -61,17 +58,7 @@ func BenchmarkThousandViewers(b *testing.B) {
 	if got := (bus.Subjects{Prefix: "league"}).Boards(); got != league.Bucket {
 		b.Fatalf("a page under the prefix league reads %s, not the hub's %s", got, league.Bucket)
 	}
-	srv, err := web.New(ns.Tool(), "league", zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Run(ctx) }()
-	go func() { _ = web.Serve(ctx, ln, srv.Handler()) }()
-	page := "http://" + ln.Addr().String()
+	page, _ := serveTestPage(b, ns.Tool(), pageOpts{prefix: "league"})
 
 	// 4 clubs of 5 ports, each port a problem of its own (every problem, each
 	// sample unit in turn): the boards of a hub.
@@ -152,17 +139,30 @@ func BenchmarkThousandViewers(b *testing.B) {
 	b.StopTimer()
 	rss1 := rssBytes(b)
 
-	perSec := func(cpu, wall time.Duration) float64 { return float64(cpu) / float64(wall) }
-	extra := perSec(cpuViewed, wall1) - perSec(cpuAlone, wall0) // of a core
+	reportViewers(b, sum, viewers, spell{cpuAlone, wall0, rss0}, spell{cpuViewed, wall1, rss1})
+}
+
+// spell is what a spell of the benchmark cost: the process's CPU, the wall time,
+// and its RSS at the end.
+type spell struct {
+	cpu, wall time.Duration
+	rss       int64
+}
+
+// reportViewers reports the viewers' summary and what they cost, alone (without
+// viewers) taken off viewed.
+func reportViewers(b *testing.B, sum viewersSummary, viewers int, alone, viewed spell) {
+	perSec := func(s spell) float64 { return float64(s.cpu) / float64(s.wall) }
+	extra := perSec(viewed) - perSec(alone) // of a core
 	b.ReportMetric(float64(sum.P50)/1e6, "p50-ms")
 	b.ReportMetric(float64(sum.P99)/1e6, "p99-ms")
 	b.ReportMetric(float64(sum.Max)/1e6, "max-ms")
 	b.ReportMetric(float64(sum.Bytes)/float64(max(sum.Events, 1)), "bytes/event/viewer")
-	b.ReportMetric(100*perSec(cpuViewed, wall1), "cpu-%")
-	b.ReportMetric(100*perSec(cpuAlone, wall0), "cpu-%-no-viewers")
+	b.ReportMetric(100*perSec(viewed), "cpu-%")
+	b.ReportMetric(100*perSec(alone), "cpu-%-no-viewers")
 	b.ReportMetric(1e6*extra/float64(viewers), "cpu-us/s/viewer")
-	b.ReportMetric(float64(rss1)/(1<<20), "rss-MB")
-	b.ReportMetric(float64(rss1-rss0)/float64(viewers)/1024, "rss-KB/viewer")
+	b.ReportMetric(float64(viewed.rss)/(1<<20), "rss-MB")
+	b.ReportMetric(float64(viewed.rss-alone.rss)/float64(viewers)/1024, "rss-KB/viewer")
 	b.ReportMetric(float64(sum.Events)/float64(viewers), "events/viewer")
 	b.ReportMetric(float64(sum.Behind), "viewers-behind")
 	if sum.Pictures > 0 {
