@@ -233,23 +233,16 @@ func TestViewersChild(t *testing.T) {
 	viewers, _ := strconv.Atoi(n)
 	tr := &http.Transport{MaxIdleConnsPerHost: viewers, DisableCompression: true}
 	fetch := os.Getenv("SCOREBOARD_BENCH_VIEWERS_PICTURES") != ""
-	type stream struct {
-		mu                 sync.Mutex
-		last               uint64
-		lat, picLat        []time.Duration
-		events, bytes      int
-		pictures, picBytes int
-	}
 	type want struct {
 		url string
 		at  time.Time
 	}
-	all := make([]*stream, viewers)
+	all := make([]*benchStream, viewers)
 	var ready sync.WaitGroup
 	var readyAt time.Time
 	start := make(chan struct{})
 	for i := range viewers {
-		s := &stream{}
+		s := &benchStream{}
 		all[i] = s
 		ready.Add(1)
 		pics := make(chan want, 4096)
@@ -312,45 +305,8 @@ func TestViewersChild(t *testing.T) {
 	if _, err := fmt.Fscan(os.Stdin, &last); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		done := 0
-		for _, s := range all {
-			s.mu.Lock()
-			if s.last >= last && (!fetch || s.pictures == s.events) {
-				done++
-			}
-			s.mu.Unlock()
-		}
-		if done == viewers {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var sum viewersSummary
-	var lat, picLat []time.Duration
-	for _, s := range all {
-		s.mu.Lock()
-		lat = append(lat, s.lat...)
-		picLat = append(picLat, s.picLat...)
-		sum.Pictures += s.pictures
-		sum.PictureBytes += s.picBytes
-		sum.Events += s.events
-		sum.Bytes += s.bytes
-		if s.last < last {
-			sum.Behind++
-		}
-		s.mu.Unlock()
-	}
-	slices.Sort(picLat)
-	if len(picLat) > 0 {
-		sum.PictureP99 = picLat[len(picLat)*99/100]
-	}
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		sum.P50, sum.P99, sum.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
-	}
-	out, _ := json.Marshal(sum)
+	waitStreams(all, last, fetch)
+	out, _ := json.Marshal(summarize(all, last))
 	fmt.Printf("summary %s\n", out)
 }
 
@@ -377,4 +333,62 @@ func readEvent(line []byte) (seq uint64, at time.Time, picture string, ok bool) 
 	}
 	at, err = time.Parse(time.RFC3339Nano, string(field("time")))
 	return seq, at, string(field("picture")), err == nil
+}
+
+// benchStream is what a viewer of TestViewersChild read of its stream.
+type benchStream struct {
+	mu                 sync.Mutex
+	last               uint64
+	lat, picLat        []time.Duration
+	events, bytes      int
+	pictures, picBytes int
+}
+
+// waitStreams waits, a minute at most, until every stream has unit last's event
+// (and, fetching, every picture its events named).
+func waitStreams(all []*benchStream, last uint64, fetch bool) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		done := 0
+		for _, s := range all {
+			s.mu.Lock()
+			if s.last >= last && (!fetch || s.pictures == s.events) {
+				done++
+			}
+			s.mu.Unlock()
+		}
+		if done == len(all) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// summarize is the streams' summary: their latencies' p50, p99 and max, their
+// events, bytes and pictures, and how many are behind unit last.
+func summarize(all []*benchStream, last uint64) viewersSummary {
+	var sum viewersSummary
+	var lat, picLat []time.Duration
+	for _, s := range all {
+		s.mu.Lock()
+		lat = append(lat, s.lat...)
+		picLat = append(picLat, s.picLat...)
+		sum.Pictures += s.pictures
+		sum.PictureBytes += s.picBytes
+		sum.Events += s.events
+		sum.Bytes += s.bytes
+		if s.last < last {
+			sum.Behind++
+		}
+		s.mu.Unlock()
+	}
+	slices.Sort(picLat)
+	if len(picLat) > 0 {
+		sum.PictureP99 = picLat[len(picLat)*99/100]
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		sum.P50, sum.P99, sum.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	}
+	return sum
 }
