@@ -91,10 +91,11 @@ var ErrNoHistory = errors.New("no history kept on this server")
 // written: a tool's read-only rights are enough), and calls emit for each unit that
 // q selects. Without q.Follow it returns at the end of the history; with it, it
 // goes on with the live results, so there is no gap and no duplicate where the two
-// meet, until ctx ends. With q.Last (and no q.Until) it reads only the stream's
-// tail (readTail): its cost is the same at any size of the history.
+// meet, until ctx ends. With q.Last (and not both q.Until and q.Follow) it reads
+// only the stream's tail, or with q.Until its tail at that time (readTail): its
+// cost is the same at any size of the history.
 func Read(ctx context.Context, js jetstream.JetStream, prefix string, q Query, emit func(*Entry) error) error {
-	if q.Last > 0 && q.Until.IsZero() {
+	if q.Last > 0 && (q.Until.IsZero() || !q.Follow) {
 		return readTail(ctx, js, prefix, q, emit)
 	}
 	return readWhole(ctx, js, prefix, q, emit)

@@ -27,8 +27,9 @@ type held struct {
 // portOrigin names a publisher's units of a port: their seqs grow as it publishes.
 type portOrigin struct{ port, origin string }
 
-// readTail is Read of the last q.Last units (no q.Until): it reads the stream from
-// its last sequence backwards, in windows that grow, each by an ordered consumer
+// readTail is Read of the last q.Last units: it reads the stream from its last
+// sequence (with q.Until, the last a whole read would read: a result may come up
+// to staleAfter after q.Until and still be its unit's) backwards, in windows that grow, each by an ordered consumer
 // from the window's first sequence to the next window's, until the last q.Last
 // units of what it read are settled (they are what a read of the whole history
 // would end with) or it reached the history's start (or q.Since). Then, with
@@ -59,6 +60,14 @@ func readTail(ctx context.Context, js jetstream.JetStream, prefix string, q Quer
 	// The dumps are read with Follow too: they settle the results.
 	results, dumps := subj.Result(star(q.Problem), star(q.Port)), subj.Dump(star(q.Problem), star(q.Port))
 	floor, last := max(st.FirstSeq, 1), st.LastSeq
+	if end := q.Until.Add(staleAfter + time.Nanosecond); !q.Until.IsZero() && !st.LastTime.Before(end) {
+		// A whole read stops at the first message stored that long after q.Until.
+		after, err := seqFromTime(ctx, js, stream, end)
+		if err != nil {
+			return err
+		}
+		last = min(last, after-1)
+	}
 	var (
 		tail      []held // what was read, oldest first: from..last
 		from      = last + 1

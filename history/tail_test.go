@@ -176,6 +176,7 @@ func TestTailIsTheWholeReadsEnd(t *testing.T) {
 	e.fill(t, r, "run1", 400)
 	mid := time.Now()
 	e.fill(t, r, "run2", 400)
+	until := time.Now()
 	// A port that sent its last units long before the end: its tail is far back.
 	e.dump(t, "old", "run0", 1)
 	e.result(t, "old", "run0", 1, false)
@@ -187,6 +188,8 @@ func TestTailIsTheWholeReadsEnd(t *testing.T) {
 				{Port: port, Last: last},
 				{Port: port, Last: last, Since: mid},
 				{Problem: "othello", Port: port, Last: last},
+				{Port: port, Last: last, Until: until},
+				{Port: port, Last: last, Since: mid, Until: until},
 			} {
 				want := entryText(readWith(t, e.js, history.ReadWhole, q))
 				got := entryText(readWith(t, e.tool, history.Read, q))

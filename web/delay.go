@@ -82,8 +82,8 @@ func (d *Delays) Club(club string) time.Duration {
 
 // Port is a port key's delay: a league hub's <club>.<port> has its club's.
 func (d *Delays) Port(port string) time.Duration {
-	if club, _, ok := strings.Cut(port, "."); ok {
-		return d.Club(club)
+	if k := splitPortKey(port); k.club != "" {
+		return d.Club(k.club)
 	}
 	return d.Page()
 }
@@ -111,7 +111,7 @@ func (d *Delays) differing() map[string]float64 {
 func (s *Server) WithDelays(d *Delays) {
 	s.delays = d
 	if d != nil {
-		s.held = &delayStage{s: s, ports: map[string]*heldPort{}, wake: make(chan struct{}, 1)}
+		s.held = &delayStage{s: s, ports: map[string]*heldPort{}, clubBytes: map[string]int{}, wake: make(chan struct{}, 1)}
 	}
 }
 
@@ -130,6 +130,11 @@ func (s *Server) cutoff(port string) (time.Time, bool) {
 const (
 	maxHeld      = 4096
 	maxHeldBytes = 8 << 20
+	// A club's ports together, and the whole page's, hold at most these: 64 ports
+	// of one club would otherwise hold half a gigabyte. A club's bound is four
+	// ports' floods at once; the page's, eight clubs'.
+	maxHeldClubBytes = 32 << 20
+	maxHeldPageBytes = 256 << 20
 )
 
 // delayStage sits between the board bucket's watch (followBoards) and the hub: a
@@ -143,8 +148,12 @@ type delayStage struct {
 	s     *Server
 	mu    sync.Mutex
 	ports map[string]*heldPort
-	wake  chan struct{} // a port's first held value, or the delays changed
-	start sync.Once
+	// clubBytes are the bytes held by each club's ports ("" on a club's own page),
+	// total all of them.
+	clubBytes map[string]int
+	total     int
+	wake      chan struct{} // a port's first held value, or the delays changed
+	start     sync.Once
 }
 
 // heldPort is a port's held values, oldest first, and the newest revision taken
@@ -209,17 +218,85 @@ func (d *delayStage) take(ctx context.Context, v heldValue, port string) {
 		return
 	}
 	if n := len(p.held); n > 0 && (n >= maxHeld || p.bytes+len(v.value) > maxHeldBytes) {
-		p.bytes -= len(p.held[n-1].value)
-		p.held = p.held[:n-1]
+		d.dropNewest(port, p)
 	}
+	d.makeRoom(port, len(v.value))
 	p.held = append(p.held, v)
-	p.bytes += len(v.value)
+	d.count(port, p, len(v.value))
 	if len(p.held) == 1 {
 		select {
 		case d.wake <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// clubOf is the club of a port key, "" on a club's own page.
+func clubOf(port string) string { return splitPortKey(port).club }
+
+// count adds n bytes held (or, negative, let out) to port p's, its club's and the
+// page's.
+func (d *delayStage) count(port string, p *heldPort, n int) {
+	club := clubOf(port)
+	p.bytes += n
+	d.total += n
+	if d.clubBytes[club] += n; d.clubBytes[club] <= 0 {
+		delete(d.clubBytes, club)
+	}
+}
+
+// dropNewest forgets port p's newest held value (coalesced into the one that
+// comes): the values before it keep their order and times.
+func (d *delayStage) dropNewest(port string, p *heldPort) {
+	n := len(p.held)
+	d.count(port, p, -len(p.held[n-1].value))
+	p.held[n-1] = heldValue{}
+	p.held = p.held[:n-1]
+}
+
+// makeRoom drops held values until n more bytes for port fit its club's bound and
+// the page's: the newest of port's own first, else of its club's port that holds
+// most; for the page's, of the club that holds most. A club that floods is cut at
+// its own bound and, past the page's, before any club that holds less.
+func (d *delayStage) makeRoom(port string, n int) {
+	club := clubOf(port)
+	for d.clubBytes[club]+n > maxHeldClubBytes {
+		if !d.dropIn(port, club) {
+			break
+		}
+	}
+	for d.total+n > maxHeldPageBytes {
+		most, by := club, d.clubBytes[club]
+		for c, b := range d.clubBytes {
+			if b > by {
+				most, by = c, b
+			}
+		}
+		if !d.dropIn(port, most) {
+			break
+		}
+	}
+}
+
+// dropIn drops the newest held value of port, if it is of club and holds one, else
+// of club's port that holds most; false: club holds nothing.
+func (d *delayStage) dropIn(port, club string) bool {
+	if p := d.ports[port]; p != nil && clubOf(port) == club && len(p.held) > 0 {
+		d.dropNewest(port, p)
+		return true
+	}
+	var most string
+	var mp *heldPort
+	for k, p := range d.ports {
+		if len(p.held) > 0 && clubOf(k) == club && (mp == nil || p.bytes > mp.bytes) {
+			most, mp = k, p
+		}
+	}
+	if mp == nil {
+		return false
+	}
+	d.dropNewest(most, mp)
+	return true
 }
 
 // run lets the held values out as they come of age, until ctx ends.
@@ -262,7 +339,7 @@ func (d *delayStage) release(ctx context.Context) time.Time {
 				break
 			}
 			d.s.show(ctx, port, v.rev, v.value, v.del)
-			p.bytes -= len(v.value)
+			d.count(port, p, -len(v.value))
 			n++
 		}
 		if n > 0 {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -34,27 +33,6 @@ import (
 // same way) was once never asked while its unit was held, under -race in CI's race
 // suite, where it took 40 s; these publish four units in turn inside the delay.
 const testDelay = 5 * time.Second
-
-// servePage serves a page with delays d on nc's server until the test ends, and
-// returns its address.
-func servePage(t *testing.T, nc *nats.Conn, prefix string, d *web.Delays) string {
-	t.Helper()
-	srv, err := web.New(nc, prefix, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.WithDelays(d)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = srv.Run(ctx) })
-	wg.Go(func() { _ = web.Serve(ctx, ln, srv.Handler()) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return "http://" + ln.Addr().String()
-}
 
 // seenBoard is a board event of the page's stream, when the test read it.
 type seenBoard struct {
@@ -170,7 +148,7 @@ func startDelayEnv(t *testing.T, d *web.Delays) *delayEnv {
 		}
 	})
 	t.Cleanup(func() { _ = w.Stop() })
-	e.base = servePage(t, b.Tool(), bus.DefaultPrefix, d)
+	e.base, _ = serveTestPage(t, b.Tool(), pageOpts{delays: d})
 	e.events = followEvents(t, e.base)
 	return e
 }
@@ -508,7 +486,7 @@ func TestDelayRewatch(t *testing.T) {
 		return time.Since(old.Created()) > testDelay, fmt.Sprintf("%v old", time.Since(old.Created()))
 	})
 	held := put("den", 1)
-	base := servePage(t, b.Tool(), bus.DefaultPrefix, web.NewDelays(testDelay, nil))
+	base, _ := serveTestPage(t, b.Tool(), pageOpts{delays: web.NewDelays(testDelay, nil)})
 	events := followEvents(t, base)
 	// At once: some answer shows hall's unit while den's is still held.
 	var early, late int
@@ -554,9 +532,14 @@ func TestDelayRewatch(t *testing.T) {
 	if strings.Join(got, ", ") != "hall 1, den 1, den 2" {
 		t.Fatalf("the event stream gave %q; want each unit once, in order: hall 1, den 1, den 2", strings.Join(got, ", "))
 	}
+	checkDeleteHeld(t, b, base, "hall")
+}
 
-	// A deleted port goes by the delay too: its tile stays until the delete was
-	// stored (after deleted) the delay ago.
+// checkDeleteHeld: a deleted port goes by the delay too: its tile stays until the
+// delete was stored (after deleted) the delay ago.
+func checkDeleteHeld(t *testing.T, b *bustest.Bus, base, port string) {
+	t.Helper()
+	ctx := context.Background()
 	js, err := jetstream.New(b.Daemon())
 	if err != nil {
 		t.Fatal(err)
@@ -566,12 +549,12 @@ func TestDelayRewatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	if err := kv.Delete(ctx, "hall"); err != nil {
+	if err := kv.Delete(ctx, port); err != nil {
 		t.Fatal(err)
 	}
 	page, shown := &delayEnv{base: base}, 0
 	bustest.Wait(t, "hall's tile gone", func() (bool, string) {
-		seq := page.apiBoard(t, "hall").Seq
+		seq := page.apiBoard(t, port).Seq
 		if time.Now().Before(deleted.Add(testDelay)) {
 			if seq == 0 {
 				t.Fatalf("hall's tile gone %v before its delete's time", time.Until(deleted.Add(testDelay)))

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/promtest"
 	"github.com/goclub/scoreboard/metrics"
@@ -45,24 +43,8 @@ func (l *lockedBuffer) String() string {
 func serveGuarded(t *testing.T, g web.Guard, log zerolog.Logger) (string, *bustest.Bus) {
 	t.Helper()
 	ns := bustest.Start(t, bustest.Options{JetStream: true})
-	srv, err := web.New(ns.Tool(), bus.DefaultPrefix, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.WithGuard(g); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
-	go func() { defer wg.Done(); _ = web.Serve(ctx, ln, g.Metrics.Beside(srv.Handler())) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return "http://" + ln.Addr().String(), ns
+	base, _ := serveTestPage(t, ns.Tool(), pageOpts{guard: &g, log: &log})
+	return base, ns
 }
 
 // openStream opens /api/events from the local address from (127.0.0.x), with

@@ -179,6 +179,10 @@ type hub struct {
 	all   int // streams of every port
 	// dropped counts the streams dropped for lagging clientBuffer events behind.
 	dropped atomic.Uint64
+	// pics are the pictures kept, by club ("" on a club's own page), and
+	// picBytes their cost in all: bounded per club and in all (pictures.go).
+	pics     map[string]*clubPictures
+	picBytes int
 }
 
 // clientBuffer is how many chunks a slow page may lag before it is dropped: events
@@ -188,7 +192,8 @@ type hub struct {
 const clientBuffer = 64
 
 func newHub() *hub {
-	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{}}
+	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{},
+		pics: map[string]*clubPictures{}}
 }
 
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
@@ -218,7 +223,11 @@ func (h *hub) run(ctx context.Context) {
 	}
 }
 
-// call runs f in the hub's goroutine and waits for it, or gives up when ctx ends.
+// call runs f in the hub's goroutine and waits for it; it gives up, false, when
+// ctx ends before the hub takes f. Once taken, f runs at once and is waited for
+// whatever ctx says: given up then, what f wrote would be read while it writes it,
+// and a stream it subscribed would be held by nobody, never dropped and outside
+// the viewers' bounds. The hub's closures never block, so the wait is short.
 func (h *hub) call(ctx context.Context, f func()) bool {
 	done := make(chan struct{})
 	select {
@@ -228,12 +237,8 @@ func (h *hub) call(ctx context.Context, f func()) bool {
 	case <-h.done:
 		return false
 	}
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	<-done
+	return true
 }
 
 // broadcast hands an encoded event of port to every stream of that port, and to
@@ -308,10 +313,16 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			if render.HasSGF(b.Problem) {
 				b.SGF = "/pictures/" + b.Port + "/" + name + ".sgf"
 			}
-			s.pictures = append(s.pictures, &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, name: name, unit: b.unit})
-			if len(s.pictures) > keptPictures {
-				s.pictures = slices.Delete(s.pictures, 0, len(s.pictures)-keptPictures)
+			p := &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, name: name, unit: b.unit}
+			s.pictures = append(s.pictures, p)
+			h.keep(p)
+			if n := len(s.pictures) - keptPictures; n > 0 {
+				for _, q := range s.pictures[:n] {
+					h.unkeep(q)
+				}
+				s.pictures = slices.Delete(s.pictures, 0, n)
 			}
+			h.boundPictures(clubOf(b.Port))
 		}
 		h.show(s, b)
 	})
@@ -319,7 +330,10 @@ func (h *hub) put(ctx context.Context, b *Board) {
 
 func (h *hub) remove(ctx context.Context, port string) {
 	h.call(ctx, func() {
-		if _, ok := h.ports[port]; ok {
+		if s, ok := h.ports[port]; ok {
+			for _, q := range s.pictures {
+				h.unkeep(q)
+			}
 			delete(h.ports, port)
 			h.broadcast(port, encode(event{Type: "remove", Port: port}))
 		}

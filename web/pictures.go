@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,10 +23,103 @@ type picture struct {
 	seq, revision uint64
 	name          string // pictureName's
 	unit          []byte
+	kept          bool // in its port's pictures (the hub's to read and write)
 
 	svgOnce, sgfOnce sync.Once
 	svg, sgf         []byte
 	svgErr, sgfErr   error
+}
+
+// Bounds of the pictures the hub keeps (keptPictures a port), by their cost
+// (pictureCost): a club's together, and the whole page's. Without them one club's
+// 64 ports of large units held about 0.4 GB at a hub. A club's bound is 400 ports
+// of ordinary units (a few KB each, and their drawings); the page's, eight clubs'.
+const (
+	maxPictureClubBytes = 16 << 20
+	maxPicturePageBytes = 128 << 20
+	// drawnAllowance is what a picture's drawing and game record may add to its
+	// unit once asked for: a goscore picture is about 9 KB.
+	drawnAllowance = 16 << 10
+)
+
+// pictureCost is what a kept picture counts for in the bounds: its unit, and its
+// drawings once asked for.
+func pictureCost(p *picture) int { return len(p.unit) + drawnAllowance }
+
+// clubPictures are a club's kept pictures, oldest first (those no longer kept are
+// skipped, and swept out once they are half), and their cost.
+type clubPictures struct {
+	queue       []*picture
+	kept, bytes int
+}
+
+// keep counts p, just put in its port's pictures, in its club's and the page's.
+func (h *hub) keep(p *picture) {
+	club := clubOf(p.port)
+	c := h.pics[club]
+	if c == nil {
+		c = &clubPictures{}
+		h.pics[club] = c
+	}
+	p.kept = true
+	c.queue = append(c.queue, p)
+	c.kept++
+	c.bytes += pictureCost(p)
+	h.picBytes += pictureCost(p)
+}
+
+// unkeep counts p out, taken out of its port's pictures.
+func (h *hub) unkeep(p *picture) {
+	if !p.kept {
+		return
+	}
+	p.kept = false
+	club := clubOf(p.port)
+	c := h.pics[club]
+	c.kept--
+	c.bytes -= pictureCost(p)
+	h.picBytes -= pictureCost(p)
+	if c.kept == 0 {
+		delete(h.pics, club)
+	} else if len(c.queue) > 2*c.kept+16 {
+		c.queue = slices.DeleteFunc(c.queue, func(q *picture) bool { return !q.kept })
+	}
+}
+
+// boundPictures forgets the oldest pictures of club while it keeps more than its
+// bound, then the oldest of the club that keeps most while the page does: a club
+// that floods loses its own, never another's that keeps less. A forgotten
+// picture's address is not found (as a port's fifth latest is).
+func (h *hub) boundPictures(club string) {
+	for c := h.pics[club]; c != nil && c.bytes > maxPictureClubBytes; c = h.pics[club] {
+		h.forgetOldest(c)
+	}
+	for h.picBytes > maxPicturePageBytes {
+		var most *clubPictures
+		for _, c := range h.pics {
+			if most == nil || c.bytes > most.bytes {
+				most = c
+			}
+		}
+		h.forgetOldest(most)
+	}
+}
+
+// forgetOldest takes c's oldest kept picture out of its port's.
+func (h *hub) forgetOldest(c *clubPictures) {
+	for len(c.queue) > 0 {
+		p := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		if !p.kept {
+			continue
+		}
+		if s := h.ports[p.port]; s != nil {
+			s.pictures = slices.DeleteFunc(s.pictures, func(q *picture) bool { return q == p })
+		}
+		h.unkeep(p)
+		return
+	}
 }
 
 // draws counts the pictures and game records drawn (the hub's internal test holds

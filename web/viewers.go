@@ -155,7 +155,7 @@ func (v *viewers) client(r *http.Request) netip.Prefix {
 	if err != nil {
 		return netip.Prefix{}
 	}
-	addr = addr.Unmap()
+	addr = plain(addr)
 	if v.trusted(addr) {
 		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 		for i := len(hops) - 1; i >= 0; i-- {
@@ -163,7 +163,7 @@ func (v *viewers) client(r *http.Request) netip.Prefix {
 			if err != nil {
 				break // a hop that is no address: trust nothing before it
 			}
-			addr = a.Unmap()
+			addr = plain(a)
 			if !v.trusted(addr) {
 				break
 			}
@@ -176,6 +176,12 @@ func (v *viewers) client(r *http.Request) netip.Prefix {
 	p, _ := addr.Prefix(bits)
 	return p
 }
+
+// plain is an address as the bounds count it: without a zone (fe80::1%eth0 is
+// fe80::1 to them, whatever zone a client writes or the kernel names; a prefix
+// never contains a zoned address, so a proxy on ::1 seen as ::1%lo would not be
+// trusted), and an IPv4 address mapped into IPv6 as itself.
+func plain(a netip.Addr) netip.Addr { return a.WithZone("").Unmap() }
 
 func (v *viewers) trusted(a netip.Addr) bool {
 	for _, p := range v.proxies {
@@ -199,7 +205,7 @@ func ParseProxies(s string) ([]netip.Prefix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q: want an address or a network, such as 127.0.0.1, ::1 or 10.0.0.0/8", f)
 		}
-		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		out = append(out, netip.PrefixFrom(plain(a), plain(a).BitLen()))
 	}
 	return out, nil
 }

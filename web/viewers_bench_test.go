@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
@@ -28,7 +26,6 @@ import (
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/league"
 	"github.com/goclub/scoreboard/result"
-	"github.com/goclub/scoreboard/web"
 )
 
 // viewersEnv, set, makes TestViewersChild the viewers of a benchmark: the test
@@ -61,17 +58,7 @@ func BenchmarkThousandViewers(b *testing.B) {
 	if got := (bus.Subjects{Prefix: "league"}).Boards(); got != league.Bucket {
 		b.Fatalf("a page under the prefix league reads %s, not the hub's %s", got, league.Bucket)
 	}
-	srv, err := web.New(ns.Tool(), "league", zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Run(ctx) }()
-	go func() { _ = web.Serve(ctx, ln, srv.Handler()) }()
-	page := "http://" + ln.Addr().String()
+	page, _ := serveTestPage(b, ns.Tool(), pageOpts{prefix: "league"})
 
 	// 4 clubs of 5 ports, each port a problem of its own (every problem, each
 	// sample unit in turn): the boards of a hub.
@@ -152,17 +139,30 @@ func BenchmarkThousandViewers(b *testing.B) {
 	b.StopTimer()
 	rss1 := rssBytes(b)
 
-	perSec := func(cpu, wall time.Duration) float64 { return float64(cpu) / float64(wall) }
-	extra := perSec(cpuViewed, wall1) - perSec(cpuAlone, wall0) // of a core
+	reportViewers(b, sum, viewers, spell{cpuAlone, wall0, rss0}, spell{cpuViewed, wall1, rss1})
+}
+
+// spell is what a spell of the benchmark cost: the process's CPU, the wall time,
+// and its RSS at the end.
+type spell struct {
+	cpu, wall time.Duration
+	rss       int64
+}
+
+// reportViewers reports the viewers' summary and what they cost, alone (without
+// viewers) taken off viewed.
+func reportViewers(b *testing.B, sum viewersSummary, viewers int, alone, viewed spell) {
+	perSec := func(s spell) float64 { return float64(s.cpu) / float64(s.wall) }
+	extra := perSec(viewed) - perSec(alone) // of a core
 	b.ReportMetric(float64(sum.P50)/1e6, "p50-ms")
 	b.ReportMetric(float64(sum.P99)/1e6, "p99-ms")
 	b.ReportMetric(float64(sum.Max)/1e6, "max-ms")
 	b.ReportMetric(float64(sum.Bytes)/float64(max(sum.Events, 1)), "bytes/event/viewer")
-	b.ReportMetric(100*perSec(cpuViewed, wall1), "cpu-%")
-	b.ReportMetric(100*perSec(cpuAlone, wall0), "cpu-%-no-viewers")
+	b.ReportMetric(100*perSec(viewed), "cpu-%")
+	b.ReportMetric(100*perSec(alone), "cpu-%-no-viewers")
 	b.ReportMetric(1e6*extra/float64(viewers), "cpu-us/s/viewer")
-	b.ReportMetric(float64(rss1)/(1<<20), "rss-MB")
-	b.ReportMetric(float64(rss1-rss0)/float64(viewers)/1024, "rss-KB/viewer")
+	b.ReportMetric(float64(viewed.rss)/(1<<20), "rss-MB")
+	b.ReportMetric(float64(viewed.rss-alone.rss)/float64(viewers)/1024, "rss-KB/viewer")
 	b.ReportMetric(float64(sum.Events)/float64(viewers), "events/viewer")
 	b.ReportMetric(float64(sum.Behind), "viewers-behind")
 	if sum.Pictures > 0 {
@@ -233,23 +233,16 @@ func TestViewersChild(t *testing.T) {
 	viewers, _ := strconv.Atoi(n)
 	tr := &http.Transport{MaxIdleConnsPerHost: viewers, DisableCompression: true}
 	fetch := os.Getenv("SCOREBOARD_BENCH_VIEWERS_PICTURES") != ""
-	type stream struct {
-		mu                 sync.Mutex
-		last               uint64
-		lat, picLat        []time.Duration
-		events, bytes      int
-		pictures, picBytes int
-	}
 	type want struct {
 		url string
 		at  time.Time
 	}
-	all := make([]*stream, viewers)
+	all := make([]*benchStream, viewers)
 	var ready sync.WaitGroup
 	var readyAt time.Time
 	start := make(chan struct{})
 	for i := range viewers {
-		s := &stream{}
+		s := &benchStream{}
 		all[i] = s
 		ready.Add(1)
 		pics := make(chan want, 4096)
@@ -312,45 +305,8 @@ func TestViewersChild(t *testing.T) {
 	if _, err := fmt.Fscan(os.Stdin, &last); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		done := 0
-		for _, s := range all {
-			s.mu.Lock()
-			if s.last >= last && (!fetch || s.pictures == s.events) {
-				done++
-			}
-			s.mu.Unlock()
-		}
-		if done == viewers {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var sum viewersSummary
-	var lat, picLat []time.Duration
-	for _, s := range all {
-		s.mu.Lock()
-		lat = append(lat, s.lat...)
-		picLat = append(picLat, s.picLat...)
-		sum.Pictures += s.pictures
-		sum.PictureBytes += s.picBytes
-		sum.Events += s.events
-		sum.Bytes += s.bytes
-		if s.last < last {
-			sum.Behind++
-		}
-		s.mu.Unlock()
-	}
-	slices.Sort(picLat)
-	if len(picLat) > 0 {
-		sum.PictureP99 = picLat[len(picLat)*99/100]
-	}
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		sum.P50, sum.P99, sum.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
-	}
-	out, _ := json.Marshal(sum)
+	waitStreams(all, last, fetch)
+	out, _ := json.Marshal(summarize(all, last))
 	fmt.Printf("summary %s\n", out)
 }
 
@@ -377,4 +333,62 @@ func readEvent(line []byte) (seq uint64, at time.Time, picture string, ok bool) 
 	}
 	at, err = time.Parse(time.RFC3339Nano, string(field("time")))
 	return seq, at, string(field("picture")), err == nil
+}
+
+// benchStream is what a viewer of TestViewersChild read of its stream.
+type benchStream struct {
+	mu                 sync.Mutex
+	last               uint64
+	lat, picLat        []time.Duration
+	events, bytes      int
+	pictures, picBytes int
+}
+
+// waitStreams waits, a minute at most, until every stream has unit last's event
+// (and, fetching, every picture its events named).
+func waitStreams(all []*benchStream, last uint64, fetch bool) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		done := 0
+		for _, s := range all {
+			s.mu.Lock()
+			if s.last >= last && (!fetch || s.pictures == s.events) {
+				done++
+			}
+			s.mu.Unlock()
+		}
+		if done == len(all) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// summarize is the streams' summary: their latencies' p50, p99 and max, their
+// events, bytes and pictures, and how many are behind unit last.
+func summarize(all []*benchStream, last uint64) viewersSummary {
+	var sum viewersSummary
+	var lat, picLat []time.Duration
+	for _, s := range all {
+		s.mu.Lock()
+		lat = append(lat, s.lat...)
+		picLat = append(picLat, s.picLat...)
+		sum.Pictures += s.pictures
+		sum.PictureBytes += s.picBytes
+		sum.Events += s.events
+		sum.Bytes += s.bytes
+		if s.last < last {
+			sum.Behind++
+		}
+		s.mu.Unlock()
+	}
+	slices.Sort(picLat)
+	if len(picLat) > 0 {
+		sum.PictureP99 = picLat[len(picLat)*99/100]
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		sum.P50, sum.P99, sum.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	}
+	return sum
 }

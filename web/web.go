@@ -8,31 +8,22 @@ package web
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
-	"os"
 	"path"
-	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/history"
-	"github.com/goclub/scoreboard/metrics"
-	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -113,16 +104,6 @@ func (s *Server) Run(ctx context.Context) error {
 	s.hub.run(ctx)
 	<-done
 	return nil
-}
-
-// validPortKey says whether key names a port: a subject token, or on a league
-// hub's page two (<club>.<port>).
-func validPortKey(key string) bool {
-	club, port, two := strings.Cut(key, ".")
-	if !two {
-		return bus.ValidToken(key)
-	}
-	return bus.ValidToken(club) && bus.ValidToken(port)
 }
 
 // boardRetry is how often the page looks for a board bucket that is not there yet
@@ -299,178 +280,6 @@ func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, boards)
 }
 
-// historySVG serves /history/<stream seq>.svg: a kept message of the history stream,
-// read by a direct get; on a league hub's page /history/<club>.<stream seq>.svg, of
-// the club's stream.
-func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
-	num, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
-	subj := s.subj
-	if club, n, two := strings.Cut(num, "."); two && bus.ValidToken(club) {
-		num, subj = n, bus.Subjects{Prefix: s.subj.Prefix + "." + club}
-	}
-	seq, err := strconv.ParseUint(num, 10, 64)
-	if !ok || err != nil || seq == 0 {
-		http.Error(w, "want /history/<stream sequence number>.svg", http.StatusNotFound)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	stream, err := s.js.Stream(ctx, subj.Stream())
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history stream %s: %v", subj.Stream(), err), http.StatusServiceUnavailable)
-		return
-	}
-	msg, err := stream.GetMsg(ctx, seq)
-	if err == nil && s.delays != nil {
-		// Newer than the delay: as if it were not there (never "not yet").
-		if until, delayed := s.streamCutoff(subj.Prefix); delayed && msg.Time.After(until) {
-			err = jetstream.ErrMsgNotFound
-		}
-	}
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		http.Error(w, fmt.Sprintf("history message %d: not in the history (each unit's number is in /api/history)", seq), http.StatusNotFound)
-		return
-	}
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	problem, unit, err := s.keptUnit(msg.Subject, msg.Data)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	svg, err := render.SVG(problem, unit)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("history message %d: %v", seq, err), http.StatusNotFound)
-		return
-	}
-	// A kept unit's number never names another: cacheable for good.
-	serveCached(w, r, fmt.Sprintf(`W/"%d"`, seq), immutable, "image/svg+xml", "", svg)
-}
-
-// keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
-// a league hub's page of a club's (<prefix>.<club>.dump.<problem>.<port>).
-func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
-	if p, _, err := s.subj.ParseDump(subject); err == nil {
-		return p, data, nil
-	}
-	if rest, ok := strings.CutPrefix(subject, s.subj.Prefix+"."); ok {
-		if club, _, _ := strings.Cut(rest, "."); bus.ValidToken(club) {
-			if p, _, err := (bus.Subjects{Prefix: s.subj.Prefix + "." + club}).ParseDump(subject); err == nil {
-				return p, data, nil
-			}
-		}
-	}
-	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
-}
-
-// HistoryItem is one kept unit of a port and its outcome, as /api/history lists them.
-type HistoryItem struct {
-	// StreamSeq is the unit's dump in the history stream (0 if not kept).
-	StreamSeq uint64 `json:"stream_seq"`
-	Problem   string `json:"problem"`
-	Seq       uint64 `json:"seq"`
-	Answer    string `json:"answer"`
-	Error     string `json:"error,omitempty"`
-	Time      string `json:"time,omitempty"`
-	// SVG is the picture's address, when the record keeps its unit.
-	SVG string `json:"svg,omitempty"`
-}
-
-// History bounds: how far back /api/history looks by default, and how many units
-// it returns by default and at most.
-const (
-	historySince    = 24 * time.Hour
-	historyLimit    = 50
-	historyMaxLimit = 1000
-)
-
-// apiHistory lists a port's kept units, newest last: /api/history?port=P, with
-// limit=N (default 50, at most 1000) and since=DURATION (default 24h, back from
-// the page's delay).
-func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	port := q.Get("port")
-	if !validPortKey(port) {
-		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
-		return
-	}
-	// A league hub's port is <club>.<port>: its units are under the prefix
-	// <prefix>.<club>, in that prefix's stream (the club's LEAGUE_<CLUB>).
-	prefix, hq, pic := s.subj.Prefix, history.Query{Port: port}, ""
-	if club, name, ok := strings.Cut(port, "."); ok {
-		prefix, pic = s.subj.Prefix+"."+club, club+"."
-		hq = history.Query{Port: name, Stream: bus.Subjects{Prefix: prefix}.Stream()}
-	}
-	limit, since := historyLimit, historySince
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > historyMaxLimit {
-			http.Error(w, fmt.Sprintf("limit=%q: want 1 to %d", v, historyMaxLimit), http.StatusBadRequest)
-			return
-		}
-		limit = n
-	}
-	if v := q.Get("since"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			http.Error(w, fmt.Sprintf("since=%q: want a duration such as 2h or 30m", v), http.StatusBadRequest)
-			return
-		}
-		since = d
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	leave, busy := historyReads.enter(ctx) // web/tail.go: a few at once
-	if busy != nil {
-		http.Error(w, busy.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	defer leave()
-	items := []HistoryItem{}
-	// Delayed, only units stored before the cutoff, the window reaching back from it.
-	until, delayed := s.cutoff(port)
-	hq.Since, hq.Last = until.Add(-since), limit
-	if delayed {
-		hq.Until = until
-	}
-	err := history.Read(ctx, s.js, prefix, hq,
-		func(e *history.Entry) error {
-			// Until bounds the units (their dumps' store time); a result stored after
-			// it is not shown with its unit either (its time is the club's on a hub).
-			if delayed && e.Time.After(until) {
-				return nil
-			}
-			items = append(items, historyItem(e, pic))
-			return nil
-		})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	writeJSON(w, items)
-}
-
-// historyItem is a kept unit as /api/history lists it: its picture is the unit's
-// dump in the stream (pic is "<club>." on a league hub's page, whose club's stream
-// it is).
-func historyItem(e *history.Entry, pic string) HistoryItem {
-	r, _ := e.Record() // the history made it, or the worker did
-	it := HistoryItem{StreamSeq: e.UnitSeq, Problem: e.Problem, Seq: e.Seq, Answer: r.Answer, Error: r.Error,
-		Time: e.Time.UTC().Format(time.RFC3339Nano)}
-	if e.UnitSeq != 0 && r.Error == "" && !e.Unanswered {
-		it.SVG = fmt.Sprintf("/history/%s%d.svg", pic, e.UnitSeq)
-	}
-	return it
-}
-
-// writeTimeout bounds each write of an event stream: a viewer that stops reading
-// (a phone gone into a tunnel, a client that never reads) holds a goroutine and a
-// connection only this long once its socket's buffers are full. The hub has dropped
-// it by then anyway (clientBuffer), so the others never wait for it.
-const writeTimeout = 10 * time.Second
-
 // events is the page's live feed (server-sent events): every board now, then each
 // change; with ?port=P, only port P's. The browser reconnects by itself; "retry"
 // makes it try every second.
@@ -492,9 +301,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
 	timeout := cmp.Or(s.writeTimeout, writeTimeout)
-	// Each write has its own deadline, set before it; ended, the connection's
-	// writes have none again.
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	// Each write has its own deadline, set before it (in place of the server's
+	// response timeout); ended, the stream's last chunk has one too, so a viewer
+	// dropped for not reading cannot hold it there.
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(timeout)) }()
 	_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
 		return
@@ -560,89 +370,3 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // the events that came meanwhile go in one write. A tenth of a second is below what
 // a viewer notices and a hundredth of the writes of a league's busiest second.
 const flushEvery = 100 * time.Millisecond
-
-// ErrListenInUse is returned by Listen when the page's address is taken.
-var ErrListenInUse = errors.New("address already in use")
-
-// Listen opens the page's listener; a taken address is an error that says what to
-// do. Announce logs it once the page is served.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("the page's address %s is taken (%w: is another scoreboard run or web, or another web server, there?); "+
-				"serve the page on another port with --http-listen 127.0.0.1:8081, on any free port with --http-listen 127.0.0.1:0, or on none with --http-listen off",
-				addr, ErrListenInUse)
-		}
-		return nil, fmt.Errorf("the page's listener %s: %w", addr, err)
-	}
-	return ln, nil
-}
-
-// ListenTLS puts TLS on the page's listener ln, with the certificate (PEM, with
-// its chain) and key in certFile and keyFile: then nothing is served in clear.
-func ListenTLS(ln net.Listener, certFile, keyFile string) (net.Listener, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("the page's certificate: %w (give a PEM certificate and its key)", err)
-	}
-	return tlsListener{tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})}, nil
-}
-
-// tlsListener marks a listener ListenTLS made, for Announce's scheme.
-type tlsListener struct{ net.Listener }
-
-// Announce logs, once, the address to open in a browser.
-func Announce(ln net.Listener, log zerolog.Logger) {
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	ev := log.Info().Str("component", "web").Str("listen", ln.Addr().String())
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		// Every interface: name the machine, which the club's TV can reach.
-		if h, err := os.Hostname(); err == nil {
-			host = h
-		}
-		ev = ev.Bool("beyond_loopback", true)
-	} else if ip != nil && !ip.IsLoopback() {
-		ev = ev.Bool("beyond_loopback", true)
-	}
-	scheme := "http://"
-	if _, ok := ln.(tlsListener); ok {
-		scheme = "https://"
-	}
-	ev.Str("url", scheme+net.JoinHostPort(host, port)+"/").Msg("serving the scoreboard page")
-}
-
-// ServePage runs a page server on ln until ctx ends, with met's /metrics beside
-// it unless met is nil. newServer is called once the listener is there, so that a
-// page that cannot start is an error of the serving, not of the listening.
-func ServePage(ctx context.Context, ln net.Listener, newServer func() (*Server, error), met *metrics.Metrics, log zerolog.Logger) error {
-	srv, err := newServer()
-	if err != nil {
-		return err
-	}
-	Announce(ln, log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(gctx) })
-	g.Go(func() error { return Serve(gctx, ln, met.Beside(srv.Handler())) })
-	return g.Wait()
-}
-
-// Serve serves h on ln until ctx ends, then shuts down within a couple of seconds
-// (the live feeds end when the server's hub stops).
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve the page: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	<-errc
-	return nil
-}

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
@@ -22,7 +20,6 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/result"
-	"github.com/goclub/scoreboard/web"
 )
 
 // boardValue is a value of the board bucket as the history writes it: the result's
@@ -50,27 +47,6 @@ func boardValue(t *testing.T, problem, port string, seq uint64, unit []byte, at 
 	return data
 }
 
-// serveWeb serves the page on ln until the returned function is called.
-func serveWeb(t *testing.T, nc *nats.Conn, ln net.Listener) (stop func()) {
-	srv, err := web.New(nc, bus.DefaultPrefix, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone, serveDone := make(chan error, 1), make(chan error, 1)
-	go func() { runDone <- srv.Run(ctx) }()
-	go func() { serveDone <- web.Serve(ctx, ln, srv.Handler()) }()
-	return func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("web server: %v", err)
-		}
-		if err := <-serveDone; err != nil {
-			t.Errorf("web serve: %v", err)
-		}
-	}
-}
-
 // TestPageFollowsBoardBucket: the page shows the board bucket's values when it loads,
 // follows every put live without a reload (each problem's score and picture change
 // within 1 s), shows a port's state, recovers by itself after the NATS server
@@ -93,8 +69,7 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopWeb := serveWeb(t, nc, ln)
-	defer func() { stopWeb() }()
+	_, stopWeb := serveTestPage(t, nc, pageOpts{ln: ln})
 	base := "http://" + ln.Addr().String()
 
 	units := map[string][][]byte{}
@@ -118,8 +93,67 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		return v.Seq == 7 && v.Stones > 0
 	})
 
-	// Every problem: two units one after the other on the same port; each shows its
-	// answer and its picture within 1 s, without a reload.
+	checkEveryProblemLive(t, b, units, put)
+
+	// The port's state, as the daemon publishes it.
+	since := time.Date(2026, 11, 23, 19, 42, 0, 0, time.Local)
+	st, _ := json.Marshal(bus.PortState{Port: "hall", State: bus.PortUnplugged, Since: since})
+	if err := wnc.Publish(subj.PortState("hall"), st); err != nil {
+		t.Fatal(err)
+	}
+	b.WaitTile(t, "hall", 10*time.Second, "the unplugged state", func(v browsertest.Tile) bool {
+		return v.State == "unplugged since 19:42"
+	})
+
+	// The server restarts: the page's server reconnects and follows the bucket again.
+	ns.Restart()
+	// The daemon's in-process connection ends with its server; its history writes
+	// again on a new one.
+	if js, err = jetstream.New(ns.Daemon()); err != nil {
+		t.Fatal(err)
+	}
+	if kv, err = js.KeyValue(ctx, subj.Boards()); err != nil {
+		t.Fatalf("the bucket after the restart: %v", err)
+	}
+	putUntilShown(t, b, kv, units["replay"][0])
+
+	// The page's server restarts (as 'scoreboard run --http' does with the daemon):
+	// the page notices, reconnects by itself, and follows the bucket again.
+	addr := ln.Addr().String()
+	stopWeb()
+	b.WaitConn(t, "reconnecting…")
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	_, stopWeb = serveTestPage(t, nc, pageOpts{ln: ln})
+	b.WaitConn(t, "live")
+	before := b.ReadTile(t, "desk-goscore")
+	put("goscore", "desk-goscore", 9, units["goscore"][0])
+	b.WaitTile(t, "desk-goscore", 10*time.Second, "a board put after the page's server restarted", func(v browsertest.Tile) bool {
+		return v.Seq == 9 && v.Applied > before.Applied
+	})
+
+	// SCOREBOARD_SCREENSHOTS=DIR keeps the pictures (docs/ has those of
+	// TestPageReadableAcrossRoom).
+	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	b.Screenshot(t, filepath.Join(shots, "page.png"))
+
+	checkLargeView(t, b, base, shots)
+
+	// No host but the page's own, in the whole visit.
+	hosts, urls := b.Hosts()
+	if len(hosts) != 1 || hosts[0] != base {
+		t.Errorf("the page requested hosts %v, want only %s; URLs: %v", hosts, base, urls)
+	}
+}
+
+// checkEveryProblemLive: every problem, two units one after the other on the same
+// port; each shows its answer and its picture within 1 s, without a reload.
+func checkEveryProblemLive(t *testing.T, b *browsertest.Browser, units map[string][][]byte, put func(problem, port string, seq uint64, unit []byte) time.Time) {
+	t.Helper()
 	var delays []time.Duration
 	for _, problem := range engine.Names() {
 		port := "desk-" + problem
@@ -155,32 +189,18 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		}
 	}
 	t.Logf("delays from put to shown: %v", delays)
+}
 
-	// The port's state, as the daemon publishes it.
-	since := time.Date(2026, 11, 23, 19, 42, 0, 0, time.Local)
-	st, _ := json.Marshal(bus.PortState{Port: "hall", State: bus.PortUnplugged, Since: since})
-	if err := wnc.Publish(subj.PortState("hall"), st); err != nil {
-		t.Fatal(err)
-	}
-	b.WaitTile(t, "hall", 10*time.Second, "the unplugged state", func(v browsertest.Tile) bool {
-		return v.State == "unplugged since 19:42"
-	})
-
-	// The server restarts: the page's server reconnects and follows the bucket again.
-	ns.Restart()
-	// The daemon's in-process connection ends with its server; its history writes
-	// again on a new one.
-	if js, err = jetstream.New(ns.Daemon()); err != nil {
-		t.Fatal(err)
-	}
-	if kv, err = js.KeyValue(ctx, subj.Boards()); err != nil {
-		t.Fatalf("the bucket after the restart: %v", err)
-	}
+// putUntilShown puts units of replay on hall, from seq 100, until the page shows
+// one, within a minute: after a server restart its puts may fail for a while.
+func putUntilShown(t *testing.T, b *browsertest.Browser, kv jetstream.KeyValue, unit []byte) {
+	t.Helper()
+	ctx := context.Background()
 	var seq uint64 = 100
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		at := time.Now()
-		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, units["replay"][0], at))
+		_, err := kv.Put(ctx, "hall", boardValue(t, "replay", "hall", seq, unit, at))
 		if err == nil {
 			// Any unit put since the restart: its picture is fetched after its
 			// event, so the tile may show the one before the last put.
@@ -194,32 +214,11 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		seq++
 		time.Sleep(250 * time.Millisecond)
 	}
+}
 
-	// The page's server restarts (as 'scoreboard run --http' does with the daemon):
-	// the page notices, reconnects by itself, and follows the bucket again.
-	addr := ln.Addr().String()
-	stopWeb()
-	b.WaitConn(t, "reconnecting…")
-	if ln, err = net.Listen("tcp", addr); err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
-	stopWeb = serveWeb(t, nc, ln)
-	b.WaitConn(t, "live")
-	before := b.ReadTile(t, "desk-goscore")
-	put("goscore", "desk-goscore", 9, units["goscore"][0])
-	b.WaitTile(t, "desk-goscore", 10*time.Second, "a board put after the page's server restarted", func(v browsertest.Tile) bool {
-		return v.Seq == 9 && v.Applied > before.Applied
-	})
-
-	// SCOREBOARD_SCREENSHOTS=DIR keeps the pictures (docs/ has those of
-	// TestPageReadableAcrossRoom).
-	shots := os.Getenv("SCOREBOARD_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	b.Screenshot(t, filepath.Join(shots, "page.png"))
-
-	// The large view of one port: its tile alone.
+// checkLargeView: the large view of one port is its tile alone.
+func checkLargeView(t *testing.T, b *browsertest.Browser, base, shots string) {
+	t.Helper()
 	b.Do(t, 30*time.Second, chromedp.Navigate(base+"/boards/desk-goscore"))
 	v := b.WaitTile(t, "desk-goscore", 10*time.Second, "the large view", func(v browsertest.Tile) bool { return v.Stones > 0 })
 	if n := browsertest.Eval[int](t, b, `document.querySelectorAll(".tile").length`); n != 1 {
@@ -229,10 +228,4 @@ func TestPageFollowsBoardBucket(t *testing.T) {
 		t.Errorf("the large view shows problem %q", v.Problem)
 	}
 	b.Screenshot(t, filepath.Join(shots, "page-large.png"))
-
-	// No host but the page's own, in the whole visit.
-	hosts, urls := b.Hosts()
-	if len(hosts) != 1 || hosts[0] != base {
-		t.Errorf("the page requested hosts %v, want only %s; URLs: %v", hosts, base, urls)
-	}
 }

@@ -126,16 +126,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 		{port: "lobby", problem: "othello", unit: othello[3]},
 	}, testDelays(), web.Guard{EmbedOrigins: "http://" + siteLn.Addr().String()})
 
-	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/north.table-1": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
-		}
-	}
+	checkEmbedAddresses(t, base)
 
 	frames := []struct{ id, port, problem string }{{"narrow", "hall", "goscore"}, {"wide", "hall", "goscore"}, {"othello", "lobby", "othello"}}
 	site := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -217,8 +208,29 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	}
 	b.Screenshot(t, filepath.Join(shots, "page-embed.png"))
 
-	// A page without a delay: its embedded board is marked live.
-	live, _ := serveBoards(t, []pageBoard{{port: "hall", problem: "goscore", unit: goscore[0]}}, nil)
+	checkEmbedLive(t, b, goscore[0])
+}
+
+// checkEmbedAddresses: /embed/<port> answers any port's name, a board or not yet,
+// and a league hub's <club>.<port>; anything else is a 404.
+func checkEmbedAddresses(t *testing.T, base string) {
+	t.Helper()
+	for path, want := range map[string]int{"/embed/hall": 200, "/embed/no-board-yet": 200, "/embed/north.table-1": 200, "/embed/Bad%20Name": 404, "/embed/a.b.c": 404} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// checkEmbedLive: a page without a delay marks its embedded board live.
+func checkEmbedLive(t *testing.T, b *browsertest.Browser, unit []byte) {
+	t.Helper()
+	live, _ := serveBoards(t, []pageBoard{{port: "hall", problem: "goscore", unit: unit}}, nil)
 	b.Do(t, 30*time.Second, chromedp.Navigate(live+"/embed/hall"))
 	bustest.Wait(t, "the embedded board of a page without a delay, marked live", func() (bool, string) {
 		got := browsertest.Eval[[]string](t, b, `[document.getElementById("board").dataset.seq || "", document.getElementById("mark").textContent]`)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,12 +84,8 @@ func pageWith(t *testing.T, boards []pageBoard, hist string, histUnits [][]byte,
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(serveWeb(t, ns.Tool(), ln))
-	return "http://" + ln.Addr().String()
+	base, _ := serveTestPage(t, ns.Tool(), pageOpts{})
+	return base
 }
 
 // readableJS lists what a viewer across the room could not read on the page, as

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/browsertest"
@@ -45,34 +43,12 @@ func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays, guard ...web.G
 			t.Fatalf("put %s: %v", b.port, err)
 		}
 	}
-	srv, err := web.New(ns.Tool(), bus.DefaultPrefix, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.WithDelays(d)
+	o := pageOpts{delays: d}
 	for _, g := range guard {
-		if err := srv.WithGuard(g); err != nil {
-			t.Fatal(err)
-		}
+		o.guard = &g
 	}
-	h := srv.Handler()
-	runDone, serveDone := make(chan error, 1), make(chan error, 1)
-	go func() { runDone <- srv.Run(ctx) }()
-	go func() { serveDone <- web.Serve(ctx, ln, h) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("web server: %v", err)
-		}
-		if err := <-serveDone; err != nil {
-			t.Errorf("web serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String(), kv
+	base, _ := serveTestPage(t, ns.Tool(), o)
+	return base, kv
 }
 
 // hubBoards makes n boards of a league hub's page (ports <club>.<port>), in clubs of

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -66,13 +65,7 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := serveWeb(t, ns.Tool(), ln)
-	defer stop()
-	base := "http://" + ln.Addr().String()
+	base, _ := serveTestPage(t, ns.Tool(), pageOpts{})
 
 	replay := samples.Units(t, "replay", "replay.in")[0]
 	othello := samples.Units(t, "othello", "othello.in")[1]
@@ -140,17 +133,34 @@ func TestEndpoints(t *testing.T) {
 	}
 	checkPictures(t, base, boards[0])
 
+	checkHistory(t, base, stream)
+	// Every asset the page loads is embedded.
+	for _, p := range []string{"/", "/static/app.js", "/static/style.css"} {
+		if code, _, _ := get(t, base+p); code != 200 {
+			t.Errorf("GET %s: %d", p, code)
+		}
+	}
+}
+
+// checkHistory: /api/history lists hall's units 1 and 3 of the stream, each with a
+// picture's address in the stream's life, kept for good; its bad queries are 400s;
+// a number that is no unit is a 404 that says where the units' numbers are.
+func checkHistory(t *testing.T, base string, stream jetstream.Stream) {
+	t.Helper()
 	var items []web.HistoryItem
-	_, _, body = get(t, base+"/api/history?port=hall")
+	_, _, body := get(t, base+"/api/history?port=hall")
 	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 2 || items[0].Seq != 1 || items[1].Seq != 3 ||
 		items[0].Answer != "5 3\n" || items[0].SVG == "" {
 		t.Fatalf("/api/history?port=hall: %v %s", err, body)
 	}
-	// Each unit's picture is its dump, drawn again from the stream; its number never
-	// names another, so it is cacheable for good.
+	// Each unit's picture is its dump, drawn again from the stream; its number in
+	// the stream's life never names another, so it is cacheable for good.
 	for _, it := range items {
 		resp, body := do(t, "GET", base+it.SVG, nil)
-		etag := fmt.Sprintf(`W/"%d"`, it.StreamSeq)
+		etag := `W/"` + strings.TrimSuffix(strings.TrimPrefix(it.SVG, "/history/"), ".svg") + `"`
+		if !strings.HasPrefix(etag, fmt.Sprintf(`W/"%d-`, it.StreamSeq)) {
+			t.Errorf("%s: want /history/%d-<stream>.svg", it.SVG, it.StreamSeq)
+		}
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") ||
 			resp.Header.Get("ETag") != etag || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 			t.Errorf("%s: %d %v %.80s", it.SVG, resp.StatusCode, resp.Header, body)
@@ -163,12 +173,14 @@ func TestEndpoints(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &items); err != nil || len(items) != 1 || items[0].Seq != 3 {
 		t.Errorf("limit=1: %v %s", err, body)
 	}
-	for _, q := range []string{"port=Hall", "port=hall&limit=0", "port=hall&since=yesterday"} {
+	for _, q := range []string{"port=Hall", "port=hall&limit=0", "port=hall&since=yesterday", "port=hall&since=169h"} {
 		if code, _, body := get(t, base+"/api/history?"+q); code != 400 {
 			t.Errorf("/api/history?%s: %d %s", q, code, body)
 		}
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	info, err := stream.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -182,12 +194,6 @@ func TestEndpoints(t *testing.T) {
 	}
 	if code, _, _ := get(t, base+"/history/x.svg"); code != 404 {
 		t.Errorf("/history/x.svg: %d", code)
-	}
-	// Every asset the page loads is embedded.
-	for _, p := range []string{"/", "/static/app.js", "/static/style.css"} {
-		if code, _, _ := get(t, base+p); code != 200 {
-			t.Errorf("GET %s: %d", p, code)
-		}
 	}
 }
 
