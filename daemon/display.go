@@ -172,7 +172,9 @@ func (d *display) run(ctx context.Context) error {
 	back := d.nc.StatusChanged(nats.CONNECTED)
 	defer d.nc.RemoveStatusListener(back)
 
-	busyTick := max(d.cfg.RequestTimeout/8, time.Millisecond)
+	// The busy tick is never longer than the idle one: the health check's bound is
+	// the same whether units are in flight or not.
+	busyTick := min(max(d.cfg.RequestTimeout/8, time.Millisecond), idleTick(d.cfg.Monitor, time.Millisecond, true))
 	tick := time.NewTicker(busyTick)
 	defer tick.Stop()
 	ticking := busyTick
