@@ -216,4 +216,12 @@ func unplugInFlight(t *testing.T, mode string) {
 	if answered != uint64(len(want)) || countedDropped != uint64(dropped) || answered+countedDropped != seq {
 		t.Errorf("monitor: %d answered and %d dropped of %d units; want %d and %d", answered, countedDropped, seq, len(want), dropped)
 	}
+	// The status line says it as the counts do.
+	status := fmt.Sprintf("%d units answered, 0 errors", len(want))
+	if dropped > 0 {
+		status += fmt.Sprintf(", %d answers dropped", dropped)
+	}
+	if s := mon.Status(); !strings.Contains(s, status) {
+		t.Errorf("status %q, want it to say %q", s, status)
+	}
 }
