@@ -122,7 +122,7 @@ func (s *Scanner) Next() (Unit, error) {
 // rebase gives a framer's *engine.InputError the scanner's count of its line.
 func (s *Scanner) rebase(err error) error {
 	var ie *engine.InputError
-	if !errors.As(err, &ie) || ie.Line <= 0 {
+	if !errors.As(err, &ie) || ie.Line == 0 { // negative: a count that wrapped
 		return err
 	}
 	line := s.unitLine(ie.Line)
