@@ -130,9 +130,9 @@ func (w *deviceWriter) write(batch []answer) {
 		if err := port.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
 			w.log.Debug().Err(err).Msg("set write deadline")
 		}
-		n, err := port.Write(w.buf)
+		written, err := port.Write(w.buf)
 		// The answers wholly written are counted; a part of one is remembered.
-		for n > 0 {
+		for n := written; n > 0; {
 			left := len(batch[0].text) - off
 			if n < left {
 				off += n
@@ -154,7 +154,7 @@ func (w *deviceWriter) write(batch []answer) {
 		if timedOut && !w.stopping() && w.link.get() == port {
 			if !w.deaf {
 				w.deaf = true
-				w.log.Warn().Dur("timeout_ms", w.timeout).Int("bytes", len(w.buf)-n).Msg("the device is not reading; holding its answers")
+				w.log.Warn().Dur("timeout_ms", w.timeout).Int("bytes", len(w.buf)-written).Msg("the device is not reading; holding its answers")
 			}
 			continue
 		}
