@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -154,18 +155,28 @@ func TestScannerResetDropsPartialUnit(t *testing.T) {
 	}
 }
 
-// normalEnds is the scanner's rule for line ends, written another way: "\r\n" is
-// one end, and then every "\r" left is one, as "\n".
+// normalEnds is the scanner's rule for line ends, written another way, on the whole
+// stream at once: a run of k "\r" is k line ends, but one fewer (at least one) when
+// a "\n" follows it ("\r\n" and "\r\r\n" are one end each); every "\n" left is one.
 func normalEnds(in []byte) []byte {
-	return bytes.ReplaceAll(bytes.ReplaceAll(in, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	return crRun.ReplaceAllFunc(in, func(run []byte) []byte {
+		k := bytes.Count(run, []byte("\r"))
+		if run[len(run)-1] == '\n' && k > 1 {
+			k--
+		}
+		return bytes.Repeat([]byte("\n"), k)
+	})
 }
 
-// The scanner takes "\n", "\r\n" and a lone "\r" as one line end each: a stream with
-// any mix of them gives the units, lines and errors of the same stream with "\n"
-// alone. The read sizes vary, so that a "\r\n" is cut between two reads too.
+var crRun = regexp.MustCompile("\r+\n?")
+
+// The scanner takes "\n", "\r\n", "\r\r\n" and a lone "\r" as one line end each: a
+// stream with any mix of them gives the units, lines and errors of the same stream
+// with "\n" alone. The read sizes vary, so that a "\r\n" is cut between two reads too.
 func FuzzScanner(f *testing.F) {
 	for _, seed := range []string{
 		"a\r\nb\n", "a\rb\r", "a\r\r\nb\n", "\r\n\r\n", "a\rb\nc\r\nd", "\r", "\n\r", "a\r\n\rb\r\n",
+		"a\r\r\r\nb\r\r", "\r\r\r", "a\r\rb",
 	} {
 		f.Add([]byte(seed), uint8(1))
 		f.Add([]byte(seed), uint8(3))
@@ -210,12 +221,14 @@ type chunkReader struct {
 
 func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
 
-// Line ends: "\r\n" is one end, never two (no empty line after it); a lone "\r" is
-// one; mixed in one stream, each is one.
+// Line ends: "\r\n" is one end, never two (no empty line after it), and so is
+// "\r\r\n" (a CRLF device behind a layer that adds a CR); a lone "\r" is one; mixed in
+// one stream, each is one. A "\r" right after a line ended by "\r" is an empty line.
 func TestScannerLineEnds(t *testing.T) {
 	p, _ := engine.Lookup("sio-pairs")
 	for _, c := range []struct{ in string }{
 		{"a\nb\nc\nd\n"}, {"a\r\nb\r\nc\r\nd\r\n"}, {"a\rb\rc\rd\r"}, {"a\rb\r\nc\nd\r"}, {"a\rb\r\nc\nd"},
+		{"a\r\r\nb\r\r\nc\r\r\nd\r\r\n"}, {"a\r\r\nb\rc\r\nd"},
 	} {
 		s := serialio.NewScanner(p, nil)
 		s.Reset(iotest.OneByteReader(strings.NewReader(c.in)))
@@ -237,6 +250,18 @@ func TestScannerLinePast32Bits(t *testing.T) {
 		fmt.Sprintf("%d:a\nb\n", first+1), fmt.Sprintf("%d:c\nd\n", first+3), fmt.Sprintf("%d:e\nf\n", first+5),
 		fmt.Sprintf("%d:!sio-pairs: line %d: broken pair", first+7, first+7),
 	}
+	if got := fmt.Sprint(scanAll(t, s)); got != fmt.Sprint(want) {
+		t.Fatalf("units\n got %q\nwant %q", got, want)
+	}
+}
+
+// An empty line ended by "\r" after a line ended by "\r" is held until the next byte
+// (a "\n" would make it a stray): it comes with the next byte, or at the stream's end.
+func TestScannerCREmptyLine(t *testing.T) {
+	p, _ := engine.Lookup("sio-pairs")
+	s := serialio.NewScanner(p, nil)
+	s.Reset(iotest.OneByteReader(strings.NewReader("a\rb\r\rc\rd\r\r")))
+	want := []string{"1:a\nb\n", "3:!sio-pairs: line 3: broken pair", "4:c\nd\n", "6:!sio-pairs: line 6: broken pair"}
 	if got := fmt.Sprint(scanAll(t, s)); got != fmt.Sprint(want) {
 		t.Fatalf("units\n got %q\nwant %q", got, want)
 	}

@@ -62,6 +62,11 @@ func floodGarbage(r *rand.Rand, p engine.Problem, k int) string {
 		b := make([]byte, 1+r.IntN(300))
 		for i := range b {
 			b[i] = byte(r.IntN(256))
+			// A port takes a lone "\r" as a line end, the contest's text does not:
+			// the garbage keeps to bytes both cut alike.
+			if b[i] == '\r' {
+				b[i] = '#'
+			}
 		}
 		var s strings.Builder
 		for line := range strings.Lines(string(b)) {
@@ -113,14 +118,10 @@ func TestFaultGarbageFloods(t *testing.T) {
 	for _, problem := range engine.Names() {
 		t.Run(problem, func(t *testing.T) {
 			in, want := floodStream(t, problem, rounds, 1)
-			// The stream's design first: the contest filter must agree. A port takes a
-			// lone "\r" as a line end too, which the contest's text does not (the
-			// random garbage has some): the filter reads the stream with the port's
-			// line ends.
+			// The stream's design first: the contest filter must agree.
 			p, _ := engine.Lookup(problem)
 			var ref bytes.Buffer
-			portEnds := bytes.ReplaceAll(bytes.ReplaceAll(in, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
-			refBad, err := engine.Contest(p, bytes.NewReader(portEnds), &ref, func(error) {})
+			refBad, err := engine.Contest(p, bytes.NewReader(in), &ref, func(error) {})
 			if err != nil {
 				t.Fatal(err)
 			}
