@@ -172,9 +172,7 @@ func (d *display) run(ctx context.Context) error {
 	back := d.nc.StatusChanged(nats.CONNECTED)
 	defer d.nc.RemoveStatusListener(back)
 
-	// The busy tick is never longer than the idle one: the health check's bound is
-	// the same whether units are in flight or not.
-	busyTick := min(max(d.cfg.RequestTimeout/8, time.Millisecond), idleTick(d.cfg.Monitor, time.Millisecond, true))
+	busyTick := d.busyTick()
 	tick := time.NewTicker(busyTick)
 	defer tick.Stop()
 	ticking := busyTick
@@ -211,9 +209,7 @@ func (d *display) run(ctx context.Context) error {
 		case <-back:
 			d.reconnected()
 		case now := <-tick.C:
-			d.expire(now)
-			d.lineEnds(now)
-			d.cfg.Monitor.beat(d.pc.Name)
+			d.turn(now)
 		case <-stopping:
 			// The reader stops reading; what it read is still taken, and the units
 			// get a bounded time to be answered.
@@ -263,6 +259,20 @@ func (d *display) run(ctx context.Context) error {
 	d.log.Info().Uint64("units", d.last).Uint64("answered", d.answered).Uint64("errors", d.failed).
 		Uint64("stopped", d.stopped).Uint64("written_before_stored", d.unconfirmed).Msg("display writer stopped")
 	return nil
+}
+
+// busyTick is the display writer's tick while units are in flight: an eighth of
+// the request timeout, and never longer than the idle one (the health check's bound
+// is the same whether units are in flight or not).
+func (d *display) busyTick() time.Duration {
+	return min(max(d.cfg.RequestTimeout/8, time.Millisecond), idleTick(d.cfg.Monitor, time.Millisecond, true))
+}
+
+// turn is the tick's work: the attempts timed out, the line ends, the health beat.
+func (d *display) turn(now time.Time) {
+	d.expire(now)
+	d.lineEnds(now)
+	d.cfg.Monitor.beat(d.pc.Name)
 }
 
 // idleTick is the display writer's tick: busy while units are in flight, else a
