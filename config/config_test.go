@@ -121,7 +121,7 @@ parity = "even"
 	want.Daemon.RequestTimeout, want.Daemon.Drain = 3*time.Second, 9*time.Second // flag over file; file
 	want.HTTP.Listen = "0.0.0.0:8080"                                            // file over default
 	want.Ports = []daemon.PortConfig{{
-		Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore",
+		Name: "lobby", Device: "/dev/ttyUSB0", Problem: "goscore", OnReopen: daemon.OnReopenDrop,
 		Line: serialio.LineSettings{Baud: 38400, DataBits: 8, Parity: "even", StopBits: "1"}, // flag over file; file; defaults
 	}}
 	if !reflect.DeepEqual(c, want) {
@@ -227,7 +227,7 @@ func TestConfigPortFromFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []daemon.PortConfig{{Name: "stdio", Device: "-", Problem: "replay", ErrorLine: true, Line: defaultLine}}
+	want := []daemon.PortConfig{{Name: "stdio", Device: "-", Problem: "replay", ErrorLine: true, Line: defaultLine, OnReopen: daemon.OnReopenDrop}}
 	if !reflect.DeepEqual(c.Ports, want) {
 		t.Errorf("got %+v, want %+v", c.Ports, want)
 	}
@@ -306,14 +306,14 @@ func TestConfigBadFiles(t *testing.T) {
 			`[[port]] 2 ("hall") baud`, 0, `want an integer, got the string "fast"`},
 		{"wrong type of string", "[log]\nlevel = 3\n", "log.level", 0, "want a string, got the integer 3"},
 		{"bad duration", "[daemon]\ndrain = 'forever'\n", "daemon.drain", 0, `"forever": want a duration such as 2s`},
-		{"negative duration", "[daemon]\nrequest_timeout = '-1s'\n", "daemon.request_timeout", 0, `-1s: want a positive duration`},
+		{"negative duration", "[daemon]\nrequest_timeout = '-1s'\n", "daemon.request_timeout", 0, `-1s: want 500ms to 20s`},
 		{"wrong type of bool", "[[port]]\nname = 'lobby'\ndevice = '/dev/ttyUSB0'\nproblem = 'goscore'\nerror_line = 'yes'\n",
 			`[[port]] 1 ("lobby") error_line`, 0, "want true or false"},
 		{"table for a key", "nats = 'nats://x'\n", "nats", 0, "want a table [nats]"},
-		{"bad history age", "[history]\nmax_age = 'a while'\n", "history.max_age", 0, `"a while": want a positive duration such as 90d`},
+		{"bad history age", "[history]\nmax_age = 'a while'\n", "history.max_age", 0, `"a while": want 1h to 36500d, such as 90d`},
 		{"delay beyond a day", "[http]\ndelay = '48h'\n", "http.delay", 0, "48h0m0s: want 0 (live) to 24h0m0s"},
 		{"negative delay", "[http]\ndelay = '-1s'\n", "http.delay", 0, "-1s: want 0 (live)"},
-		{"bad history size", "[history]\nmax_bytes = 'big'\n", "history.max_bytes", 0, `"big": want a positive size such as 1GiB`},
+		{"bad history size", "[history]\nmax_bytes = 'big'\n", "history.max_bytes", 0, `"big": want 16MiB to 64TiB, such as 1GiB`},
 		{"history size as a number", "[history]\nmax_bytes = 1024\n", "history.max_bytes", 0, "want a string, got the integer 1024"},
 		{"history replicas", "[history]\nreplicas = 0\n", "history.replicas", 0, "0: want 1 to 5"},
 		{"history sync", "[history]\nsync = 'sometimes'\n", "history.sync", 0, "sometimes"},

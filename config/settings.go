@@ -245,14 +245,15 @@ var settings = []*Setting{
 		global: func(c *Config) any { return &c.Daemon.RequestTimeout },
 		doc: "How long a unit waits for a worker's answer before it is published again; after\n" +
 			"three attempts it gets an error result and the port moves on.",
-		check: positive},
+		check: durationIn(MinRequestTimeout, MaxRequestTimeout, "above the slowest unit's solving on a small board, "+
+			"and at most 20s: the display writer's turn must stay well inside the watchdog's 10s health bound")},
 	{key: "daemon.drain", group: GroupDaemon, def: 5 * time.Second, alias: "drain",
 		help:   "on SIGINT or SIGTERM, how long the units (dumps) read may still be answered; the rest get the outcome stopped (a worker's: handed back to the port's next attempt)",
 		global: func(c *Config) any { return &c.Daemon.Drain },
 		doc: "On SIGINT or SIGTERM, how long the units read may still be answered, in order (each\n" +
 			"one left then gets the outcome \"stopped\"); the workers stop within the same bound,\n" +
 			"handing a port's dumps back for its next attempt.",
-		check: positive},
+		check: durationIn(MinDrain, MaxDrain, "a stop must end, with its last writes, within the service's TimeoutStopSec=30s")},
 	{key: "daemon.state_dir", group: GroupHistory, def: "", example: "/var/lib/scoreboard", alias: "state-dir",
 		help:   "the embedded server's store `directory` (the history); empty: $STATE_DIRECTORY, else $XDG_STATE_HOME/scoreboard, else ~/.local/state/scoreboard",
 		global: func(c *Config) any { return &c.Daemon.StateDir },
@@ -292,12 +293,7 @@ var settings = []*Setting{
 		doc: "How often the embedded server syncs the store to disk: \"always\" (every write) or an\n" +
 			"interval; a power cut loses what was not synced (docs/history.md). An external\n" +
 			"server (nats.url) syncs as its own sync_interval says.",
-		check: func(v any) string {
-			if _, err := history.ParseSync(v.(string)); err != nil {
-				return err.Error()
-			}
-			return ""
-		}},
+		check: checkSync},
 	{key: "history.replicas", group: GroupHistory, def: 1,
 		help:   "copies of the history on a NATS cluster (`N`, 1 to 5)",
 		global: func(c *Config) any { return &c.History.Replicas },
@@ -566,6 +562,19 @@ var settings = []*Setting{
 		doc: "A unit that cannot be answered (bad input, or no worker in time) is logged and\n" +
 			"published as an error result; the scoreboard gets nothing, as the contest protocol\n" +
 			"has no error line. true writes a one-line error to the port instead."},
+	{key: "port.on_reopen", group: GroupPort, def: daemon.OnReopenDrop, also: daemon.OnReopenWrite, alsoNote: "a scoreboard that keeps its place",
+		help: "an answer whose unit was read before the device went away and came back: \"drop\" it (a scoreboard that rebooted) or \"write\" it (a cable bumped)",
+		port: func(p *daemon.PortConfig) any { return &p.OnReopen },
+		doc: "An answer whose unit was read before the device went away and came back: \"drop\"\n" +
+			"(the default) counts it dropped, for a scoreboard that rebooted would take it for\n" +
+			"its first unit's answer, and every later one would be off by one; \"write\" writes\n" +
+			"it to the device when it is back, for a cable that was bumped.",
+		check: func(v any) string {
+			if s := v.(string); s != daemon.OnReopenDrop && s != daemon.OnReopenWrite {
+				return fmt.Sprintf("%q: want %q (a scoreboard that rebooted) or %q (a cable bumped)", s, daemon.OnReopenDrop, daemon.OnReopenWrite)
+			}
+			return ""
+		}},
 }
 
 // All is every setting, in the order of the help and the example config.
@@ -750,18 +759,81 @@ func nonNegative(v any) string {
 	return ""
 }
 
+// The ranges that work of the duration and size settings. Each bound says why in
+// its check's message.
+const (
+	// A unit's worker must have time to solve it on a small board (capture's worst
+	// case, 13 ms on the development machine, some 20 times that on a Pi), and the
+	// display writer's busy turn (an eighth of it) must stay well inside the health
+	// check's 10 s: at 80 s it passed it, the watchdog's pings stopped and systemd
+	// restarted the daemon over and over; at 1 ms every unit failed.
+	MinRequestTimeout = 500 * time.Millisecond
+	MaxRequestTimeout = 20 * time.Second
+	// The drain, the last writes (2 s) and the history's settling (1 s) must end
+	// within the service's TimeoutStopSec=30s, or systemd kills the daemon mid-stop.
+	// A drain of a millisecond works: each unit in flight gets its outcome, stopped.
+	MinDrain = time.Millisecond
+	MaxDrain = 25 * time.Second
+	// A history's age limit: at least an hour (below the stream's 2-minute
+	// deduplication window a unit sent again would be kept twice, and a history of
+	// minutes is none); at most 100 years (a duration in nanoseconds ends at 292).
+	MinAge = time.Hour
+	MaxAge = 36500 * 24 * time.Hour
+	// A history's size limit: room for thousands of the largest units and their
+	// results, and no more than a disk holds (the store is fitted to its disk below).
+	MinSize = 16 << 20
+	MaxSize = 64 << 40
+	// The store's sync interval: below 100 ms, "always" says it; beyond 10 minutes a
+	// power cut loses a tournament's round.
+	MinSync = 100 * time.Millisecond
+	MaxSync = 10 * time.Minute
+)
+
+// durationIn checks a duration against the range that works; why says the range's
+// reason in the error.
+func durationIn(lo, hi time.Duration, why string) func(any) string {
+	return func(v any) string {
+		if d := v.(time.Duration); d < lo || d > hi {
+			return fmt.Sprintf("%v: want %v to %v (%s)", d, lo, hi, why)
+		}
+		return ""
+	}
+}
+
 // checkAge checks a history's age limit: 90d, 36h.
 func checkAge(v any) string {
-	if d, err := history.ParseAge(v.(string)); err != nil || d <= 0 {
-		return fmt.Sprintf("%q: want a positive duration such as 90d, 36h or 1d12h", v)
+	d, err := history.ParseAge(v.(string))
+	if err != nil || d <= 0 {
+		return fmt.Sprintf("%q: want 1h to 36500d, such as 90d, 36h or 1d12h", v)
+	}
+	if d < MinAge || d > MaxAge {
+		return fmt.Sprintf("%q: want 1h to 36500d (shorter than an hour the history is none, and a unit sent again "+
+			"after the stream's 2-minute deduplication window would be kept twice; longer than 100 years overflows)", v)
 	}
 	return ""
 }
 
 // checkSize checks a history's size limit: 1GiB, 512MiB.
 func checkSize(v any) string {
-	if n, err := history.ParseSize(v.(string)); err != nil || n <= 0 {
-		return fmt.Sprintf("%q: want a positive size such as 1GiB, 512MiB or 100MB", v)
+	n, err := history.ParseSize(v.(string))
+	if err != nil || n <= 0 {
+		return fmt.Sprintf("%q: want 16MiB to 64TiB, such as 1GiB, 512MiB or 100MB", v)
+	}
+	if n < MinSize || n > MaxSize {
+		return fmt.Sprintf("%q: want 16MiB to 64TiB (less holds too few units and results; the store is fitted to its disk anyway)", v)
+	}
+	return ""
+}
+
+// checkSync checks the store's sync: "always" or an interval.
+func checkSync(v any) string {
+	s, err := history.ParseSync(v.(string))
+	if err != nil {
+		return err.Error()
+	}
+	if !s.Always && (s.Interval < MinSync || s.Interval > MaxSync) {
+		return fmt.Sprintf("%q: want %q or an interval of %v to %v (below, \"always\" says it; beyond, a power cut loses too much)",
+			v, history.SyncAlways, MinSync, MaxSync)
 	}
 	return ""
 }
@@ -776,14 +848,6 @@ func checkListen(v any) string {
 
 // checkDelay checks a page's delay: 0 (live) to web.MaxDelay.
 func checkDelay(v any) string { return errMsg(web.CheckDelay(v.(time.Duration))) }
-
-// positive checks a duration.
-func positive(v any) string {
-	if d := v.(time.Duration); d <= 0 {
-		return fmt.Sprintf("%v: want a positive duration such as 2s or 500ms", d)
-	}
-	return ""
-}
 
 // errMsg is err's message, or "".
 func errMsg(err error) string {

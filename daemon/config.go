@@ -36,6 +36,9 @@ type PortConfig struct {
 	// ErrorLine writes a one-line error to the port for a unit that gets no answer.
 	// The contest protocol has no error line, so by default nothing is written.
 	ErrorLine bool
+	// OnReopen is what becomes of an answer whose unit was read before the device
+	// went away and came back: OnReopenDrop (the default, "") or OnReopenWrite.
+	OnReopen string
 }
 
 // Config is the daemon's configuration. Zero durations and counts take the defaults.
@@ -93,6 +96,12 @@ type Config struct {
 	// has stored its unit's result, at most StoreWait (default DefaultStoreWait).
 	Stored    *Stored
 	StoreWait time.Duration
+
+	// firstLine starts every port's line count there: a test's seam (0: from 1).
+	firstLine int64
+	// noLineEndWait is how long bytes wait for a line end before the port is said
+	// to receive none (default noLineEndWait): a test's seam.
+	noLineEndWait time.Duration
 }
 
 // DefaultAttempts is how many times a port publishes a unit before it gives it up,
@@ -120,6 +129,7 @@ func (c *Config) setDefaults() {
 	def(&c.ReopenMax, 3*time.Second)
 	def(&c.Drain, 5*time.Second)
 	def(&c.StoreWait, DefaultStoreWait)
+	def(&c.noLineEndWait, noLineEndWait)
 	if c.Attempts <= 0 {
 		c.Attempts = DefaultAttempts
 	}
@@ -149,6 +159,9 @@ func (c Config) Validate() error {
 	}
 	for _, p := range c.Ports {
 		where := fmt.Sprintf("port %q", p.Device)
+		if p.OnReopen != "" && p.OnReopen != OnReopenDrop && p.OnReopen != OnReopenWrite {
+			errs = append(errs, fmt.Errorf("%s: on_reopen %q: want %q or %q", where, p.OnReopen, OnReopenDrop, OnReopenWrite))
+		}
 		if _, err := engine.Find(p.Problem); err != nil && p.Problem != "" {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/internal/backoff"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // Run serves the configured ports through nc, whose workers (in this process or
@@ -214,9 +215,10 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	defer cfg.Monitor.end(pc.Name)
 	met := cfg.Metrics.Port(pc.Name)
 	items := make(chan item, 16)
-	queue := make(chan []byte, cfg.WriteQueue)
+	queue := make(chan answer, cfg.WriteQueue)
 	room := make(chan struct{}, 1)
-	ln := &link{}
+	ln := newLink()
+	stats := &serialio.LineStats{}
 	defer func() {
 		if port := ln.get(); port != nil {
 			ln.drop(port)
@@ -230,7 +232,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	gone := make(chan struct{})
 	r := &reader{
 		cfg: pc, p: p, link: ln, items: items, gone: gone, mon: cfg.Monitor, met: met,
-		open: openFunc(pc, cfg.Stdin, cfg.Stdout),
+		open: openFunc(pc, cfg.Stdin, cfg.Stdout), stats: stats, firstLine: cfg.firstLine,
 		back: backoff.Policy{Min: cfg.ReopenMin, Max: cfg.ReopenMax},
 		log:  log.With().Str("component", "reader").Str("device", pc.Device).Logger(),
 	}
@@ -256,6 +258,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	// The device writer: writes answers in the order it is given them.
 	w := &deviceWriter{
 		link: ln, timeout: cfg.WriteTimeout, queue: queue, room: room, stop: ctx.Done(),
+		keep: pc.OnReopen == OnReopenWrite, mon: cfg.Monitor, port: pc.Name,
 		log: log.With().Str("component", "writer").Logger(),
 	}
 	writerDone := make(chan struct{})
@@ -268,6 +271,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	d := newDisplay(cfg, pc, nc, log.With().Str("component", "display").Logger(), items, queue, room)
 	d.stuck = stuck
 	d.met = met
+	d.stats = stats
 	err := d.run(ctx)
 	close(gone)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/metrics"
 	"github.com/goclub/scoreboard/result"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // flight is a unit published as a dump and not answered yet.
@@ -24,12 +25,28 @@ type flight struct {
 	deadline time.Time
 }
 
-// outcome is what a unit came to: its result (its answer, or why it has none, and
-// whether the drain bound ended before any answer), and when it was read.
+// outcome is what a unit came to, as it waits for its turn on the device: only what
+// is written (its answer, or its error line, or nothing) and how it is counted. Up
+// to MaxHeld of them wait while a device does not read, so the result they come from,
+// with its unit's digest, origin and worker, is not kept.
 type outcome struct {
-	result.Record
-	read time.Time
-	at   time.Time // when the unit came to it: a hold for the history is bounded from then
+	text            []byte
+	failed, stopped bool
+	epoch           uint64    // the device the unit was read from
+	read            time.Time // when the unit was read
+	at              time.Time // when the unit came to it: a hold for the history is bounded from then
+}
+
+// settle makes res the outcome of it's unit.
+func (d *display) settle(it *item, res *result.Record) {
+	o := outcome{failed: res.Error != "", stopped: res.Stopped(), epoch: it.epoch, read: it.read, at: time.Now()}
+	switch {
+	case res.Error == "":
+		o.text = []byte(res.Answer)
+	case d.pc.ErrorLine:
+		o.text = []byte("error: " + strings.ReplaceAll(res.Error, "\n", " ") + "\n")
+	}
+	d.done[it.seq] = o
 }
 
 // display is a port's display writer actor. It publishes each unit as a dump whose
@@ -60,11 +77,12 @@ type display struct {
 	inbox     string // the prefix of the dumps' reply subjects: inbox.<slot>
 	origin    string // the dumps' Scoreboard-Origin
 	maxAnswer int    // the problem's longest answer
+	maxLine   int    // the problem's longest line
 	msg       nats.Msg
 
 	items   <-chan item
 	replies chan *nats.Msg
-	out     chan<- []byte // to the device writer
+	out     chan<- answer // to the device writer
 
 	next     uint64 // the seq to write next
 	last     uint64 // the highest seq taken from the reader
@@ -80,6 +98,10 @@ type display struct {
 	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
 	warn     *logging.Sampler
 	met      *metrics.Port // nil without metrics
+	// stats are the stream's line ends, watched on the tick (lineEnds); unended
+	// says the port's bytes have no line ends now, as was said once.
+	stats   *serialio.LineStats
+	unended bool
 
 	// The hold for the history (Stored): an outcome is written once its unit's
 	// result is stored in the stream, or StoreWait after it came.
@@ -89,7 +111,7 @@ type display struct {
 	unconfirmed uint64              // outcomes written after StoreWait, their result not seen stored
 }
 
-func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- []byte, room chan struct{}) *display {
+func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, items <-chan item, out chan<- answer, room chan struct{}) *display {
 	s := bus.Subjects{Prefix: cfg.Prefix}
 	p, _ := engine.Lookup(pc.Problem) // checked by Config.Validate
 	return &display{
@@ -99,6 +121,7 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 		inbox:     nc.NewInbox(),
 		origin:    bus.NewOrigin(),
 		maxAnswer: p.Limits().MaxAnswer,
+		maxLine:   p.Limits().MaxLine,
 		items:     items,
 		// Room for every attempt of every unit in flight eight times over: the
 		// answers to copies of the dumps that tools may publish on the other
@@ -149,7 +172,7 @@ func (d *display) run(ctx context.Context) error {
 	back := d.nc.StatusChanged(nats.CONNECTED)
 	defer d.nc.RemoveStatusListener(back)
 
-	busyTick := max(d.cfg.RequestTimeout/8, time.Millisecond)
+	busyTick := d.busyTick()
 	tick := time.NewTicker(busyTick)
 	defer tick.Stop()
 	ticking := busyTick
@@ -186,8 +209,7 @@ func (d *display) run(ctx context.Context) error {
 		case <-back:
 			d.reconnected()
 		case now := <-tick.C:
-			d.expire(now)
-			d.cfg.Monitor.beat(d.pc.Name)
+			d.turn(now)
 		case <-stopping:
 			// The reader stops reading; what it read is still taken, and the units
 			// get a bounded time to be answered.
@@ -239,6 +261,20 @@ func (d *display) run(ctx context.Context) error {
 	return nil
 }
 
+// busyTick is the display writer's tick while units are in flight: an eighth of
+// the request timeout, and never longer than the idle one (the health check's bound
+// is the same whether units are in flight or not).
+func (d *display) busyTick() time.Duration {
+	return min(max(d.cfg.RequestTimeout/8, time.Millisecond), idleTick(d.cfg.Monitor, time.Millisecond, true))
+}
+
+// turn is the tick's work: the attempts timed out, the line ends, the health beat.
+func (d *display) turn(now time.Time) {
+	d.expire(now)
+	d.lineEnds(now)
+	d.cfg.Monitor.beat(d.pc.Name)
+}
+
 // idleTick is the display writer's tick: busy while units are in flight, else a
 // quarter of the health check's staleness bound (10 s by default), never faster.
 func idleTick(m *Monitor, busy time.Duration, idle bool) time.Duration {
@@ -250,6 +286,33 @@ func idleTick(m *Monitor, busy time.Duration, idle bool) time.Duration {
 		stale = m.Stale
 	}
 	return max(stale/4, busy)
+}
+
+// noLineEndWait is how long bytes may wait for a line end before the port is said
+// to receive none: far longer than the longest line of any problem takes at 300 baud.
+const noLineEndWait = 10 * time.Second
+
+// lineEnds says once, in the log and the monitor (systemd's status, /metrics), when
+// the port receives bytes but no line ends: a device that ends its lines in
+// something else than "\n", "\r\n" or "\r", or not at all, or a line set at the
+// wrong speed, would otherwise show an open port and no unit, for ever, in silence.
+func (d *display) lineEnds(now time.Time) {
+	if d.stats == nil {
+		return
+	}
+	none := d.stats.NoLineEnds(now, d.maxLine, d.cfg.noLineEndWait)
+	if none == d.unended {
+		return
+	}
+	d.unended = none
+	d.cfg.Monitor.unended(d.pc.Name, none)
+	if !none {
+		d.log.Info().Msg("the port has no more bytes waiting for a line end")
+		return
+	}
+	n, waited := d.stats.Unended(now)
+	d.log.Warn().Int64("bytes", n).Dur("waited_ms", waited).Int64("line_ends", d.stats.Ends()).Int("max_line", d.maxLine).
+		Msg("the port receives bytes but no line ends: no unit can be read; the device must end its lines in \\n, \\r\\n or \\r (check its line settings too: a wrong baud rate reads as noise)")
 }
 
 const stopGiveUp = "daemon stopping: no answer within the drain bound"
@@ -271,12 +334,12 @@ func (d *display) take(it item) {
 		return
 	}
 	if it.err != nil {
-		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int("line", it.line).Err(it.err).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int64("line", it.line).Err(it.err).Msg("bad unit")
 		res := d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
-		d.done[it.seq] = outcome{Record: res, read: it.read, at: time.Now()}
+		d.settle(&it, &res)
 		return
 	}
-	d.log.Debug().Uint64("seq", it.seq).Int("line", it.line).Msg("unit read")
+	d.log.Debug().Uint64("seq", it.seq).Int64("line", it.line).Msg("unit read")
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
 	d.cfg.Recent.add(d.pc.Name, d.origin, it.seq, it.unit)
@@ -313,7 +376,14 @@ func (d *display) publish(f *flight) {
 	// The port publishes a dump again when its answer does not come (Attempt): a
 	// worker that cannot solve it hands it back rather than answer it with an
 	// error. The same id on every attempt: the history keeps the unit once.
-	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Line: f.it.line, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
+	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
+	// The line is put here, in 64 bits (DumpHeader's is an int: 32 bits on armhf),
+	// and always: the header is reused, and a line left out would be the last one's.
+	if f.it.line > 0 {
+		m.Header[bus.HeaderLine] = []string{strconv.FormatInt(f.it.line, 10)}
+	} else {
+		delete(m.Header, bus.HeaderLine)
+	}
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
 	// A publish fails only when the connection is closed for good; the attempt then
@@ -385,13 +455,13 @@ func (d *display) answer(m *nats.Msg) {
 	if res.Error != "" {
 		// The worker published the error result itself.
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
-		d.done[seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
+		d.settle(&f.it, &res)
 		return
 	}
 	if e := d.log.Debug(); e.Enabled() {
 		e.Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg("unit answered")
 	}
-	d.done[seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
+	d.settle(&f.it, &res)
 }
 
 // slot is the token of a unit's reply subject. The units in flight span fewer seqs
@@ -427,17 +497,20 @@ func (d *display) expire(now time.Time) {
 
 func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
-	d.log.Error().Uint64("seq", f.it.seq).Int("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
+	d.log.Error().Uint64("seq", f.it.seq).Int64("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
 	res := d.publishError(f.it.seq, f.it.line, why, "daemon", why == stopGiveUp)
-	d.done[f.it.seq] = outcome{Record: res, read: f.it.read, at: time.Now()}
+	d.settle(&f.it, &res)
 }
 
 // publishError publishes the error result of a unit no worker answered, with the
 // outcome "stopped" for one the drain bound ended: the history keeps it as it keeps
 // any result. It comes back to answer, which ignores it: the unit already has its
 // outcome. It returns the result, the unit's outcome.
-func (d *display) publishError(seq uint64, line int, msg, who string, stopped bool) result.Record {
-	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who}
+func (d *display) publishError(seq uint64, line int64, msg, who string, stopped bool) result.Record {
+	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Error: msg, Origin: d.origin, Worker: who}
+	if int64(int(line)) == line { // a result's line is an int: past it (armhf), none
+		res.Line = int(line)
+	}
 	if stopped {
 		res.Outcome = result.OutcomeStopped
 	}
@@ -490,16 +563,10 @@ func (d *display) flush() {
 					Dur("bound_ms", d.cfg.StoreWait).Msg("the history has not stored the unit's result in time; its answer is written anyway")
 			}
 		}
-		var text []byte
-		switch {
-		case o.Error == "":
-			text = []byte(o.Answer)
-		case d.pc.ErrorLine:
-			text = []byte("error: " + strings.ReplaceAll(o.Error, "\n", " ") + "\n")
-		}
-		if len(text) > 0 {
+		if len(o.text) > 0 {
+			// Counted by the device writer once written, or dropped.
 			select {
-			case d.out <- text:
+			case d.out <- answer{text: o.text, epoch: o.epoch, failed: o.failed, stopped: o.stopped}:
 			default:
 				if !d.dropping {
 					// The device writer is behind: keep the outcome until it makes
@@ -511,14 +578,16 @@ func (d *display) flush() {
 				// Stopping, the drain bound and a write timeout more have passed: a
 				// device still this far behind is not reading; no more waiting.
 				d.log.Error().Uint64("seq", d.next).Msg("stopping: the port's write queue is full; answer dropped")
+				d.cfg.Monitor.dropped(d.pc.Name)
 			}
+		} else {
+			d.cfg.Monitor.outcome(d.pc.Name, o.failed, o.stopped)
 		}
-		d.cfg.Monitor.outcome(d.pc.Name, o.Error != "", o.Stopped())
 		d.met.Took(time.Since(o.read).Seconds())
 		switch {
-		case o.Stopped():
+		case o.stopped:
 			d.stopped++
-		case o.Error != "":
+		case o.failed:
 			d.failed++
 		default:
 			d.answered++

@@ -38,10 +38,14 @@ type portState struct {
 	open  bool      // the device is open now
 	beat  time.Time // the display writer's last turn
 	ended bool      // the port's actors have returned (stdin ended, or stopping)
+	// unended: the port receives bytes but no line ends (display.lineEnds).
+	unended bool
 }
 
-// units counts a port's units by outcome.
-type units struct{ answered, failed, stopped uint64 }
+// units counts a port's units by outcome; dropped are those whose answer (or error
+// line) was never written: the device was away, or reopened since (OnReopenDrop),
+// or never read it before a stop.
+type units struct{ answered, failed, stopped, dropped uint64 }
 
 // NewMonitor returns an empty monitor.
 func NewMonitor() *Monitor {
@@ -101,6 +105,7 @@ func (m *Monitor) remove(name string) {
 		m.gone.answered += p.answered
 		m.gone.failed += p.failed
 		m.gone.stopped += p.stopped
+		m.gone.dropped += p.dropped
 	}
 	delete(m.ports, name)
 	m.signal()
@@ -123,6 +128,38 @@ func (m *Monitor) end(name string) {
 	m.update(name, func(p *portState) { p.ended, p.open = true, false })
 	m.signal()
 }
+func (m *Monitor) unended(name string, none bool) {
+	m.update(name, func(p *portState) { p.unended = none })
+}
+
+// dropped counts a unit whose answer was not written to its device.
+func (m *Monitor) dropped(name string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.port(name).dropped++
+}
+
+// NoLineEnds are the ports that receive bytes but no line ends now, sorted: for a
+// status page beside systemd's status line.
+func (m *Monitor) NoLineEnds() []string {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var names []string
+	for name, p := range m.ports {
+		if p.unended && !p.ended {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 func (m *Monitor) refused() {
 	if m == nil {
 		return
@@ -172,7 +209,8 @@ func (m *Monitor) Ports() []metrics.PortCounts {
 	all := make([]metrics.PortCounts, 0, len(m.ports))
 	for name, p := range m.ports {
 		all = append(all, metrics.PortCounts{Port: name, Problem: p.problem,
-			Answered: p.answered, Failed: p.failed, Stopped: p.stopped, Up: p.open})
+			Answered: p.answered, Failed: p.failed, Stopped: p.stopped, Dropped: p.dropped, Up: p.open,
+			NoLineEnds: p.unended && !p.ended})
 	}
 	return all
 }
@@ -220,8 +258,9 @@ func (m *Monitor) Health() error {
 	return nil
 }
 
-// Status is one line for systemd's STATUS=: ports open, units answered, errors, and
-// the ports waiting for their device.
+// Status is one line for systemd's STATUS=: ports open, units answered, errors,
+// answers dropped, the ports waiting for their device, and those that receive bytes
+// but no line ends.
 func (m *Monitor) Status() string {
 	if m == nil {
 		return ""
@@ -229,12 +268,16 @@ func (m *Monitor) Status() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	open := 0
-	var waiting []string
+	var waiting, unended []string
 	total := m.gone
 	for name, p := range m.ports {
 		total.answered += p.answered
 		total.failed += p.failed
 		total.stopped += p.stopped
+		total.dropped += p.dropped
+		if p.unended && !p.ended {
+			unended = append(unended, name)
+		}
 		switch {
 		case p.open:
 			open++
@@ -243,12 +286,19 @@ func (m *Monitor) Status() string {
 		}
 	}
 	s := fmt.Sprintf("%d of %d ports open, %d units answered, %d errors", open, len(m.ports), total.answered, total.failed+total.stopped)
+	if total.dropped > 0 {
+		s += fmt.Sprintf(", %d answers dropped", total.dropped)
+	}
 	if m.refusals > 0 {
 		s += fmt.Sprintf(", %d answers refused", m.refusals)
 	}
 	if len(waiting) > 0 {
 		sort.Strings(waiting)
 		s += "; waiting for " + strings.Join(waiting, ", ")
+	}
+	if len(unended) > 0 {
+		sort.Strings(unended)
+		s += "; bytes but no line ends from " + strings.Join(unended, ", ")
 	}
 	return s
 }

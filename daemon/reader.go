@@ -23,15 +23,39 @@ type link struct {
 	mu      sync.Mutex
 	port    serialio.Port // nil while the device is away
 	stopped bool          // reading must stop: set a past read deadline on every port
+	// epoch counts the devices opened: an answer is for the device of its unit's.
+	epoch uint64
+	// changed is closed, and replaced, whenever port is: the device writer waits
+	// on it for a device to come back.
+	changed chan struct{}
 }
 
-func (l *link) set(p serialio.Port) {
+func newLink() *link { return &link{changed: make(chan struct{})} }
+
+// set makes p the open device and returns its epoch.
+func (l *link) set(p serialio.Port) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.port = p
+	l.epoch++
+	l.signal()
 	if l.stopped {
 		_ = p.SetReadDeadline(time.Unix(1, 0))
 	}
+	return l.epoch
+}
+
+func (l *link) signal() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// current is the open device (nil while away), its epoch, and a channel closed at
+// its next change.
+func (l *link) current() (serialio.Port, uint64, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.port, l.epoch, l.changed
 }
 
 func (l *link) get() serialio.Port {
@@ -45,6 +69,7 @@ func (l *link) drop(p serialio.Port) {
 	l.mu.Lock()
 	if l.port == p {
 		l.port = nil
+		l.signal()
 	}
 	l.mu.Unlock()
 	_ = p.Close()
@@ -65,9 +90,10 @@ func (l *link) stopReading() bool {
 
 // item is one unit read from a port, or an error for input that was skipped.
 type item struct {
-	seq  uint64
-	line int
-	unit []byte // a copy, owned by the item
+	seq   uint64
+	line  int64
+	epoch uint64 // the device it was read from (link.epoch)
+	unit  []byte // a copy, owned by the item
 	// digest is bus.UnitDigest of unit, which its answer must carry: computed here,
 	// beside the display writer rather than in its loop.
 	digest string
@@ -92,6 +118,10 @@ type reader struct {
 	// err is why the port could never be opened (a permanent error of
 	// serialio.Diagnose), once run has returned.
 	err error
+	// stats are the stream's line ends, which the display writer watches.
+	stats *serialio.LineStats
+	// firstLine is where the line count starts: 0 but in a test.
+	firstLine int64
 }
 
 func (r *reader) run(ctx context.Context) {
@@ -100,9 +130,11 @@ func (r *reader) run(ctx context.Context) {
 	sc := serialio.NewScanner(r.p, func(err error) {
 		warn.Warn(&r.log, "line dropped").Err(err).Msg("line dropped")
 	})
+	sc.Stats = r.stats
+	sc.CountFrom(r.firstLine)
 	if r.log.GetLevel() <= zerolog.TraceLevel {
-		sc.Trace = func(n int, line []byte) {
-			r.log.Trace().Int("line", n).Int("bytes", len(line)).Msg("line read")
+		sc.Trace = func(n int64, line []byte) {
+			r.log.Trace().Int64("line", n).Int("bytes", len(line)).Msg("line read")
 		}
 	}
 	var seq uint64
@@ -131,7 +163,7 @@ func (r *reader) run(ctx context.Context) {
 		if err != nil {
 			return // ctx ended
 		}
-		r.link.set(port)
+		epoch := r.link.set(port)
 		r.mon.opened(r.cfg.Name)
 		if opened == 0 {
 			r.log.Info().Msg("port opened")
@@ -139,7 +171,7 @@ func (r *reader) run(ctx context.Context) {
 			r.log.Info().Msg("port reopened")
 		}
 		sc.Reset(port)
-		err = r.readUnits(ctx, sc, &seq)
+		err = r.readUnits(ctx, sc, &seq, epoch)
 		switch {
 		case ctx.Err() != nil:
 			if n := sc.Reset(nil); n > 0 {
@@ -165,13 +197,13 @@ func (r *reader) run(ctx context.Context) {
 }
 
 // readUnits reads units from sc until it fails, handing each to the display writer.
-func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint64) error {
+func (r *reader) readUnits(ctx context.Context, sc *serialio.Scanner, seq *uint64, epoch uint64) error {
 	for {
 		u, err := sc.Next()
 		if err != nil {
 			return err
 		}
-		it := item{seq: *seq + 1, line: u.Line, err: u.Err, read: time.Now()}
+		it := item{seq: *seq + 1, line: u.Line, epoch: epoch, err: u.Err, read: time.Now()}
 		if u.Err == nil {
 			it.unit = append([]byte(nil), u.Data...)
 			it.digest = bus.UnitDigest(it.unit)
@@ -205,7 +237,7 @@ var errDisplayGone = errors.New("the display writer has stopped")
 // unanswered logs and counts a unit read after the display writer stopped: it gets
 // no answer, nor any error result: it counts as stopped.
 func unanswered(log zerolog.Logger, mon *Monitor, port string, it item) {
-	log.Error().Uint64("seq", it.seq).Int("line", it.line).
+	log.Error().Uint64("seq", it.seq).Int64("line", it.line).
 		Msg("stopping: unit read after the drain bound, when the display writer had stopped; no answer")
 	mon.outcome(port, true, true)
 }

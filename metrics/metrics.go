@@ -24,6 +24,8 @@ const (
 	Error    = "error"
 	// Stopped is a unit still unanswered when the daemon's drain bound ended.
 	Stopped = "stopped"
+	// Dropped is a unit whose answer was never written: its device went away.
+	Dropped = "dropped"
 )
 
 // Metrics is one process's registry and its metric families.
@@ -227,9 +229,11 @@ func (m *Metrics) Beside(h http.Handler) http.Handler {
 
 // PortCounts are a port's units by outcome, and whether its device is open.
 type PortCounts struct {
-	Port, Problem             string
-	Answered, Failed, Stopped uint64
-	Up                        bool
+	Port, Problem                      string
+	Answered, Failed, Stopped, Dropped uint64
+	Up                                 bool
+	// NoLineEnds: the port receives bytes but no line ends.
+	NoLineEnds bool
 }
 
 // Ports makes f the source of scoreboard_units_total and scoreboard_port_up, read
@@ -243,10 +247,12 @@ func (m *Metrics) Ports(f func() []PortCounts) {
 
 var (
 	unitsDesc = prometheus.NewDesc("scoreboard_units_total",
-		"Units read from a port that got their outcome: answered, error (a bad unit, or no worker answered), or stopped (unanswered when a stop's drain bound ended).",
+		"Units read from a port that got their outcome: answered, error (a bad unit, or no worker answered), stopped (unanswered when a stop's drain bound ended), or dropped (its answer never written: the device went away, or was reopened since).",
 		[]string{"port", "problem", "outcome"}, nil)
 	portUpDesc = prometheus.NewDesc("scoreboard_port_up",
 		"1 while the port's device is open, 0 while it is waiting for it or stopped.", []string{"port"}, nil)
+	noLineEndsDesc = prometheus.NewDesc("scoreboard_port_no_line_ends",
+		"1 while the port receives bytes but no line ends (no unit can be read), else 0.", []string{"port"}, nil)
 )
 
 // portsCollector serves the counts of Ports' source; every outcome of every port
@@ -258,6 +264,7 @@ type portsCollector struct {
 func (c *portsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- unitsDesc
 	ch <- portUpDesc
+	ch <- noLineEndsDesc
 }
 
 func (c *portsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -266,7 +273,7 @@ func (c *portsCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, p := range (*f)() {
-		for outcome, n := range map[string]uint64{Answered: p.Answered, Error: p.Failed, Stopped: p.Stopped} {
+		for outcome, n := range map[string]uint64{Answered: p.Answered, Error: p.Failed, Stopped: p.Stopped, Dropped: p.Dropped} {
 			ch <- prometheus.MustNewConstMetric(unitsDesc, prometheus.CounterValue, float64(n), p.Port, p.Problem, outcome)
 		}
 		up := 0.0
@@ -274,5 +281,10 @@ func (c *portsCollector) Collect(ch chan<- prometheus.Metric) {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(portUpDesc, prometheus.GaugeValue, up, p.Port)
+		none := 0.0
+		if p.NoLineEnds {
+			none = 1
+		}
+		ch <- prometheus.MustNewConstMetric(noLineEndsDesc, prometheus.GaugeValue, none, p.Port)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -42,12 +43,25 @@ func scanContest(t *testing.T, p engine.Problem, in []byte) ([]byte, int) {
 var contestProblems = []string{"goscore", "othello", "replay", "territory", "capture"}
 
 // The daemon's framing of a stream is the contest's: the same answers and the same
-// number of errors as engine.Contest, for any input.
+// number of errors as engine.Contest, for any input, once its line ends are the
+// contest's: the scanner takes a lone "\r" as a line end too (normalEnds), which
+// the contest's text does not know.
 func FuzzScannerMatchesContest(f *testing.F) {
 	for _, name := range []string{"goscore", "othello"} {
 		if _, ok := engine.Lookup(name); !ok {
 			f.Skipf("problem %s is not registered", name)
 		}
+	}
+	// Samples with every line end made "\r", and with the ends mixed.
+	for i, name := range []string{"goscore", "othello", "replay", "territory", "capture"} {
+		p, ok := engine.Lookup(name)
+		if !ok {
+			continue
+		}
+		in := samples.Read(f, p.Name()+".in")
+		f.Add(uint8(i), bytes.ReplaceAll(in, []byte("\n"), []byte("\r")))
+		mixed := bytes.Replace(bytes.Replace(in, []byte("\n"), []byte("\r"), 3), []byte("\n"), []byte("\r\n"), 2)
+		f.Add(uint8(i), mixed)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, in []byte) {
 		name := contestProblems[int(which)%len(contestProblems)]
@@ -57,7 +71,7 @@ func FuzzScannerMatchesContest(f *testing.F) {
 		}
 		var want bytes.Buffer
 		reported := 0
-		bad, err := engine.Contest(p, bytes.NewReader(in), &want, func(error) { reported++ })
+		bad, err := engine.Contest(p, bytes.NewReader(normalEnds(in)), &want, func(error) { reported++ })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,8 @@ const ByIDDir = "/dev/serial/by-id"
 
 // Diagnose says what an error of Open on path means, and what to do. existed says
 // the port has had its device open before: a device that went away (unplugged, or
-// its permissions not set again yet) is waited for, always. Before that, a path that
+// its permissions not set again yet, or hung up between its opening and its
+// settings) is waited for, always. Before that, a path that
 // is no serial port and one the user may not open are permanent (one clear error,
 // not retried forever), and so is a kernel's tty name that does not exist
 // (/dev/ttyUSB9: mistyped, or the adapter got another number). A link that does not
@@ -52,10 +53,25 @@ func Diagnose(path string, err error, existed bool) error {
 	}
 	e := &OpenError{Path: path, Err: err}
 	var pe *serial.PortError
+	var be *BaudError
 	switch {
-	case errors.As(err, &pe) && pe.Code() == serial.InvalidSerialPort:
-		e.Permanent = true
+	case errors.Is(err, ErrHungUp):
+		// Unplugged again as it was opened: the device comes and goes; waited for.
+		e.Hint = fmt.Sprintf("%s hung up as it was opened (unplugged again, or a loose cable); trying again", path)
+	case errors.As(err, &be):
+		// A rate the device refused: the user's to change. Once the port has had its
+		// device, another adapter may be plugged in later: waited for.
+		e.Permanent = !existed
+		e.Hint = fmt.Sprintf("%s does not take the baud rate %d: set port.baud (--port-baud) to a rate the scoreboard and its adapter take, "+
+			"such as 9600, 19200, 38400, 57600 or 115200", path, be.Baud)
+	case errors.Is(err, ErrNotTTY) || errors.As(err, &pe) && pe.Code() == serial.InvalidSerialPort:
+		// A path that was a tty before is waited for: whatever is there now (a
+		// device half gone, a settings call that failed) may be the device again.
+		e.Permanent = !existed
 		e.Hint = fmt.Sprintf("%s is not a serial port (not a tty); give the scoreboard's serial device: %s", path, Available())
+		if existed {
+			e.Hint = fmt.Sprintf("%s was the port's serial device and is no tty now (%v); waiting for it to come back", path, err)
+		}
 	case errors.Is(err, fs.ErrPermission):
 		e.Permanent = !existed
 		e.Hint = fmt.Sprintf("this user may not open %s: add the user to the group that owns it (dialout: "+

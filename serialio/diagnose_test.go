@@ -1,13 +1,18 @@
 package serialio_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/goclub/scoreboard/internal/backoff"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -57,6 +62,86 @@ func TestDiagnose(t *testing.T) {
 	if names, _ := filepath.Glob("/dev/ttyS*"); len(names) > 0 {
 		if _, err := os.Stat("/sys/class/tty/ttyS0/device"); err == nil && !strings.Contains(serialio.Available(), "/dev/ttyS0") {
 			t.Errorf("Available() = %q, want /dev/ttyS0 among them", serialio.Available())
+		}
+	}
+}
+
+// A settings call that fails is told apart from a path that is no tty. A tty that
+// hangs up between its opening and its settings (a real pseudo-terminal, closed
+// there) is waited for, opened or not before: OpenRetry, as the port's reader calls
+// it, opens the device that comes next. A path that was the port's tty before and
+// is none now is waited for too (go.bug.st/serial's "invalid serial port" ended the
+// port for good). A baud rate the device refuses says so, naming the port and the
+// rate (a pseudo-terminal takes any rate, so its error is made as Open makes it).
+func TestDiagnoseSettingsCall(t *testing.T) {
+	pt, err := serialio.OpenPTY()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer pt.Close()
+	hangUp := pt.Path
+	serialio.SetAfterOpen(func(path string) {
+		if path == hangUp {
+			pt.Close()
+		}
+	})
+	defer serialio.SetAfterOpen(nil)
+	_, openErr := serialio.Open(pt.Path, serialio.LineSettings{})
+	if !errors.Is(openErr, serialio.ErrHungUp) {
+		t.Fatalf("a tty hung up after its opening: %v, want ErrHungUp", openErr)
+	}
+	for _, existed := range []bool{false, true} {
+		err := serialio.Diagnose(pt.Path, openErr, existed)
+		if serialio.Permanent(err) || !strings.Contains(err.Error(), "hung up as it was opened") {
+			t.Errorf("hung up, existed %v: permanent %v: %v", existed, serialio.Permanent(err), err)
+		}
+	}
+
+	// OpenRetry as the reader runs it: the first device hangs up at its opening, the
+	// next one is opened. Both exist before, so that the next is not given the
+	// first one's number.
+	first, err := serialio.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	next, err := serialio.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	hangUp = first.Path
+	serialio.SetAfterOpen(func(path string) {
+		if path == hangUp {
+			first.Close()
+		}
+	})
+	attempts := 0
+	port, err := serialio.OpenRetry(context.Background(), func() (serialio.Port, error) {
+		attempts++
+		path := first.Path
+		if attempts > 1 {
+			path = next.Path
+		}
+		p, err := serialio.Open(path, serialio.LineSettings{})
+		return p, serialio.Diagnose(path, err, true)
+	}, backoff.Policy{Min: time.Millisecond, Max: time.Millisecond}, nil)
+	if err != nil || attempts != 2 {
+		t.Fatalf("OpenRetry: %v after %d attempts, want the next device at the second", err, attempts)
+	}
+	port.Close()
+
+	// No tty, after the port had its device: waited for, not the end of the port.
+	_, nullErr := serialio.Open("/dev/null", serialio.LineSettings{})
+	if err := serialio.Diagnose("/dev/null", nullErr, true); serialio.Permanent(err) || !strings.Contains(err.Error(), "waiting for it to come back") {
+		t.Errorf("no tty, after the port had its device: permanent %v: %v", serialio.Permanent(err), err)
+	}
+
+	baud := fmt.Errorf("port /dev/ttyUSB0: %w", &serialio.BaudError{Path: "/dev/ttyUSB0", Baud: 250000, Err: errors.New("Invalid serial port: error configuring port: invalid argument")})
+	for _, existed := range []bool{false, true} {
+		err := serialio.Diagnose("/dev/ttyUSB0", baud, existed)
+		if serialio.Permanent(err) == existed || !strings.Contains(err.Error(), "/dev/ttyUSB0 does not take the baud rate 250000") || strings.Contains(err.Error(), "not a tty") {
+			t.Errorf("baud rate refused, existed %v: permanent %v: %v", existed, serialio.Permanent(err), err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+	"golang.org/x/sys/unix"
 )
 
 // Stdio is the device path that stands for the process's stdin and stdout.
@@ -142,12 +143,89 @@ func Open(path string, ls LineSettings) (Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", path, err)
 	}
+	if afterOpen != nil {
+		afterOpen(path)
+	}
+	// go.bug.st/serial says "invalid serial port" for any failure of a settings call:
+	// a path that is no tty, a tty that hung up since it was opened (unplugged
+	// again), and a baud rate the device does not take. The first is permanent, the
+	// second is not: they are told apart here, on the descriptor already open.
+	if err := checkTTY(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("port %s: %w", path, err)
+	}
 	sp, err := serial.Open(path, mode)
 	if err != nil {
+		var pe *serial.PortError
+		if errors.As(err, &pe) && pe.Code() == serial.InvalidSerialPort {
+			if cerr := checkTTY(f); cerr != nil {
+				err = cerr // it hung up, or is none
+			} else if !standardBaud(mode.BaudRate) {
+				err = &BaudError{Path: path, Baud: mode.BaudRate, Err: err}
+			}
+		}
 		f.Close()
 		return nil, fmt.Errorf("port %s: %w", path, err)
 	}
 	return &device{f: f, sp: sp}, nil
+}
+
+// afterOpen, when set, is called between the opening of a device and its first
+// settings call: a test's seam, to hang the device up there.
+var afterOpen func(path string)
+
+// ErrNotTTY is a device path that is no tty: no settings call can work on it.
+var ErrNotTTY = errors.New("not a tty")
+
+// ErrHungUp is a tty that hung up between its opening and its settings: a device
+// unplugged again as it was opened. It may come back.
+var ErrHungUp = errors.New("the device hung up as it was opened")
+
+// BaudError is a baud rate the device did not take.
+type BaudError struct {
+	Path string
+	Baud int
+	Err  error
+}
+
+func (e *BaudError) Error() string {
+	return fmt.Sprintf("%s does not take the baud rate %d: %v", e.Path, e.Baud, e.Err)
+}
+
+func (e *BaudError) Unwrap() error { return e.Err }
+
+// checkTTY reads f's terminal settings: ErrNotTTY for a file that has none,
+// ErrHungUp (with the errno) for a tty that hung up.
+func checkTTY(f *os.File) error {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var terr error
+	if err := c.Control(func(fd uintptr) { _, terr = unix.IoctlGetTermios(int(fd), unix.TCGETS) }); err != nil {
+		return err
+	}
+	switch {
+	case terr == nil:
+		return nil
+	case errors.Is(terr, unix.ENOTTY):
+		return fmt.Errorf("%w (%v)", ErrNotTTY, terr)
+	case errors.Is(terr, unix.EIO), errors.Is(terr, unix.ENXIO), errors.Is(terr, unix.ENODEV):
+		return fmt.Errorf("%w (%v)", ErrHungUp, terr)
+	}
+	return terr
+}
+
+// standardBaud reports whether baud is one of the rates every tty driver names
+// (termios' B50 to B4000000); another is set as a custom rate, which a driver may
+// refuse.
+func standardBaud(baud int) bool {
+	switch baud {
+	case 50, 75, 110, 134, 150, 200, 300, 600, 1200, 1800, 2400, 4800, 9600, 19200, 38400, 57600, 115200,
+		230400, 460800, 500000, 576000, 921600, 1000000, 1152000, 1500000, 2000000, 2500000, 3000000, 3500000, 4000000:
+		return true
+	}
+	return false
 }
 
 type device struct {

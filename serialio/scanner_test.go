@@ -1,11 +1,14 @@
 package serialio_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/serialio"
@@ -152,26 +155,114 @@ func TestScannerResetDropsPartialUnit(t *testing.T) {
 	}
 }
 
+// normalEnds is the scanner's rule for line ends, written another way, on the whole
+// stream at once: a run of k "\r" is k line ends, but one fewer (at least one) when
+// a "\n" follows it ("\r\n" and "\r\r\n" are one end each); every "\n" left is one.
+func normalEnds(in []byte) []byte {
+	return crRun.ReplaceAllFunc(in, func(run []byte) []byte {
+		k := bytes.Count(run, []byte("\r"))
+		if run[len(run)-1] == '\n' && k > 1 {
+			k--
+		}
+		return bytes.Repeat([]byte("\n"), k)
+	})
+}
+
+var crRun = regexp.MustCompile("\r+\n?")
+
+// The scanner takes "\n", "\r\n", "\r\r\n" and a lone "\r" as one line end each: a
+// stream with any mix of them gives the units, lines and errors of the same stream
+// with "\n" alone. The read sizes vary, so that a "\r\n" is cut between two reads too.
 func FuzzScanner(f *testing.F) {
+	for _, seed := range []string{
+		"a\r\nb\n", "a\rb\r", "a\r\r\nb\n", "\r\n\r\n", "a\rb\nc\r\nd", "\r", "\n\r", "a\r\n\rb\r\n",
+		"a\r\r\r\nb\r\r", "\r\r\r", "a\r\rb",
+	} {
+		f.Add([]byte(seed), uint8(1))
+		f.Add([]byte(seed), uint8(3))
+	}
 	p, _ := engine.Lookup("sio-pairs")
-	f.Fuzz(func(t *testing.T, in []byte) {
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
 		s := serialio.NewScanner(p, nil)
-		s.Reset(strings.NewReader(string(in)))
-		lines := strings.Count(string(in), "\n") + 1
-		for {
-			u, err := s.Next()
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if u.Line < 1 || u.Line > lines {
-				t.Fatalf("unit at line %d of %d", u.Line, lines)
-			}
-			if len(u.Data) > p.Limits().MaxUnit {
-				t.Fatalf("unit of %d bytes over the limit", len(u.Data))
+		s.Stats = &serialio.LineStats{}
+		s.Reset(iotest.OneByteReader(bytes.NewReader(in)))
+		if chunk > 1 {
+			s.Reset(&chunkReader{r: bytes.NewReader(in), n: int(chunk)})
+		}
+		got := scanAll(t, s)
+		norm := normalEnds(in)
+		lines := bytes.Count(norm, []byte("\n")) + 1
+		s2 := serialio.NewScanner(p, nil)
+		s2.Reset(bytes.NewReader(norm))
+		want := scanAll(t, s2)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: units\n got %q\nwant %q (of %q)", in, got, want, norm)
+		}
+		for _, u := range got {
+			var n int
+			if _, err := fmt.Sscanf(u, "%d:", &n); err != nil || n < 1 || n > lines {
+				t.Fatalf("unit %q: at a line out of 1 to %d", u, lines)
 			}
 		}
+		if ends := s.Stats.Ends(); ends != int64(bytes.Count(norm, []byte("\n"))) {
+			t.Fatalf("%q: %d line ends counted, want %d", in, ends, bytes.Count(norm, []byte("\n")))
+		}
+		if s.Stats.Bytes() != int64(len(in)) {
+			t.Fatalf("%q: %d bytes counted, want %d", in, s.Stats.Bytes(), len(in))
+		}
 	})
+}
+
+// chunkReader reads at most n bytes at a time.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// Line ends: "\r\n" is one end, never two (no empty line after it), and so is
+// "\r\r\n" (a CRLF device behind a layer that adds a CR); a lone "\r" is one; mixed in
+// one stream, each is one. A "\r" right after a line ended by "\r" is an empty line.
+func TestScannerLineEnds(t *testing.T) {
+	p, _ := engine.Lookup("sio-pairs")
+	for _, c := range []struct{ in string }{
+		{"a\nb\nc\nd\n"}, {"a\r\nb\r\nc\r\nd\r\n"}, {"a\rb\rc\rd\r"}, {"a\rb\r\nc\nd\r"}, {"a\rb\r\nc\nd"},
+		{"a\r\r\nb\r\r\nc\r\r\nd\r\r\n"}, {"a\r\r\nb\rc\r\nd"},
+	} {
+		s := serialio.NewScanner(p, nil)
+		s.Reset(iotest.OneByteReader(strings.NewReader(c.in)))
+		if got := fmt.Sprint(scanAll(t, s)); got != fmt.Sprint([]string{"1:a\nb\n", "3:c\nd\n"}) {
+			t.Errorf("%q: %q, want two pairs at lines 1 and 3", c.in, got)
+		}
+	}
+}
+
+// A port read for a long time passes 2^31 lines: the line of each unit goes on in 64
+// bits, never negative (an int of the armhf build would wrap).
+func TestScannerLinePast32Bits(t *testing.T) {
+	p, _ := engine.Lookup("sio-pairs")
+	s := serialio.NewScanner(p, nil)
+	const first int64 = 1<<31 - 3
+	s.CountFrom(first)
+	s.Reset(strings.NewReader("a\nb\nc\nd\ne\nf\n\n"))
+	want := []string{
+		fmt.Sprintf("%d:a\nb\n", first+1), fmt.Sprintf("%d:c\nd\n", first+3), fmt.Sprintf("%d:e\nf\n", first+5),
+		fmt.Sprintf("%d:!sio-pairs: line %d: broken pair", first+7, first+7),
+	}
+	if got := fmt.Sprint(scanAll(t, s)); got != fmt.Sprint(want) {
+		t.Fatalf("units\n got %q\nwant %q", got, want)
+	}
+}
+
+// An empty line ended by "\r" after a line ended by "\r" is held until the next byte
+// (a "\n" would make it a stray): it comes with the next byte, or at the stream's end.
+func TestScannerCREmptyLine(t *testing.T) {
+	p, _ := engine.Lookup("sio-pairs")
+	s := serialio.NewScanner(p, nil)
+	s.Reset(iotest.OneByteReader(strings.NewReader("a\rb\r\rc\rd\r\r")))
+	want := []string{"1:a\nb\n", "3:!sio-pairs: line 3: broken pair", "4:c\nd\n", "6:!sio-pairs: line 6: broken pair"}
+	if got := fmt.Sprint(scanAll(t, s)); got != fmt.Sprint(want) {
+		t.Fatalf("units\n got %q\nwant %q", got, want)
+	}
 }
