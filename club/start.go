@@ -311,6 +311,7 @@ func (d *Daemon) goPage(g *errgroup.Group, runCtx context.Context, p *parts) {
 				if p.keeper != nil {
 					s.WithHistoryStatus(p.keeper.OK)
 				}
+				s.WithPortStatus(p.mon.NoLineEnds)
 				return s, SetUpPage(s, c, met)
 			}, beside, log); err != nil {
 				log.Error().Err(err).Str("component", "web").Msg("the page is not served; the daemon goes on without it")

@@ -40,6 +40,9 @@ type Server struct {
 	// historyOK, when set, says whether the daemon's history is storing; the page
 	// shows a small warning while it is not (/api/status).
 	historyOK func() bool
+	// noLineEnds, when set, names the ports that receive bytes but no line ends
+	// (a device set to the wrong line end or baud rate): no unit can be read there.
+	noLineEnds func() []string
 	// writeTimeout is writeTimeout unless a test sets it.
 	writeTimeout time.Duration
 	// streams counts the event streams being served.
@@ -56,15 +59,25 @@ type Server struct {
 // (run's history keeper); call it before Handler.
 func (s *Server) WithHistoryStatus(ok func() bool) { s.historyOK = ok }
 
+// WithPortStatus has /api/status name the ports that receive bytes but no line
+// ends, as none says (run's monitor); call it before Handler.
+func (s *Server) WithPortStatus(none func() []string) { s.noLineEnds = none }
+
 // apiStatus serves /api/status: {"history_ok": bool}, true when nothing says
-// otherwise; the page's delay in seconds (0: live), and on a league hub's page
-// the clubs whose delay is another.
+// otherwise; the page's delay in seconds (0: live), on a league hub's page the
+// clubs whose delay is another, and on a club's the ports that receive bytes but
+// no line ends.
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+	var none []string
+	if s.noLineEnds != nil {
+		none = s.noLineEnds()
+	}
 	writeJSON(w, struct {
 		HistoryOK  bool               `json:"history_ok"`
 		Delay      float64            `json:"delay_seconds"`
 		ClubDelays map[string]float64 `json:"club_delay_seconds,omitempty"`
-	}{s.historyOK == nil || s.historyOK(), s.delays.Page().Seconds(), s.delays.differing()})
+		NoLineEnds []string           `json:"no_line_ends,omitempty"`
+	}{s.historyOK == nil || s.historyOK(), s.delays.Page().Seconds(), s.delays.differing(), none})
 }
 
 // New returns a server reading the bus under prefix through nc. Run must run for the
