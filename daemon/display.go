@@ -142,23 +142,22 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 // outcome. Once ctx ends, it takes every unit the reader still hands over, whatever
 // the bounds, and gives them and those in flight cfg.Drain to be answered; then each
 // one left gets its error outcome. It closes out when it returns.
-func (d *display) run(ctx context.Context) error {
-	defer close(d.out)
+// openInbox subscribes the port's inbox and opens what run listens to besides: the
+// history's notices of stored results and the connection's reconnections. close
+// undoes it all.
+func (d *display) openInbox() (storedWake <-chan struct{}, back chan nats.Status, close func(), err error) {
 	// The connection's reader hands answers straight to this actor: no goroutine in
 	// between. The channel holds more than the units in flight can get (newDisplay);
 	// should it ever be full, the answer is dropped (nats.go reports a slow consumer)
 	// and the unit's next attempt makes up for it.
 	sub, err := d.nc.ChanSubscribe(d.inbox+".*", d.replies)
 	if err != nil {
-		return fmt.Errorf("port %s: subscribe to its inbox: %w", d.pc.Name, err)
+		return nil, nil, nil, fmt.Errorf("port %s: subscribe to its inbox: %w", d.pc.Name, err)
 	}
-	defer sub.Unsubscribe()
 	// The history's notices of the units whose results it stored, from before the
 	// first dump is published.
-	var storedWake <-chan struct{}
 	if d.cfg.Stored != nil {
 		d.stored = d.cfg.Stored.open(d.origin)
-		defer d.cfg.Stored.close(d.origin)
 		storedWake = d.stored.wake
 	}
 	// The server must have the subscription before the first dump's answer comes. A
@@ -169,8 +168,23 @@ func (d *display) run(ctx context.Context) error {
 	}
 	// A reconnection means dumps and results may have died with the old server, or
 	// reached it before the workers had subscribed again: see reconnected.
-	back := d.nc.StatusChanged(nats.CONNECTED)
-	defer d.nc.RemoveStatusListener(back)
+	back = d.nc.StatusChanged(nats.CONNECTED)
+	return storedWake, back, func() {
+		d.nc.RemoveStatusListener(back)
+		if d.cfg.Stored != nil {
+			d.cfg.Stored.close(d.origin)
+		}
+		sub.Unsubscribe()
+	}, nil
+}
+
+func (d *display) run(ctx context.Context) error {
+	defer close(d.out)
+	storedWake, back, closeInbox, err := d.openInbox()
+	if err != nil {
+		return err
+	}
+	defer closeInbox()
 
 	busyTick := d.busyTick()
 	tick := time.NewTicker(busyTick)
