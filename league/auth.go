@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 // auth gives each connection its rights. A club's leaf connection, with the club's
@@ -312,19 +314,48 @@ func ClubPermissions(club string) *server.Permissions {
 	}
 }
 
-// ToolPermissions are the rights of the hub's tools (history, watch, render --club):
-// reading the league, changing nothing of it, and reaching no club.
+// ToolPermissions are the rights of the hub's tools: an allow list of exactly what
+// they use to read the league (history --club, watch --club and render --club with
+// ordered pull consumers, message and direct gets; the nats CLI's stream info, stream
+// view, kv get, ls and watch, whose kv readers are ordered push consumers with flow
+// control), and nothing else: no league.> (the page's link states are the hub's word
+// only), no $LEAGUE.> or $JSC.> (a club's deliveries and answers), no club's domain,
+// no stream or bucket written, no durable consumer made by the legacy subject.
+//
+// nats-server does not check a push consumer's deliver subject against its creator's
+// publish rights, and no API subject tells a push consumer from a pull one: a tool
+// can still make a consumer deliver onto a subject it may not publish on. So a tool
+// also receives only on its inbox (_INBOX.>; the hub's own connection uses another
+// prefix, hubInboxPrefix): it never sees the hub's sourcing, whose deliver subjects
+// ($LEAGUE.<club>.S.<8 random base-62 characters>) are then not known to it, nor
+// the hub's replies and reads.
 func ToolPermissions() *server.Permissions {
 	api := "$JS.API."
 	return &server.Permissions{
-		Publish: &server.SubjectPermission{Deny: []string{
-			"$LEAGUE.>", "$JSC.>", "$JS.*.API.>", "$KV.>", "$O.>", "$SYS.>",
-			api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>", api + "STREAM.PURGE.>",
-			api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
-			api + "ACCOUNT.>", api + "META.>", api + "SERVER.>",
-		}},
+		Publish: &server.SubjectPermission{
+			Allow: []string{
+				api + "INFO", api + "STREAM.NAMES", api + "STREAM.LIST",
+				api + "STREAM.INFO.*", api + "STREAM.MSG.GET.*",
+				api + "DIRECT.GET.*", api + "DIRECT.GET.*.>",
+				api + "CONSUMER.CREATE.*", api + "CONSUMER.CREATE.*.>",
+				api + "CONSUMER.INFO.*.*", api + "CONSUMER.MSG.NEXT.*.*",
+				api + "CONSUMER.DELETE.*.*", api + "CONSUMER.NAMES.*", api + "CONSUMER.LIST.*",
+				"$JS.FC." + boardsStream + ".>", // the kv readers' flow control
+			},
+			// Outside the allow list anyway; said again so that a broader allow list
+			// can never let a tool tell a link state, deliver as a club, or answer.
+			Deny: []string{SubjectPrefix + ".>", "$LEAGUE.>", "$JSC.>", "_INBOX.>", "$JS.*.API.>"},
+		},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
 }
+
+// hubInboxPrefix is the inbox of the hub's own connection: not _INBOX, where a tool
+// may receive.
+const hubInboxPrefix = "_HUB_INBOX"
+
+// boardsStream is the league's bucket's stream, which the nats CLI's kv readers follow.
+var boardsStream = "KV_" + bus.Subjects{Prefix: SubjectPrefix}.Boards()
 
 // serverLogger routes the hub's nats-server log into zerolog. The server's own
 // line of a refused connection is dropped: auth has logged the refusal, with the

@@ -129,7 +129,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("hub: nats-server not ready after 10s (is %s or %s taken?)", o.Listen, o.LeafListen)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard hub"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard hub"), nats.MaxReconnects(-1), nats.CustomInboxPrefix(hubInboxPrefix))
 	if err != nil {
 		ns.Shutdown()
 		return nil, fmt.Errorf("hub: connect: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -164,9 +165,46 @@ func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path
 }
 
 func readHubConfig(path string) (league.Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return league.Config{}, fmt.Errorf("hub config: %w (--config names a TOML file; configs/league-hub.toml in the source is an example)", err)
 	}
-	return league.ParseConfig(path, data)
+	defer f.Close()
+	// The mode of the file read (fstat: a symlink's target), not of a path
+	// looked at before or after.
+	fi, err := f.Stat()
+	if err != nil {
+		return league.Config{}, fmt.Errorf("hub config: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return league.Config{}, fmt.Errorf("hub config: %s: %w", path, err)
+	}
+	cfg, err := league.ParseConfig(path, data)
+	if err != nil {
+		return cfg, err
+	}
+	// Refused, as a club's seed file is: a token in a file others may read is a
+	// club's secret given to every local user, and a warning is seen too late.
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && hasToken(cfg.Clubs) {
+		return league.Config{}, exitError{fmt.Errorf("hub config %s: mode %04o lets others read the clubs' tokens in it: chmod 600 %s (or give the clubs keys: scoreboard hub key)", path, perm, path), 2}
+	}
+	return cfg, nil
+}
+
+// exitError is an error that says the exit status (runMain).
+type exitError struct {
+	error
+	code int
+}
+
+func (e exitError) ExitCode() int { return e.code }
+
+func hasToken(clubs []league.Club) bool {
+	for _, c := range clubs {
+		if c.Token != "" {
+			return true
+		}
+	}
+	return false
 }
