@@ -214,7 +214,7 @@ func (d *Daemon) start(ctx context.Context) error {
 			}
 		}
 	}
-	wnc, err := b.connect("scoreboard run workers")
+	wnc, err := b.connectWorkers("scoreboard run workers")
 	if err != nil {
 		return err
 	}

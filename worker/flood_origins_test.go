@@ -1,0 +1,91 @@
+package worker_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/worker"
+)
+
+// Issue 41: on a real bus, with two solvers, a tool (over TCP, no credentials)
+// floods a port's own dump subject as fast as it publishes, each dump under a fresh
+// Scoreboard-Origin, while the port sends 300 dumps one after the other under its
+// own: each is answered with its answer (none shed), and the port's p99 is that of
+// a port alone within a few dumps' solve time. It logs both p99s.
+func TestDumpFloodFreshOrigins(t *testing.T) {
+	in, _ := sample(t, "goscore")
+	board := []byte(strings.Join(strings.Split(string(in), "\n")[:20], "\n") + "\n")
+	nop := zerolog.Nop()
+	srv := bustest.Start(t, bustest.Options{Log: &nop})
+	w, err := worker.Start(srv.Daemon(), worker.Options{Problems: []string{"goscore"}, Concurrency: 2}, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	port := srv.Daemon()
+	subject := bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("goscore", "hall")
+	run := func(what string) (p99 time.Duration, bad int) {
+		var lat []time.Duration
+		for i := 1; i <= 300; i++ {
+			m := &nats.Msg{Subject: subject, Data: board, Header: nats.Header{
+				bus.HeaderOrigin: {"port"}, bus.HeaderSeq: {strconv.Itoa(i)}}}
+			start := time.Now()
+			r, err := port.RequestMsg(m, 5*time.Second)
+			lat = append(lat, time.Since(start))
+			if err != nil || !strings.Contains(string(r.Data), `"answer":"`) {
+				if bad++; bad == 10 {
+					break // enough to tell: a starved port would take 25 minutes
+				}
+			}
+		}
+		slices.Sort(lat)
+		return lat[len(lat)*99/100], bad
+	}
+	alone, _ := run("alone")
+
+	flooder := srv.Tool()
+	stop := make(chan struct{})
+	var flood atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for k := 0; ; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			m := &nats.Msg{Subject: subject, Data: board, Header: nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", k)}}}
+			if flooder.PublishMsg(m) == nil {
+				flood.Add(1)
+			}
+			if k%1000 == 999 {
+				_ = flooder.Flush()
+			}
+		}
+	})
+	// The flood first fills the queue.
+	bustest.Wait(t, "the flood queued", func() (bool, string) {
+		c := w.Counts()
+		return c.Taken > 5000, fmt.Sprint(c.Taken, " taken")
+	})
+	flooded, bad := run("flooded")
+	close(stop)
+	wg.Wait()
+	c := w.Counts()
+	t.Logf("port's p99 alone %v, under the flood %v; port's dumps not answered right %d of 300 (stops at 10); flood published %d, workers took %d, solved %d, shed %d",
+		alone, flooded, bad, flood.Load(), c.Taken, c.Solved, c.Shed)
+	if bad != 0 || flooded > alone+time.Second {
+		t.Errorf("under a flood of fresh origins the port had %d of 300 dumps not answered right, p99 %v (alone %v)", bad, flooded, alone)
+	}
+}
