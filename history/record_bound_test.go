@@ -58,7 +58,8 @@ func TestRecorderBoundWithUnackedAlone(t *testing.T) {
 			r.mu.Lock()
 			queued, bytes := len(r.again)+len(r.fresh), r.bytes
 			r.mu.Unlock()
-			return queued == 0, fmt.Sprintf("%d queued, %d bytes, %d in flight", queued, bytes, r.Waiting())
+			settled := uint64(r.Waiting())+r.Dropped() == uint64(i)
+			return queued == 0 && settled, fmt.Sprintf("%d queued, %d bytes, %d in flight, %d dropped", queued, bytes, r.Waiting(), r.Dropped())
 		})
 	}
 	r.mu.Lock()
