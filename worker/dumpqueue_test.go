@@ -193,6 +193,21 @@ func TestDumpQueueSharesTime(t *testing.T) {
 // the port's dumps wait behind one dump at most (p99), none is shed, and the flood
 // has the rest of the solvers' time.
 func TestDumpQueueFreshOrigins(t *testing.T) {
+	// The same flood with a fresh port name on every dump, and with both.
+	for _, c := range []struct {
+		name        string
+		port        func(k int) string
+		freshOrigin bool
+	}{
+		{"fresh-origins", func(int) string { return "hall" }, true},
+		{"fresh-ports", func(k int) string { return fmt.Sprintf("p%d", k) }, false},
+		{"fresh-ports-and-origins", func(k int) string { return fmt.Sprintf("p%d", k) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { freshFlood(t, c.port, c.freshOrigin) })
+	}
+}
+
+func freshFlood(t *testing.T, floodPort func(k int) string, freshOrigin bool) {
 	w := &Workers{keys: newOriginKeys()}
 	q := newDumpQueue()
 	now := time.Unix(0, 0)
@@ -219,8 +234,10 @@ func TestDumpQueueFreshOrigins(t *testing.T) {
 		now = now.Add(time.Millisecond)
 		for range 10 {
 			floodOrigins++
-			m := dump("hall", 1)
-			m.Header = nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", floodOrigins)}}
+			m := dump(floodPort(floodOrigins), 1)
+			if freshOrigin {
+				m.Header = nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", floodOrigins)}}
+			}
 			push(m)
 		}
 		if step%5 == 0 {

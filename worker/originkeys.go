@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,7 +14,9 @@ import (
 // port's daemon and a send command publish every unit under one origin), at most
 // maxOriginSlots of them a subject, each kept while it publishes within
 // originIdle. The dumps of every other origin of the subject share one key, which a
-// flood fills, and floods wait behind the ports (dumpQueue).
+// flood fills, and floods wait behind the ports (dumpQueue). A subject is a key
+// the same way, once it has had two dumps: the dumps of subjects new to the
+// workers (a tool naming a new port with each dump) share one key a problem.
 const (
 	maxOriginSlots = 4
 	originIdle     = time.Minute
@@ -29,7 +32,12 @@ const (
 type originKeys struct {
 	mu   sync.Mutex
 	subj map[string]*subjectOrigins
+	// once are the subjects seen once, waiting for their second dump; past
+	// maxSeenSubjects they are forgotten together.
+	once map[string]struct{}
 }
+
+const maxSeenSubjects = 4096
 
 type subjectOrigins struct {
 	slots map[string]time.Time // origins with a key of their own: last seen
@@ -37,25 +45,35 @@ type subjectOrigins struct {
 	last  time.Time            // an origin of the subject last seen
 }
 
-func newOriginKeys() *originKeys { return &originKeys{subj: map[string]*subjectOrigins{}} }
+func newOriginKeys() *originKeys {
+	return &originKeys{subj: map[string]*subjectOrigins{}, once: map[string]struct{}{}}
+}
 
 // key is the queue key of a dump on subject from origin, at now.
 func (k *originKeys) key(subject, origin string, now time.Time) string {
-	if origin == "" {
-		return subject
-	}
 	shared := subject + " *"
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	so := k.subj[subject]
 	if so == nil {
-		if len(k.subj) >= maxKeyedSubjects && !k.prune(now) {
-			return shared
+		_, again := k.once[subject]
+		if !again || len(k.subj) >= maxKeyedSubjects && !k.prune(now) {
+			if !again {
+				if len(k.once) >= maxSeenSubjects {
+					clear(k.once)
+				}
+				k.once[subject] = struct{}{}
+			}
+			return subject[:strings.LastIndexByte(subject, '.')+1] + "* new"
 		}
+		delete(k.once, subject)
 		so = &subjectOrigins{slots: map[string]time.Time{}, seen: map[string]struct{}{}}
 		k.subj[subject] = so
 	}
 	so.last = now
+	if origin == "" {
+		return subject
+	}
 	own := subject + " " + origin
 	if _, ok := so.slots[origin]; ok {
 		so.slots[origin] = now
