@@ -55,37 +55,10 @@ func TestDumpFloodFreshOrigins(t *testing.T) {
 	}
 	alone, _ := run("alone")
 
-	flooder := srv.Tool()
 	stop := make(chan struct{})
 	var flood atomic.Int64
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for k := 0; ; k++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			m := &nats.Msg{Subject: subject, Data: board, Header: nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", k)}}}
-			if flooder.PublishMsg(m) == nil {
-				flood.Add(1)
-			}
-			if k%1000 == 999 {
-				_ = flooder.Flush()
-			}
-			// Paced to what the workers' subscription takes in, so that nats.go
-			// drops nothing as a slow consumer (under -race it would, the port's
-			// dumps with the flood's: a limit of its own, RELIABILITY.md): the
-			// flood still comes far faster than it is solved.
-			for flood.Load()-w.Counts().Taken > 15000 {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
-			}
-		}
-	})
+	wg.Go(func() { floodFreshOrigins(srv.Tool(), w, subject, board, stop, &flood) })
 	// The flood first fills the queue.
 	bustest.Wait(t, "the flood queued", func() (bool, string) {
 		c := w.Counts()
@@ -105,5 +78,35 @@ func TestDumpFloodFreshOrigins(t *testing.T) {
 	}
 	if c.Shed == 0 {
 		t.Error("the flood shed nothing: it was no flood, and the test proved nothing")
+	}
+}
+
+// floodFreshOrigins publishes board on subject, each time under a new origin, until
+// stop, counting into flood.
+func floodFreshOrigins(flooder *nats.Conn, w *worker.Workers, subject string, board []byte, stop chan struct{}, flood *atomic.Int64) {
+	for k := 0; ; k++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		m := &nats.Msg{Subject: subject, Data: board, Header: nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", k)}}}
+		if flooder.PublishMsg(m) == nil {
+			flood.Add(1)
+		}
+		if k%1000 == 999 {
+			_ = flooder.Flush()
+		}
+		// Paced to what the workers' subscription takes in, so that nats.go
+		// drops nothing as a slow consumer (under -race it would, the port's
+		// dumps with the flood's: a limit of its own, RELIABILITY.md): the
+		// flood still comes far faster than it is solved.
+		for flood.Load()-w.Counts().Taken > 15000 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/goclub/scoreboard/bus"
@@ -92,9 +92,57 @@ func (p *replyPTY) text() string {
 	return p.b.String()
 }
 
+// replyEnv is a daemon under the attack, and what it did before.
+type replyEnv struct {
+	port             *replyPTY
+	run, work        *proctest.Process
+	url, web         string
+	tool             *forger
+	displayInbox, a1 string
+	kv               jetstream.KeyValue
+	hallRev          uint64
+	natsCmd          func(args ...string) (string, error)
+	unit, in, want   string
+}
+
 func replyAttack(t *testing.T, remote bool) {
+	e := startReplyEnv(t, remote)
+	targets := replyTargets(e.displayInbox)
+	notInbox := e.attack(t, targets)
+	if remote {
+		e.rogue(t, targets)
+	}
+	// The workers count each reply refused: 2 a subject that is no inbox (the dump
+	// and the solve request), and the CLI's one.
+	wantRefused := int64(2*(notInbox-1) + 1)
+	var refused int64
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if refused = replyRefused(t, e.tool.nc); refused >= wantRefused {
+			break
+		}
+	}
+	if refused != wantRefused {
+		t.Errorf("the workers counted %d replies refused, want %d", refused, wantRefused)
+	}
+	e.legit(t)
+	landed := e.landed(t)
+	t.Logf("%d subjects a reply, %d of them no inbox; %d messages sent by the tool; replies refused by the workers %d (want %d)",
+		len(targets), notInbox-1, e.tool.sent.Load(), refused, wantRefused)
+	for _, l := range landed {
+		t.Error(l)
+	}
+	if e.work != nil && strings.Contains(e.work.Output(), "panic") {
+		t.Errorf("the worker panicked:\n%s", e.work.Output())
+	}
+}
+
+// startReplyEnv starts the daemon (and the remote worker), and has its port read
+// one unit, its answer shown and its board and history kept.
+func startReplyEnv(t *testing.T, remote bool) *replyEnv {
+	e := &replyEnv{}
 	bin := proctest.Scoreboard(t)
 	port := &replyPTY{pt: runPTY(t)}
+	e.port = port
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	url := "nats://" + addr
 	web := "http://127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
@@ -120,10 +168,9 @@ func replyAttack(t *testing.T, remote bool) {
 		}
 	}()
 	run.WaitOutput("scoreboard running", 60*time.Second)
-	var work *proctest.Process
 	if remote {
-		work = proctest.Start(t, bin, "work", "--nats-url", url, "--nats-token", replyToken, "--http", "off")
-		work.WaitOutput("scoreboard worker running", 60*time.Second)
+		e.work = proctest.Start(t, bin, "work", "--nats-url", url, "--nats-token", replyToken, "--http", "off")
+		e.work.WaitOutput("scoreboard worker running", 60*time.Second)
 	}
 
 	// The port reads one unit; the tool sees its dump, and so the display's inbox.
@@ -147,19 +194,17 @@ func replyAttack(t *testing.T, remote bool) {
 	}
 	bustest.Wait(t, "the port's first answer", func() (bool, string) { return port.text() == a1, fmt.Sprintf("%q", port.text()) })
 	js := historyJetStream(t, url)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	kv, err := js.KeyValue(ctx, "SCOREBOARD_BOARDS")
+	kv, err := js.KeyValue(t.Context(), "SCOREBOARD_BOARDS")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hallRev uint64
 	bustest.Wait(t, "the port's board", func() (bool, string) {
-		e, err := kv.Get(ctx, replyPort)
+		v, err := kv.Get(t.Context(), replyPort)
 		if err != nil {
 			return false, err.Error()
 		}
-		hallRev = e.Revision()
+		hallRev = v.Revision()
 		return true, ""
 	})
 	before := replyHistory(t, url, replyPort)
@@ -167,12 +212,25 @@ func replyAttack(t *testing.T, remote bool) {
 		t.Fatalf("the port's history before the attack: %+v", before)
 	}
 
-	// The attack, from the tool: a dump on a port of its own ("manual", which a tool
-	// may use), a solve request, and the micro service's $SRV requests, each with
-	// every reply subject.
-	targets := replyTargets(displayInbox)
-	in, want := busSample(t, "goscore")
-	unit, _ := faulttest.GoscoreBoard(7)
+	e.run, e.url, e.web, e.tool, e.displayInbox, e.a1, e.kv, e.hallRev = run, url, web, tool, displayInbox, a1, kv, hallRev
+	e.in, e.want = busSample(t, "goscore")
+	e.unit, _ = faulttest.GoscoreBoard(7)
+	cli := proctest.NATSCLI(t)
+	home := t.TempDir()
+	e.natsCmd = func(args ...string) (string, error) {
+		cmd := exec.Command(cli, append([]string{"--server", url, "--timeout", "10s"}, args...)...)
+		cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	return e
+}
+
+// attack sends, as the tool, a dump on a port of its own ("manual", which a tool
+// may use), a solve request, and the micro service's $SRV requests, each with every
+// reply subject; and the headline with the official NATS CLI. It returns how many
+// of those that reach a worker are no inbox, the CLI's included.
+func (e *replyEnv) attack(t *testing.T, targets []string) int {
 	notInbox := 0
 	for _, r := range targets {
 		// The server itself refuses a client's message whose reply subject is a
@@ -181,148 +239,121 @@ func replyAttack(t *testing.T, remote bool) {
 			notInbox++
 		}
 		for _, m := range []*nats.Msg{
-			{Subject: "scoreboard.dump.goscore.manual", Reply: r, Data: []byte(unit)},
-			{Subject: "scoreboard.solve.goscore", Reply: r, Data: []byte(in)},
+			{Subject: "scoreboard.dump.goscore.manual", Reply: r, Data: []byte(e.unit)},
+			{Subject: "scoreboard.solve.goscore", Reply: r, Data: []byte(e.in)},
 			{Subject: "$SRV.PING.scoreboard", Reply: r},
 			{Subject: "$SRV.INFO", Reply: r},
 			{Subject: "$SRV.STATS.scoreboard", Reply: r},
 		} {
-			if err := tool.nc.PublishMsg(m); err != nil {
+			if err := e.tool.nc.PublishMsg(m); err != nil {
 				t.Fatalf("publish %s reply %s: %v", m.Subject, r, err)
 			}
-			tool.sent.Add(1)
+			e.tool.sent.Add(1)
 		}
 	}
-	// The headline, with the official NATS CLI: a dump answered into the bucket.
-	cli := proctest.NATSCLI(t)
-	home := t.TempDir()
-	natsCmd := func(args ...string) (string, error) {
-		cmd := exec.Command(cli, append([]string{"--server", url, "--timeout", "10s"}, args...)...)
-		cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "PATH=/usr/bin:/bin"}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := natsCmd("pub", "scoreboard.dump.goscore.manual", unit, "--reply", "$KV.SCOREBOARD_BOARDS."+replyGhost); err != nil {
+	if out, err := e.natsCmd("pub", "scoreboard.dump.goscore.manual", e.unit, "--reply", "$KV.SCOREBOARD_BOARDS."+replyGhost); err != nil {
 		t.Fatalf("nats pub --reply: %v: %s", err, out)
 	}
-	notInbox++
+	return notInbox + 1
+}
 
-	// With worker credentials, a client that answers whatever it takes (a worker of
-	// an older build, or a rogue one) on the dumps of a problem of its own: the
-	// server lets it answer an inbox only.
-	var rogueAnswers, rogueRefused atomic.Int64
-	if remote {
-		rogue := newForger(t, url, nats.Token(replyToken))
-		if _, err := rogue.nc.QueueSubscribe("scoreboard.dump.rogue.*", bus.QueueGroup, func(m *nats.Msg) {
-			if m.Respond([]byte(`{"problem":"goscore","port":"`+replyGhost+`","answer":"FORGED\n"}`)) == nil {
-				rogueAnswers.Add(1)
+// rogue: with worker credentials, a client that answers whatever it takes (a worker
+// of an older build, or a rogue one) on the dumps of a problem of its own: the
+// server lets it answer an inbox only.
+func (e *replyEnv) rogue(t *testing.T, targets []string) {
+	var rogueAnswers atomic.Int64
+	rogue := newForger(t, e.url, nats.Token(replyToken))
+	if _, err := rogue.nc.QueueSubscribe("scoreboard.dump.rogue.*", bus.QueueGroup, func(m *nats.Msg) {
+		if m.Respond([]byte(`{"problem":"goscore","port":"`+replyGhost+`","answer":"FORGED\n"}`)) == nil {
+			rogueAnswers.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rogue.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The replies on subjects beyond its role's own: those it may publish on anyway
+	// (results, $SRV, inboxes) prove nothing, and a JetStream ack as a reply subject
+	// the server refuses the tool.
+	var outside int64
+	for _, r := range targets {
+		if !strings.HasPrefix(r, bus.InboxPrefix) && !strings.HasPrefix(r, "$JS.ACK.") &&
+			!strings.HasPrefix(r, "$SRV.") && !strings.HasPrefix(r, "scoreboard.result.") {
+			if err := e.tool.nc.PublishMsg(&nats.Msg{Subject: "scoreboard.dump.rogue.x", Reply: r, Data: []byte(e.unit)}); err != nil {
+				t.Fatal(err)
 			}
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := rogue.nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		// The replies on subjects beyond its role's own: those it may publish on
-		// anyway (results, $SRV, inboxes) prove nothing, and a JetStream ack as a
-		// reply subject the server refuses the tool.
-		var outside int64
-		for _, r := range targets {
-			if !strings.HasPrefix(r, bus.InboxPrefix) && !strings.HasPrefix(r, "$JS.ACK.") &&
-				!strings.HasPrefix(r, "$SRV.") && !strings.HasPrefix(r, "scoreboard.result.") {
-				if err := tool.nc.PublishMsg(&nats.Msg{Subject: "scoreboard.dump.rogue.x", Reply: r, Data: []byte(unit)}); err != nil {
-					t.Fatal(err)
-				}
-				outside++
-			}
-		}
-		if !replyWait(func() bool { return rogueAnswers.Load() >= outside }) {
-			t.Errorf("the rogue answered %d of %d dumps", rogueAnswers.Load(), outside)
-		}
-		// The server refuses each answer.
-		for end := time.Now().Add(20 * time.Second); rogue.refused.Load() < outside && time.Now().Before(end); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		rogueRefused.Store(rogue.refused.Load())
-		t.Logf("rogue worker: %d answers sent, %d refused by the server (want %d)", rogueAnswers.Load(), rogueRefused.Load(), outside)
-		if rogueRefused.Load() != outside {
-			t.Errorf("the server refused %d of the rogue worker's %d answers outside _INBOX.", rogueRefused.Load(), outside)
+			outside++
 		}
 	}
+	if !replyWait(func() bool { return rogueAnswers.Load() >= outside }) {
+		t.Errorf("the rogue answered %d of %d dumps", rogueAnswers.Load(), outside)
+	}
+	// The server refuses each answer.
+	replyWait(func() bool { return rogue.refused.Load() >= outside })
+	t.Logf("rogue worker: %d answers sent, %d refused by the server (want %d)", rogueAnswers.Load(), rogue.refused.Load(), outside)
+	if rogue.refused.Load() != outside {
+		t.Errorf("the server refused %d of the rogue worker's %d answers outside _INBOX.", rogue.refused.Load(), outside)
+	}
+}
 
-	// The workers count each reply refused: 2 a subject that is no inbox (the dump
-	// and the solve request), and the CLI's one.
-	wantRefused := int64(2*(notInbox-1) + 1)
-	var refused int64
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if refused = replyRefused(t, tool.nc); refused >= wantRefused {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if refused != wantRefused {
-		t.Errorf("the workers counted %d replies refused, want %d", refused, wantRefused)
-	}
-
-	// A requester on its own inbox still gets its answers: a solve request (nats.go
-	// and the CLI), and a dump as send makes it, whose result then reaches the
-	// history: a barrier for what the attack's dumps published before it.
-	if m, err := tool.nc.Request("scoreboard.solve.goscore", []byte(in), 30*time.Second); err != nil || string(m.Data) != want {
+// legit: a requester on its own inbox still gets its answers: a solve request
+// (nats.go and the CLI), and a dump as send makes it, whose result then reaches the
+// history: a barrier for what the attack's dumps published before it.
+func (e *replyEnv) legit(t *testing.T) {
+	if m, err := e.tool.nc.Request("scoreboard.solve.goscore", []byte(e.in), 30*time.Second); err != nil || string(m.Data) != e.want {
 		t.Errorf("solve on the requester's own inbox: %v", err)
 	}
-	if out, err := natsCmd("req", "scoreboard.solve.goscore", in); err != nil || !strings.Contains(out, strings.TrimSpace(want)) {
+	if out, err := e.natsCmd("req", "scoreboard.solve.goscore", e.in); err != nil || !strings.Contains(out, strings.TrimSpace(e.want)) {
 		t.Errorf("nats req on its own inbox: %v: %s", err, out)
 	}
-	legit := &nats.Msg{Subject: "scoreboard.dump.goscore.manual", Data: []byte(unit),
+	legit := &nats.Msg{Subject: "scoreboard.dump.goscore.manual", Data: []byte(e.unit),
 		Header: nats.Header{bus.HeaderSeq: {"99"}, bus.HeaderOrigin: {"legit"}}}
-	if m, err := tool.nc.RequestMsg(legit, 30*time.Second); err != nil || !strings.Contains(string(m.Data), `"seq":99`) {
+	if m, err := e.tool.nc.RequestMsg(legit, 30*time.Second); err != nil || !strings.Contains(string(m.Data), `"seq":99`) {
 		t.Errorf("a dump on the requester's own inbox: %v", err)
 	}
 	if !replyWait(func() bool {
-		return slices.ContainsFunc(replyHistory(t, url, "manual"), func(r historyRecord) bool { return r.Seq == 99 && r.Answer != "" })
+		return slices.ContainsFunc(replyHistory(t, e.url, "manual"), func(r historyRecord) bool { return r.Seq == 99 && r.Answer != "" })
 	}) {
 		t.Error("the legit dump's result is not in the history")
 	}
-	// Nothing landed: checked before the port's next unit writes its board again.
+}
+
+// landed says what of the attack landed: in the bucket, the history, the page, on
+// the port, whose second unit it reads last.
+func (e *replyEnv) landed(t *testing.T) []string {
+	ctx := t.Context()
 	var landed []string
-	if e, err := kv.Get(ctx, replyPort); err != nil || e.Revision() != hallRev {
+	// Checked before the port's next unit writes its board again.
+	if v, err := e.kv.Get(ctx, replyPort); err != nil || v.Revision() != e.hallRev {
 		landed = append(landed, fmt.Sprintf("the port's board was written over (%v)", err))
 	}
 	// The port reads a second unit: its line is the next to come back, so whatever
 	// reached the port in between shows.
 	u2, a2 := faulttest.GoscoreBoard(2)
-	if _, err := port.pt.Master.Write([]byte(u2)); err != nil {
+	if _, err := e.port.pt.Master.Write([]byte(u2)); err != nil {
 		t.Fatal(err)
 	}
-	if !replyWait(func() bool { return strings.HasSuffix(port.text(), a2) }) {
-		t.Errorf("the port's second answer: not in %q", port.text())
+	if !replyWait(func() bool { return strings.HasSuffix(e.port.text(), a2) }) {
+		t.Errorf("the port's second answer: not in %q", e.port.text())
 	}
-
-	if got := port.text(); got != a1+a2 {
-		landed = append(landed, fmt.Sprintf("the port wrote %q, want %q", got, a1+a2))
+	if got := e.port.text(); got != e.a1+a2 {
+		landed = append(landed, fmt.Sprintf("the port wrote %q, want %q", got, e.a1+a2))
 	}
-	if _, err := kv.Get(ctx, replyGhost); err == nil {
+	if _, err := e.kv.Get(ctx, replyGhost); err == nil {
 		landed = append(landed, "the boards bucket has a board "+replyGhost)
 	}
-	if ghost := replyHistory(t, url, replyGhost); len(ghost) != 0 {
+	if ghost := replyHistory(t, e.url, replyGhost); len(ghost) != 0 {
 		landed = append(landed, fmt.Sprintf("the history has %d records of %s, which never read a unit: %+v", len(ghost), replyGhost, ghost[0]))
 	}
-	replyWait(func() bool { return len(replyHistory(t, url, replyPort)) >= 2 })
-	if after := replyHistory(t, url, replyPort); len(after) != 2 || after[0].Answer != a1 || after[1].Answer != a2 {
+	replyWait(func() bool { return len(replyHistory(t, e.url, replyPort)) >= 2 })
+	if after := replyHistory(t, e.url, replyPort); len(after) != 2 || after[0].Answer != e.a1 || after[1].Answer != a2 {
 		landed = append(landed, fmt.Sprintf("the port's history is %+v, want its two units", after))
 	}
-	if boards := replyBoards(t, web); slices.Contains(boards, replyGhost) || !slices.Contains(boards, replyPort) {
+	if boards := replyBoards(t, e.web); slices.Contains(boards, replyGhost) || !slices.Contains(boards, replyPort) {
 		landed = append(landed, fmt.Sprintf("/api/boards has ports %v", boards))
 	}
-	t.Logf("%d subjects a reply, %d of them no inbox; %d messages sent by the tool; replies refused by the workers %d (want %d)",
-		len(targets), notInbox-1, tool.sent.Load(), refused, wantRefused)
-	for _, l := range landed {
-		t.Error(l)
-	}
-	if work != nil && strings.Contains(work.Output(), "panic") {
-		t.Errorf("the worker panicked:\n%s", work.Output())
-	}
+	return landed
 }
 
 // replyWait waits for ok, 30s at most, and says whether it came.
