@@ -34,6 +34,10 @@ type ConnOptions struct {
 
 	// Name is the connection's name, as servers show it (monitoring, logs).
 	Name string
+	// Role, with Server, is the role the in-process connection takes (RoleWorker);
+	// the daemon's, every right, when empty. Ignored with a URL: the credentials
+	// say who connects.
+	Role string
 }
 
 // Reconnect tuning: forever, with exponential back-off capped so a server that comes
@@ -120,6 +124,9 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 	serverURL := o.URL
 	if o.Server != nil {
 		opts = append(opts, nats.InProcessServer(o.Server.NATS()))
+		if o.Role != "" {
+			opts = append(opts, nats.UserInfo(o.Role, ""))
+		}
 		serverURL = ""
 	} else {
 		if serverURL == "" {

@@ -1,8 +1,6 @@
 package bus
 
 import (
-	"time"
-
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -10,9 +8,14 @@ import (
 // external one configured as configs/nats-server.conf says):
 //
 //   - the daemon: every right. Its parts connect in-process to the embedded server.
-//   - a worker (`scoreboard work`, with the worker credentials): takes dumps and
-//     solve requests in QueueGroup, publishes results, answers on the reply subject
-//     of what it received (allow_responses), and serves $SRV.
+//   - a worker (`scoreboard work`, with the worker credentials, and the daemon's own
+//     workers on its embedded server): takes dumps and solve requests in QueueGroup,
+//     publishes results, answers on an inbox (_INBOX.>, where every requester of the
+//     project waits), and serves $SRV. Not allow_responses: nats-server lets a
+//     client answer on any reply subject of a message it received, its deny list
+//     notwithstanding (pubAllowedFullCheck in v2.15.2's server/client.go), so a tool
+//     could name the history's subjects ($KV, $JS, the repair and results subjects)
+//     as a dump's reply subject and have a worker write there.
 //   - a tool (no credentials, on a loopback listener): sends solve requests, publishes
 //     dumps, reads everything under the prefix, $SRV and the history (JetStream, read
 //     only). It may not publish results, answer anything, join QueueGroup, or write
@@ -34,15 +37,11 @@ const (
 	RoleTool   = "tool"
 )
 
-// ResponseExpiry is how long a worker may answer a message it received: the reply
-// subject stays open to it for this long (allow_responses), for one message.
-const ResponseExpiry = 2 * time.Minute
-
 // WorkerPermissions are the rights of a worker under the prefix of s.
 func WorkerPermissions(s Subjects) *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{
-			Allow: []string{s.AllResults(), "$SRV.>"},
+			Allow: []string{s.AllResults(), "$SRV.>", InboxPrefix + ">"},
 		},
 		Subscribe: &server.SubjectPermission{
 			Allow: []string{
@@ -52,7 +51,6 @@ func WorkerPermissions(s Subjects) *server.Permissions {
 				"_INBOX.>",
 			},
 		},
-		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseExpiry},
 	}
 }
 

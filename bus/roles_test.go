@@ -240,11 +240,31 @@ func checkCoreRoles(t *testing.T, daemon, worker, tool *nats.Conn, workerErrs, t
 	}
 	_ = wsub.Unsubscribe()
 
-	// A worker publishing on an inbox it was not asked on: refused.
-	if err := worker.Publish(inbox+".8", []byte("5 3\n")); err != nil {
-		t.Fatal(err)
+	// A worker answering a dump whose reply subject is one of the daemon's own (a
+	// tool names it): refused by the server, though it received the dump (no
+	// allow_responses: it would let it through, the deny lists notwithstanding).
+	// An inbox it may publish on: the display's checks (origin, seq, digest) stand
+	// there.
+	for _, reply := range []string{"$KV.SCOREBOARD_BOARDS.desk", "$JS.API.STREAM.PURGE.SCOREBOARD", s.Repair(s.Result("goscore", "desk")), s.Dump("goscore", "desk")} {
+		got := make(chan error, 1)
+		wsub, err := worker.QueueSubscribe(s.Dump("goscore", "*"), bus.QueueGroup, func(m *nats.Msg) { got <- m.Respond([]byte("forged")) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worker.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tool.PublishRequest(s.Dump("goscore", "desk"), reply, []byte("unit")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the worker took no dump with reply %s", reply)
+		}
+		refused(t, workerErrs, "a worker answering on "+reply, reply)
+		_ = wsub.Unsubscribe()
 	}
-	refused(t, workerErrs, "a worker publishing on another inbox", inbox+".8")
 
 	// A tool's solve request is answered by the worker of the queue group.
 	if _, err := worker.QueueSubscribe(s.Solve("goscore"), bus.QueueGroup, func(m *nats.Msg) { _ = m.Respond([]byte("5 3\n")) }); err != nil {

@@ -251,7 +251,10 @@ func Loopback(host string) bool {
 
 // listenAuth gives each client its role, which the server then enforces.
 // In-process clients come through a net.Pipe and are the daemon's own: every right,
-// without credentials. A listener's client with the worker credentials is a worker;
+// without credentials, but for the daemon's workers, which ask for the worker role
+// (ConnOptions.Role): a worker answers requests on the reply subject a requester
+// names, and the micro service's own $SRV handlers answer any, so with every right a
+// tool could have them write the history. A listener's client with the worker credentials is a worker;
 // one without any credentials is a tool, where tools are let in (loopback).
 type listenAuth struct {
 	token, user, password string
@@ -261,6 +264,10 @@ type listenAuth struct {
 
 func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 	if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+		if o := c.GetOpts(); o != nil && o.Username == RoleWorker {
+			c.RegisterUser(a.worker)
+			return true
+		}
 		c.RegisterUser(&server.User{Username: RoleDaemon})
 		return true
 	}

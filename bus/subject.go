@@ -212,20 +212,59 @@ func (s Subjects) Repair(subject string) string {
 // AllRepairs matches every Repair subject.
 func (s Subjects) AllRepairs() string { return s.Prefix + ".repair.>" }
 
-// ParseDump splits a dump subject into its problem and port.
+// ParseDump splits a dump subject into its problem and port. Both must be names
+// (ValidToken), as the settings' port names are: a wildcard ("*", ">"), an empty
+// or an over-long token is refused, so that nobody makes the workers answer, or the
+// history keep, ports that no configuration could name.
 func (s Subjects) ParseDump(subject string) (problem, port string, err error) {
 	rest, ok := strings.CutPrefix(subject, s.Prefix+".dump.")
 	problem, port, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 || problem == "" || port == "" || strings.Contains(port, ".") {
-		return "", "", fmt.Errorf("subject %q: want %s.dump.<problem>.<port>", subject, s.Prefix)
+	if !ok || !ok2 || strings.Contains(port, ".") {
+		return "", "", fmt.Errorf("subject %.80q: want %s.dump.<problem>.<port>", subject, s.Prefix)
+	}
+	for _, t := range []struct{ what, tok string }{{"problem", problem}, {"port", port}} {
+		if !ValidToken(t.tok) {
+			return "", "", fmt.Errorf("dump subject %.80q: %s %.40q is no name: want 1 to %d lowercase letters, digits, '-' and '_'",
+				subject, t.what, t.tok, MaxToken)
+		}
 	}
 	return problem, port, nil
 }
 
+// InboxPrefix starts every subject a requester of the project waits for its answer
+// on: nats.go's default inbox, which the dump publishers (a port's display writer,
+// send), solve, the micro clients and `nats req` all use.
+const InboxPrefix = "_INBOX."
+
+// ReplyInbox reports whether a worker may answer on reply: an inbox under
+// InboxPrefix, one literal subject. Anything else (the history's $KV, $JS and repair
+// subjects, the results, the dumps, $SRV, $SYS) is where the daemon's own rights
+// would write on a requester's behalf, and is never answered.
+func ReplyInbox(reply string) bool {
+	rest, ok := strings.CutPrefix(reply, InboxPrefix)
+	if !ok || rest == "" || len(reply) > MaxReply {
+		return false
+	}
+	for tok := range strings.SplitSeq(rest, ".") {
+		if tok == "" || strings.ContainsAny(tok, "*> \t\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxReply bounds a reply subject a worker answers on: nats.go's inboxes are 29
+// bytes, a request's 52.
+const MaxReply = 256
+
+// MaxToken bounds a name that stands as a subject token: a port's, a problem's, a
+// club's.
+const MaxToken = 64
+
 // ValidToken reports whether name can stand as one subject token (a port name, a
-// problem name): lowercase letters, digits, '-' and '_'.
+// problem name): 1 to MaxToken lowercase letters, digits, '-' and '_'.
 func ValidToken(name string) bool {
-	if name == "" {
+	if name == "" || len(name) > MaxToken {
 		return false
 	}
 	for _, c := range name {

@@ -17,6 +17,9 @@ type clubBus struct {
 	// have one each, since one connection's single reader and writer would carry
 	// every dump and every answer twice, and serialise the pipeline.
 	connect func(name string) (*nats.Conn, error)
+	// connectWorkers opens the workers' connection: on the embedded server with the
+	// worker role (bus.ConnOptions.Role), not the daemon's every right.
+	connectWorkers func(name string) (*nats.Conn, error)
 
 	embedded *bus.Server       // nil when joining a server
 	store    *history.StateDir // the embedded server's store; nil without one
@@ -42,6 +45,7 @@ func (d *Daemon) openBus(ctx context.Context) (*clubBus, error) {
 			}
 			return nc, err
 		}
+		b.connectWorkers = b.connect
 		return b, nil
 	}
 	// The history's store: locked for this process's life, so a second daemon on
@@ -80,13 +84,15 @@ func (d *Daemon) openBus(ctx context.Context) (*clubBus, error) {
 	if b.store != nil && c.History.Enabled {
 		d.stored = srv
 	}
-	b.connect = func(name string) (*nats.Conn, error) {
-		nc, err := bus.ConnectWait(ctx, bus.ConnOptions{Server: srv, Name: name}, log)
+	connectAs := func(name, role string) (*nats.Conn, error) {
+		nc, err := bus.ConnectWait(ctx, bus.ConnOptions{Server: srv, Name: name, Role: role}, log)
 		if err == nil {
 			d.conns = append(d.conns, nc)
 			d.onClose(nc.Close)
 		}
 		return nc, err
 	}
+	b.connect = func(name string) (*nats.Conn, error) { return connectAs(name, "") }
+	b.connectWorkers = func(name string) (*nats.Conn, error) { return connectAs(name, bus.RoleWorker) }
 	return b, nil
 }

@@ -163,7 +163,7 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 // metrics, and starts the workers.
 func (d *Daemon) startWorkers(p *parts) error {
 	c, b := &d.cfg.Settings, p.bus
-	wnc, err := b.connect("scoreboard run workers")
+	wnc, err := b.connectWorkers("scoreboard run workers")
 	if err != nil {
 		return err
 	}

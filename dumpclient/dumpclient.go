@@ -111,7 +111,8 @@ func Send(ctx context.Context, nc *nats.Conn, in io.Reader, out io.Writer, o Opt
 	// callback is left blocked on a channel nobody reads.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ds := &sentDumps{inbox: nc.NewInbox(), origin: bus.NewOrigin(), maxAnswer: o.Problem.Limits().MaxAnswer, digests: map[uint64]string{}}
+	ds := &sentDumps{inbox: nc.NewInbox(), origin: bus.NewOrigin(), problem: o.Problem.Name(), port: o.Port,
+		maxAnswer: o.Problem.Limits().MaxAnswer, digests: map[uint64]string{}}
 	// Subscribe before publishing, or the first answers could be missed.
 	results := make(chan *nats.Msg, 256)
 	sub, err := nc.Subscribe(ds.inbox+".*", func(m *nats.Msg) {
@@ -143,6 +144,7 @@ type event struct {
 // sentDumps is what Send knows of the dumps it published, to check their answers.
 type sentDumps struct {
 	inbox, origin string
+	problem, port string // the dumps' subject's: an answer must echo them
 	maxAnswer     int
 
 	mu      sync.Mutex
@@ -175,7 +177,13 @@ func (s *sentDumps) check(m *nats.Msg) (*result.Record, error) {
 	if !ok {
 		return nil, nil // a late answer to a unit already answered
 	}
-	if err := (bus.Dumped{Seq: seq, Origin: s.origin, Digest: digest, MaxAnswer: s.maxAnswer}).Check(r.Seq, r.Origin, r.UnitDigest, len(r.Answer)); err != nil {
+	// The answer to a copy of the dump published on another problem's or port's
+	// subject (its origin, seq and unit copied) is refused, as the display's is.
+	d := bus.Dumped{Problem: s.problem, Port: s.port, Seq: seq, Origin: s.origin, Digest: digest, MaxAnswer: s.maxAnswer}
+	if err := d.Check(r.Seq, r.Origin, r.UnitDigest, len(r.Answer)); err != nil {
+		return nil, fmt.Errorf("refused a reply for unit %d: %w", seq, err)
+	}
+	if err := d.CheckSubject(r.Problem, r.Port); err != nil {
 		return nil, fmt.Errorf("refused a reply for unit %d: %w", seq, err)
 	}
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/result"
 )
 
 // bucketRecord is what the test reads of a bucket's value.
@@ -175,4 +177,43 @@ func TestBucketCaughtUpAtStop(t *testing.T) {
 	if err := json.Unmarshal(v.Value(), &got); err != nil || got.Answer != strconv.Itoa(n)+"\n" {
 		t.Fatalf("the bucket holds answer %q (stream seq %d) after the stop, want the last, %d (%v)", got.Answer, got.StreamSeq, n, err)
 	}
+}
+
+// Issue 41: anyone may publish a dump, and so name a port; the bucket keeps the
+// boards of history.MaxPorts ports at most, and none of a port whose name is no
+// port name (over 64 bytes here): their results are counted, not kept as boards.
+func TestBucketBoundsPorts(t *testing.T) {
+	e := start(t)
+	s := bus.Subjects{Prefix: bus.DefaultPrefix}
+	publish := func(port string) {
+		r := result.Record{Problem: "goscore", Port: port, Seq: 1, Origin: "o", Answer: "1 1\n", Worker: "w"}
+		if err := e.nc.Publish(s.Result("goscore", port), r.AppendJSON(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("p", bus.MaxToken+1)
+	publish(long)
+	for i := range history.MaxPorts + 5 {
+		publish(fmt.Sprintf("p%d", i))
+	}
+	bustest.Wait(t, "the ports beyond the bound refused", func() (bool, string) {
+		return e.u.RefusedPorts() >= 6, fmt.Sprint(e.u.RefusedPorts(), " refused")
+	})
+	ctx := context.Background()
+	var keys int
+	bustest.Wait(t, "the bucket's boards", func() (bool, string) {
+		lister, err := e.kv.ListKeys(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		keys = 0
+		for range lister.Keys() {
+			keys++
+		}
+		return keys == history.MaxPorts, fmt.Sprint(keys, " keys")
+	})
+	if _, err := e.kv.Get(ctx, long); err == nil {
+		t.Error("the bucket keeps a board of a port whose name is no port name")
+	}
+	t.Logf("%d boards kept, %d results of ports refused", keys, e.u.RefusedPorts())
 }

@@ -200,7 +200,11 @@ func (r *Recorder) keep(m *nats.Msg) {
 	r.fresh = append(r.fresh, rec)
 	r.bytes += rec.size
 	var dropped int
-	for r.bytes > recordBytes {
+	// The unacked count toward the bound but cannot be dropped: the queued go, the
+	// newest last. The queues never run dry here (what keep adds keeps the total
+	// within the bound once it drops them all), but a loop that indexes them says so
+	// itself rather than trusting it: the daemon never panics.
+	for r.bytes > recordBytes && len(r.again)+len(r.fresh) > 0 {
 		q := &r.again
 		if len(*q) == 0 {
 			q = &r.fresh

@@ -85,12 +85,14 @@ type Updater struct {
 	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
 	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
 	ports  map[string]*portValue
-	stream jetstream.Stream // found at the first lookup
-	msgs   chan jetstream.Msg
-	itMu   sync.Mutex
-	it     jetstream.MessagesContext // the reader's, under itMu
-	reader chan struct{}             // closed when the reader has stopped
-	quit   chan struct{}             // closed when Run returns
+	// refusedPorts counts the results of ports not kept (see port).
+	refusedPorts atomic.Int64
+	stream       jetstream.Stream // found at the first lookup
+	msgs         chan jetstream.Msg
+	itMu         sync.Mutex
+	it           jetstream.MessagesContext // the reader's, under itMu
+	reader       chan struct{}             // closed when the reader has stopped
+	quit         chan struct{}             // closed when Run returns
 	// The start's reader of the results stored before Subscribe (the stream's last
 	// startWindow messages, up to windowEnd): windowIt, set before Run; windowRead
 	// set once it has handed them on, or given up.

@@ -5,6 +5,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,40 @@ func (pv *portValue) newer(origin string, unitSeq, streamSeq uint64) bool {
 	return unitSeq > pv.unitSeq || unitSeq == pv.unitSeq && streamSeq > pv.seq
 }
 
+// MaxPorts bounds the ports whose boards the bucket keeps (and the updater holds in
+// memory): anyone may publish a dump, so a tool could name a new port with each one,
+// and each would be a map entry and a bucket key for good. The results of a port
+// beyond the bound are stored in the history, but not kept as a board; a club has
+// a few ports.
+const MaxPorts = 1000
+
+// port is the value of port, made if new; nil, counted and warned of (sampled), for
+// a token that is no port name (bus.ValidToken) or a new port beyond MaxPorts.
+func (u *Updater) port(port string) *portValue {
+	if pv := u.ports[port]; pv != nil {
+		return pv
+	}
+	why := ""
+	switch {
+	case !bus.ValidToken(port):
+		why = "a result of a port whose name is no port name; not kept in the bucket"
+	case len(u.ports) >= MaxPorts:
+		why = fmt.Sprintf("a result of a new port beyond the %d ports the bucket keeps; not kept in the bucket", MaxPorts)
+	}
+	if why != "" {
+		u.refusedPorts.Add(1)
+		u.warn.Warn(&u.log, "bad port").Str("port", port[:min(len(port), 80)]).Msg(why)
+		return nil
+	}
+	pv := &portValue{}
+	u.ports[port] = pv
+	return pv
+}
+
+// RefusedPorts counts the results not kept as a board: of a port whose name is no
+// port name, or beyond MaxPorts.
+func (u *Updater) RefusedPorts() int64 { return u.refusedPorts.Load() }
+
 // take makes a result the stream stored into its port's next value, if it is newer.
 func (u *Updater) take(m jetstream.Msg) {
 	meta, err := m.Metadata()
@@ -41,11 +76,9 @@ func (u *Updater) take(m jetstream.Msg) {
 		u.behind.Store(meta.NumPending) // the reader's, not the start window's
 	}
 	subject := m.Subject()
-	port := subject[strings.LastIndexByte(subject, '.')+1:]
-	pv := u.ports[port]
+	pv := u.port(subject[strings.LastIndexByte(subject, '.')+1:])
 	if pv == nil {
-		pv = &portValue{}
-		u.ports[port] = pv
+		return
 	}
 	unitSeq, origin := result.SeqOrigin(m.Data())
 	if !pv.newer(origin, unitSeq, meta.Sequence.Stream) {

@@ -84,10 +84,9 @@ func (u *Updater) reconcile(ctx context.Context) (behind bool) {
 // takeLast makes the stream's last result of a port its next value, if it is newer
 // than the one the updater has; it reports whether it was.
 func (u *Updater) takeLast(port string, m *jetstream.RawStreamMsg) bool {
-	pv := u.ports[port]
+	pv := u.port(port)
 	if pv == nil {
-		pv = &portValue{}
-		u.ports[port] = pv
+		return false
 	}
 	unitSeq, origin := result.SeqOrigin(m.Data)
 	if !pv.newer(origin, unitSeq, m.Sequence) {

@@ -1,11 +1,15 @@
 package worker
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 func dump(port string, size int) *nats.Msg {
@@ -180,5 +184,94 @@ func TestDumpQueueSharesTime(t *testing.T) {
 	a, b := pop(), pop()
 	if !strings.HasSuffix(a.msg.Subject, ".heavy") || !strings.HasSuffix(b.msg.Subject, ".hall") {
 		t.Fatalf("two solvers took %s and %s; want heavy, then hall", a.msg.Subject, b.msg.Subject)
+	}
+}
+
+// Issue 41: a tool floods a real port's own subject with dumps each under a fresh
+// Scoreboard-Origin, ten for each one solved, while the port publishes one dump
+// every fifth solve under its own origin. Counted in dumps solved, not in time:
+// the port's dumps wait behind one dump at most (p99), none is shed, and the flood
+// has the rest of the solvers' time.
+func TestDumpQueueFreshOrigins(t *testing.T) {
+	// The same flood with a fresh port name on every dump, and with both.
+	for _, c := range []struct {
+		name        string
+		port        func(k int) string
+		freshOrigin bool
+	}{
+		{"fresh-origins", func(int) string { return "hall" }, true},
+		{"fresh-ports", func(k int) string { return fmt.Sprintf("p%d", k) }, false},
+		{"fresh-ports-and-origins", func(k int) string { return fmt.Sprintf("p%d", k) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { freshFlood(t, c.port, c.freshOrigin) })
+	}
+}
+
+func freshFlood(t *testing.T, floodPort func(k int) string, freshOrigin bool) {
+	w := &Workers{keys: newOriginKeys()}
+	q := newDumpQueue()
+	now := time.Unix(0, 0)
+	const steps = 5000
+	var (
+		waited       []int
+		queuedAt     = map[*nats.Msg]int{}
+		portSent     int
+		portShed     int
+		floodSolved  int
+		solved       int
+		floodOrigins int
+	)
+	push := func(m *nats.Msg) {
+		shed, _ := q.push(w.queueKey(m, now), m)
+		for _, s := range shed {
+			if s.Header.Get(bus.HeaderOrigin) == "port" {
+				portShed++
+				delete(queuedAt, s)
+			}
+		}
+	}
+	for step := range steps {
+		now = now.Add(time.Millisecond)
+		for range 10 {
+			floodOrigins++
+			m := dump(floodPort(floodOrigins), 1)
+			if freshOrigin {
+				m.Header = nats.Header{bus.HeaderOrigin: {fmt.Sprintf("fresh%d", floodOrigins)}}
+			}
+			push(m)
+		}
+		if step%5 == 0 {
+			m := dump("hall", 1)
+			m.Header = nats.Header{bus.HeaderOrigin: {"port"}}
+			queuedAt[m] = solved
+			portSent++
+			push(m)
+		}
+		p, ok := q.pop()
+		if !ok {
+			t.Fatal("pop: closed")
+		}
+		if at, mine := queuedAt[p.msg]; mine {
+			waited = append(waited, solved-at)
+			delete(queuedAt, p.msg)
+		} else {
+			floodSolved++
+		}
+		solved++
+		q.done(p, time.Millisecond)
+	}
+	slices.Sort(waited)
+	p99 := -1
+	if len(waited) > 0 {
+		p99 = waited[len(waited)*99/100]
+	}
+	t.Logf("port: %d dumps sent, %d solved, %d shed, %d still queued; waited p99 %d dumps solved before it; flood: %d solved of %d",
+		portSent, len(waited), portShed, len(queuedAt), p99, floodSolved, floodOrigins)
+	if portShed != 0 || len(waited) < portSent-1 || p99 > 1 {
+		t.Errorf("the port's dumps: %d shed, %d of %d solved, p99 wait %d dumps; want none shed, all solved, p99 at most 1",
+			portShed, len(waited), portSent, p99)
+	}
+	if floodSolved < steps*3/4 {
+		t.Errorf("the flood had %d of %d solves: the port's share left it too little", floodSolved, steps)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -53,6 +52,7 @@ type Workers struct {
 
 	dumps   []*nats.Subscription // one a problem
 	queue   *dumpQueue
+	keys    *originKeys
 	drain   time.Duration
 	wg      sync.WaitGroup
 	stopped sync.Once
@@ -88,6 +88,7 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		subj:  bus.Subjects{Prefix: o.Prefix},
 		log:   log.With().Str("component", "workers").Logger(),
 		queue: newDumpQueue(),
+		keys:  newOriginKeys(),
 		drain: o.Drain,
 		warn:  logging.NewSampler(10, time.Second, 100),
 		solve: o.Metrics.Solve(engine.Names()),
@@ -227,95 +228,14 @@ func (w *Workers) StopWithin(bound time.Duration) error {
 	return w.stopErr
 }
 
-// DumpCounts are what became of the dumps the workers took: every one is solved,
-// bad (the worker's error result), oversize, shed (its port's queue was full) or
-// stopping (not solved within the drain bound), each with its result, or handed
-// back: not solved, and not answered, for its publisher to publish again to another
-// worker (bus.HeaderAttempt).
-type DumpCounts struct {
-	Taken    int64 `json:"taken"`
-	Solved   int64 `json:"solved"`
-	Bad      int64 `json:"bad"`
-	Oversize int64 `json:"oversize"`
-	Shed     int64 `json:"shed"`
-	Stopping int64 `json:"stopping"`
-	// HandedBack counts the dumps a stopping or overloaded worker took and left
-	// unanswered for another worker (or a later turn) to answer.
-	HandedBack int64 `json:"handed_back"`
-}
-
-// Counts returns the workers' dump counts so far, all problems together.
-func (w *Workers) Counts() DumpCounts {
-	var sum DumpCounts
-	for _, c := range w.counts {
-		n := c.load()
-		sum.Taken += n.Taken
-		sum.Solved += n.Solved
-		sum.Bad += n.Bad
-		sum.Oversize += n.Oversize
-		sum.Shed += n.Shed
-		sum.Stopping += n.Stopping
-		sum.HandedBack += n.HandedBack
-	}
-	return sum
-}
-
-// outcome is what became of a dump, one of DumpCounts' fields.
-type outcome int
-
-const (
-	dumpTaken outcome = iota
-	dumpSolved
-	dumpBad
-	dumpOversize
-	dumpShed
-	dumpStopping
-	dumpHandedBack
-	outcomes
-)
-
-type dumpCounts struct {
-	n [outcomes]atomic.Int64
-	// solveNanos is the solvers' time on the dumps solved, bad ones included.
-	solveNanos atomic.Int64
-	lastError  atomic.Pointer[string]
-}
-
-func (c *dumpCounts) load() DumpCounts {
-	return DumpCounts{
-		Taken: c.n[dumpTaken].Load(), Solved: c.n[dumpSolved].Load(), Bad: c.n[dumpBad].Load(),
-		Oversize: c.n[dumpOversize].Load(), Shed: c.n[dumpShed].Load(), Stopping: c.n[dumpStopping].Load(),
-		HandedBack: c.n[dumpHandedBack].Load(),
-	}
-}
-
-// failed counts a dump answered (or dropped) with an error as o.
-func (c *dumpCounts) failed(o outcome, why string) {
-	c.n[o].Add(1)
-	c.lastError.Store(&why)
-}
-
-// countsOf are the counts of problem's dumps.
-func (w *Workers) countsOf(problem string) *dumpCounts {
-	if c, ok := w.counts[problem]; ok {
-		return c
-	}
-	return w.counts[""]
-}
-
-// countsOfDump are the counts of the problem msg is a dump of.
-func (w *Workers) countsOfDump(msg *nats.Msg) *dumpCounts {
-	problem, _, _ := w.subj.ParseDump(msg.Subject)
-	return w.countsOf(problem)
-}
-
 // takeDump is the dumps subscription's callback. It never waits, so the
 // subscription never holds a dump the workers have not seen, and a stop never finds
 // it blocked.
 func (w *Workers) takeDump(msg *nats.Msg) {
 	problem, _, err := w.subj.ParseDump(msg.Subject)
-	if err != nil { // the subscription's wildcard only lets dump subjects in
-		problem = "unknown"
+	if err != nil {
+		w.refuseSubject(msg, err)
+		return
 	}
 	w.countsOf(problem).n[dumpTaken].Add(1)
 	if p, ok := engine.Lookup(problem); ok && len(msg.Data) > p.Limits().MaxUnit {
@@ -327,11 +247,7 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 	// Queued by subject and origin: a flood on a port's own subject from another
 	// publisher (anyone with the tool role may publish dumps) waits, and is shed,
 	// apart from the port's own dumps.
-	key := msg.Subject
-	if o := msg.Header.Get(bus.HeaderOrigin); o != "" {
-		key += " " + o[:min(len(o), bus.MaxOrigin)]
-	}
-	shed, ok := w.queue.push(key, msg)
+	shed, ok := w.queue.push(w.queueKey(msg, time.Now()), msg)
 	for _, m := range shed {
 		w.shed(m)
 	}
@@ -340,6 +256,13 @@ func (w *Workers) takeDump(msg *nats.Msg) {
 			w.reject(msg, nil, dumpStopping, "worker stopping: dump not taken")
 		}
 	}
+}
+
+// queueKey is the key a dump is queued under (dumpQueue): its subject and origin,
+// among the few origins of the subject that publish again (originKeys).
+func (w *Workers) queueKey(msg *nats.Msg, now time.Time) string {
+	o := msg.Header.Get(bus.HeaderOrigin)
+	return w.keys.key(msg.Subject, o[:min(len(o), bus.MaxOrigin)], now)
 }
 
 // shed drops a dump its port's queue has no room for, counted and logged (sampled);
@@ -433,6 +356,9 @@ func (w *Workers) drainDumps(bound time.Duration) error {
 // body is still the output of the good units.
 func (w *Workers) solveHandler(p engine.Problem) micro.HandlerFunc {
 	return func(req micro.Request) {
+		if !w.replyOK(p.Name(), "", req.Reply()) {
+			return // not solved either: nobody may read its answer
+		}
 		c := w.contest(p)
 		defer w.release(c)
 		if err := c.run(req.Data()); err != nil {
@@ -512,7 +438,7 @@ func (w *Workers) publish(msg *nats.Msg, res result.Record, buf []byte) []byte {
 		return e.Str("problem", res.Problem).Str("port", res.Port).Uint64("seq", res.Seq)
 	}
 	// The reply first: it is what a port waits for; the public record can follow.
-	if msg.Reply != "" {
+	if msg.Reply != "" && w.replyOK(res.Problem, res.Port, msg.Reply) {
 		if err := msg.Respond(data); err != nil {
 			unit(w.log.Error()).Err(err).Msg("reply to dump")
 		}
