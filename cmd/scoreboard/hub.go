@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -164,32 +163,14 @@ func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path
 	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
 }
 
+// readHubConfig reads the hub's file; one others may read with tokens in it
+// exits 2, as a bad flag does.
 func readHubConfig(path string) (league.Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return league.Config{}, fmt.Errorf("hub config: %w (--config names a TOML file; configs/league-hub.toml in the source is an example)", err)
+	cfg, err := league.ReadConfig(path)
+	if errors.Is(err, league.ErrReadableTokens) {
+		return cfg, exitError{err, 2}
 	}
-	defer f.Close()
-	// The mode of the file read (fstat: a symlink's target), not of a path
-	// looked at before or after.
-	fi, err := f.Stat()
-	if err != nil {
-		return league.Config{}, fmt.Errorf("hub config: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return league.Config{}, fmt.Errorf("hub config: %s: %w", path, err)
-	}
-	cfg, err := league.ParseConfig(path, data)
-	if err != nil {
-		return cfg, err
-	}
-	// Refused, as a club's seed file is: a token in a file others may read is a
-	// club's secret given to every local user, and a warning is seen too late.
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && hasToken(cfg.Clubs) {
-		return league.Config{}, exitError{fmt.Errorf("hub config %s: mode %04o lets others read the clubs' tokens in it: chmod 600 %s (or give the clubs keys: scoreboard hub key)", path, perm, path), 2}
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // exitError is an error that says the exit status (runMain).
@@ -199,12 +180,3 @@ type exitError struct {
 }
 
 func (e exitError) ExitCode() int { return e.code }
-
-func hasToken(clubs []league.Club) bool {
-	for _, c := range clubs {
-		if c.Token != "" {
-			return true
-		}
-	}
-	return false
-}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/creack/pty"
 	"go.bug.st/serial/enumerator"
+
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // TestListSerialPorts lists a real tty (a pty's slave, standing in for a USB adapter
@@ -44,11 +46,11 @@ func TestListSerialPorts(t *testing.T) {
 			{Name: dev, IsUSB: true, VID: "0403", PID: "6001", SerialNumber: "A50285BI", Manufacturer: "FTDI", Product: "FT232R USB UART"},
 		}, nil
 	}
-	ports, warn := listSerialPorts(enumerate, nil, byID)
+	ports, warn := serialio.List(enumerate, nil, byID)
 	if warn != nil {
 		t.Fatal(warn)
 	}
-	want := []serialPort{
+	want := []serialio.Listed{
 		{Device: "/dev/ttyS0"},
 		{Device: dev, ByID: link, USB: true, VID: "0403", PID: "6001", SerialNumber: "A50285BI", Manufacturer: "FTDI", Product: "FT232R USB UART"},
 	}
@@ -89,11 +91,11 @@ func TestListSerialPortsFallback(t *testing.T) {
 		return nil, errors.New("open /sys/bus/usb/devices/1-1/serial: no such file or directory")
 	}
 	names := func() ([]string, error) { return []string{"/dev/ttyUSB1", "/dev/ttyUSB0"}, nil }
-	ports, warn := listSerialPorts(broken, names, filepath.Join(t.TempDir(), "none"))
+	ports, warn := serialio.List(broken, names, filepath.Join(t.TempDir(), "none"))
 	if warn == nil || !strings.Contains(warn.Error(), "no USB details") {
 		t.Errorf("warning %v", warn)
 	}
-	if want := []serialPort{{Device: "/dev/ttyUSB0"}, {Device: "/dev/ttyUSB1"}}; !reflect.DeepEqual(ports, want) {
+	if want := []serialio.Listed{{Device: "/dev/ttyUSB0"}, {Device: "/dev/ttyUSB1"}}; !reflect.DeepEqual(ports, want) {
 		t.Errorf("got %+v, want %+v", ports, want)
 	}
 }
@@ -116,7 +118,7 @@ func TestPortsCommand(t *testing.T) {
 	if code := runMain(context.Background(), []string{"ports", "--json"}, stdio{strings.NewReader(""), &out, &errw}); code != 0 {
 		t.Fatalf("--json: exit %d", code)
 	}
-	var ports []serialPort
+	var ports []serialio.Listed
 	if err := json.Unmarshal(out.Bytes(), &ports); err != nil || ports == nil {
 		t.Errorf("--json printed %q: %v, want an array", out.String(), err)
 	}
