@@ -138,10 +138,6 @@ func newDisplay(cfg *Config, pc PortConfig, nc *nats.Conn, log zerolog.Logger, i
 	}
 }
 
-// run works until the reader has stopped and every unit it handed over has its
-// outcome. Once ctx ends, it takes every unit the reader still hands over, whatever
-// the bounds, and gives them and those in flight cfg.Drain to be answered; then each
-// one left gets its error outcome. It closes out when it returns.
 // openInbox subscribes the port's inbox and opens what run listens to besides: the
 // history's notices of stored results and the connection's reconnections. close
 // undoes it all.
@@ -178,6 +174,10 @@ func (d *display) openInbox() (storedWake <-chan struct{}, back chan nats.Status
 	}, nil
 }
 
+// run works until the reader has stopped and every unit it handed over has its
+// outcome. Once ctx ends, it takes every unit the reader still hands over, whatever
+// the bounds, and gives them and those in flight cfg.Drain to be answered; then each
+// one left gets its error outcome. It closes out when it returns.
 func (d *display) run(ctx context.Context) error {
 	defer close(d.out)
 	storedWake, back, closeInbox, err := d.openInbox()
@@ -274,62 +274,6 @@ func (d *display) run(ctx context.Context) error {
 		Uint64("stopped", d.stopped).Uint64("written_before_stored", d.unconfirmed).Msg("display writer stopped")
 	return nil
 }
-
-// busyTick is the display writer's tick while units are in flight: an eighth of
-// the request timeout, and never longer than the idle one (the health check's bound
-// is the same whether units are in flight or not).
-func (d *display) busyTick() time.Duration {
-	return min(max(d.cfg.RequestTimeout/8, time.Millisecond), idleTick(d.cfg.Monitor, time.Millisecond, true))
-}
-
-// turn is the tick's work: the attempts timed out, the line ends, the health beat.
-func (d *display) turn(now time.Time) {
-	d.expire(now)
-	d.lineEnds(now)
-	d.cfg.Monitor.beat(d.pc.Name)
-}
-
-// idleTick is the display writer's tick: busy while units are in flight, else a
-// quarter of the health check's staleness bound (10 s by default), never faster.
-func idleTick(m *Monitor, busy time.Duration, idle bool) time.Duration {
-	if !idle {
-		return busy
-	}
-	stale := 10 * time.Second
-	if m != nil && m.Stale > 0 {
-		stale = m.Stale
-	}
-	return max(stale/4, busy)
-}
-
-// noLineEndWait is how long bytes may wait for a line end before the port is said
-// to receive none: far longer than the longest line of any problem takes at 300 baud.
-const noLineEndWait = 10 * time.Second
-
-// lineEnds says once, in the log and the monitor (systemd's status, /metrics), when
-// the port receives bytes but no line ends: a device that ends its lines in
-// something else than "\n", "\r\n" or "\r", or not at all, or a line set at the
-// wrong speed, would otherwise show an open port and no unit, for ever, in silence.
-func (d *display) lineEnds(now time.Time) {
-	if d.stats == nil {
-		return
-	}
-	none := d.stats.NoLineEnds(now, d.maxLine, d.cfg.noLineEndWait)
-	if none == d.unended {
-		return
-	}
-	d.unended = none
-	d.cfg.Monitor.unended(d.pc.Name, none)
-	if !none {
-		d.log.Info().Msg("the port has no more bytes waiting for a line end")
-		return
-	}
-	n, waited := d.stats.Unended(now)
-	d.log.Warn().Int64("bytes", n).Dur("waited_ms", waited).Int64("line_ends", d.stats.Ends()).Int("max_line", d.maxLine).
-		Msg("the port receives bytes but no line ends: no unit can be read; the device must end its lines in \\n, \\r\\n or \\r (check its line settings too: a wrong baud rate reads as noise)")
-}
-
-const stopGiveUp = "daemon stopping: no answer within the drain bound"
 
 // canTake says whether to take another unit: not while as many units as allowed wait
 // for a worker, nor while as many as allowed are held for the device. The device
