@@ -121,43 +121,11 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 			ev.Msg("nats error")
 		}),
 	}
-	serverURL := o.URL
-	if o.Server != nil {
-		opts = append(opts, nats.InProcessServer(o.Server.NATS()))
-		if o.Role != "" {
-			opts = append(opts, nats.UserInfo(o.Role, ""))
-		}
-		serverURL = ""
-	} else {
-		if serverURL == "" {
-			return nil, errors.New("nats: no URL and no embedded server")
-		}
-		if o.User != "" || o.Password != "" {
-			opts = append(opts, nats.UserInfo(o.User, o.Password))
-		}
-		if o.Token != "" {
-			opts = append(opts, nats.Token(o.Token))
-		}
-		if o.NKeySeedFile != "" {
-			opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
-			if err != nil {
-				return nil, fmt.Errorf("nats nkey seed %s: %w", o.NKeySeedFile, err)
-			}
-			opts = append(opts, opt)
-		}
-		if o.CredsFile != "" {
-			opts = append(opts, nats.UserCredentials(o.CredsFile))
-		}
-		if o.TLSCA != "" {
-			opts = append(opts, nats.RootCAs(o.TLSCA))
-		}
-		if o.TLSCert != "" || o.TLSKey != "" {
-			if o.TLSCert == "" || o.TLSKey == "" {
-				return nil, errors.New("nats TLS: a client certificate needs both its cert and its key file")
-			}
-			opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
-		}
+	serverURL, authOpts, err := o.serverOptions()
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, authOpts...)
 	nc, err := nats.Connect(serverURL, opts...)
 	if err != nil {
 		if o.Server != nil {
@@ -180,6 +148,49 @@ func Connect(o ConnOptions, log zerolog.Logger) (*nats.Conn, error) {
 	}
 	ev.Str("server", url).Msg("nats connected")
 	return nc, nil
+}
+
+// serverOptions are the connection's server and credentials: the embedded server
+// in-process, in its role, or a server's URL with the user's credentials and TLS.
+func (o ConnOptions) serverOptions() (serverURL string, opts []nats.Option, err error) {
+	serverURL = o.URL
+	if o.Server != nil {
+		opts = append(opts, nats.InProcessServer(o.Server.NATS()))
+		if o.Role != "" {
+			opts = append(opts, nats.UserInfo(o.Role, ""))
+		}
+		serverURL = ""
+	} else {
+		if serverURL == "" {
+			return "", nil, errors.New("nats: no URL and no embedded server")
+		}
+		if o.User != "" || o.Password != "" {
+			opts = append(opts, nats.UserInfo(o.User, o.Password))
+		}
+		if o.Token != "" {
+			opts = append(opts, nats.Token(o.Token))
+		}
+		if o.NKeySeedFile != "" {
+			opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+			if err != nil {
+				return "", nil, fmt.Errorf("nats nkey seed %s: %w", o.NKeySeedFile, err)
+			}
+			opts = append(opts, opt)
+		}
+		if o.CredsFile != "" {
+			opts = append(opts, nats.UserCredentials(o.CredsFile))
+		}
+		if o.TLSCA != "" {
+			opts = append(opts, nats.RootCAs(o.TLSCA))
+		}
+		if o.TLSCert != "" || o.TLSKey != "" {
+			if o.TLSCert == "" || o.TLSKey == "" {
+				return "", nil, errors.New("nats TLS: a client certificate needs both its cert and its key file")
+			}
+			opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+		}
+	}
+	return serverURL, opts, nil
 }
 
 // hint tells the user what to do about the common connection errors.

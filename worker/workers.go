@@ -148,28 +148,12 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 			}
 		})
 	}
-	// One subscription a problem served, each with its own pending list: a flood of
-	// one problem's dumps (large capture units, say) that outruns the callback makes
-	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
-	// of a problem no worker serves is not taken (a request for it gets NATS's "no
-	// responders" at once), nor is a copy of a port's dumps published under it.
-	for _, name := range o.Problems {
-		sub, err := nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
-		if err != nil {
-			_ = svc.Stop()
-			w.unsubscribeDumps()
-			w.queue.close()
-			w.wg.Wait()
-			return nil, fmt.Errorf("workers: subscribe to the dumps of %s: %w", name, err)
-		}
-		// What the subscription holds before the callback takes it is memory too:
-		// nats.go's default lets half a million messages wait. The callback never
-		// waits, so a list this long is only reached by a flood faster than it, whose
-		// excess nats.go then drops (and reports as a slow consumer).
-		if err := sub.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
-			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
-		}
-		w.dumps = append(w.dumps, sub)
+	if err := w.subscribeDumps(o.Problems); err != nil {
+		_ = svc.Stop()
+		w.unsubscribeDumps()
+		w.queue.close()
+		w.wg.Wait()
+		return nil, err
 	}
 	// Subscriptions leave in the connection's write buffer: without a round trip, a
 	// request from another connection made just after start can find no responders
@@ -180,6 +164,30 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 	}
 	w.log.Info().Str("version", bus.SemVer(o.Version)).Strs("problems", o.Problems).Str("prefix", o.Prefix).Msg("workers started")
 	return w, nil
+}
+
+// subscribeDumps takes the dumps of the problems served.
+func (w *Workers) subscribeDumps(problems []string) error {
+	// One subscription a problem served, each with its own pending list: a flood of
+	// one problem's dumps (large capture units, say) that outruns the callback makes
+	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
+	// of a problem no worker serves is not taken (a request for it gets NATS's "no
+	// responders" at once), nor is a copy of a port's dumps published under it.
+	for _, name := range problems {
+		sub, err := w.nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
+		if err != nil {
+			return fmt.Errorf("workers: subscribe to the dumps of %s: %w", name, err)
+		}
+		// What the subscription holds before the callback takes it is memory too:
+		// nats.go's default lets half a million messages wait. The callback never
+		// waits, so a list this long is only reached by a flood faster than it, whose
+		// excess nats.go then drops (and reports as a slow consumer).
+		if err := sub.SetPendingLimits(pendingDumps, pendingDumpBytes); err != nil {
+			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
+		}
+		w.dumps = append(w.dumps, sub)
+	}
+	return nil
 }
 
 // ID is the micro service instance id of these workers, as in results' worker field.
