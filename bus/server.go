@@ -378,7 +378,7 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
-	if strings.Contains(msg, "no space left") {
+	if storeOutOfSpace(format, v) {
 		s.noSpace.Add(1)
 	}
 	if s.link != nil && s.link.saw(strings.TrimSpace(msg)) {
@@ -386,6 +386,25 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 	}
 	s.log(s.l.Error(), format, v)
 }
+
+// storeOutOfSpace reports whether an error line of the server's is its store's own
+// report of a full disk: the file store's write error (filestore.go setWriteErr:
+// "Filestore [<stream>] Critical write error: %v", the OS's error its one argument)
+// or JetStream's "out of space". It looks at the format, which is the server's,
+// never at the formatted line: a client's text (a user name the server refuses, a
+// subject it denies) comes in the arguments, or after the client's "<addr> - cid:<n>
+// - " in front of the format, and must never pass for a full disk.
+func storeOutOfSpace(format string, v []any) bool {
+	if format == "JetStream out of space, will be DISABLED" && len(v) == 0 {
+		return true
+	}
+	if !strings.HasPrefix(format, "Filestore [") || !strings.HasSuffix(format, "] Critical write error: %v") || len(v) != 1 {
+		return false
+	}
+	err, ok := v[0].(error)
+	return ok && (errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "no space left"))
+}
+
 func (s *serverLogger) Debugf(format string, v ...any) {
 	// The server calls it at debug only, or with a hub link that wants TLS:
 	// then only its TLS handshake errors are worth a look below debug.
