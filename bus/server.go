@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )
 
@@ -44,6 +45,8 @@ type Server struct {
 	// log counts the store's write errors; handled is the count at the last restart.
 	log     *serverLogger
 	handled atomic.Uint64
+	// guard deletes the consumers tools may not have (guard.go), or is nil.
+	guard *nats.Conn
 }
 
 // StartServer starts an embedded nats-server listening on listen, without
@@ -184,6 +187,10 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	if c := ns.JetStreamConfig(); c != nil {
 		c.StoreDir = o.StoreDir
 		srv.js = c
+		if srv.guard, err = startConsumerGuard(ns, sl.l); err != nil {
+			ns.Shutdown()
+			return nil, fmt.Errorf("embedded nats-server: the consumer guard: %w", err)
+		}
 	}
 	return srv, nil
 }
@@ -352,6 +359,9 @@ func (s *Server) StorePending() int {
 
 // Shutdown stops the server and waits until it has stopped.
 func (s *Server) Shutdown() {
+	if s.guard != nil {
+		s.guard.Close()
+	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }
