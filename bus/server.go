@@ -36,6 +36,18 @@ const serverReadyWait = 2 * time.Minute
 // solve without --nats-url) or in parts.
 const MaxPayload = 2 << 20
 
+// MaxSubs bounds one connection's subscriptions, and MaxConns the connections: a tool
+// (no credentials) may subscribe without end otherwise, ~400 bytes of the daemon's
+// memory each (review-club F11: 300,000 of them cost 124 MB). Measured with 5 ports,
+// the page and two tools: the daemon's busiest connection (its workers) holds 19, its
+// ports' one a subscription per port, a tool 1 to 3; the bound leaves room for a
+// league link's interest too (a leaf connection is bounded by it as well). Its
+// connections: 6 of the daemon's own, its remote workers, tools.
+const (
+	MaxSubs  = 10_000
+	MaxConns = 256
+)
+
 // Server is an embedded nats-server.
 type Server struct {
 	ns *server.Server
@@ -100,6 +112,8 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		ServerName: "scoreboard",
 		NoSigs:     true,
 		MaxPayload: MaxPayload,
+		MaxSubs:    MaxSubs,
+		MaxConn:    MaxConns,
 	}
 	switch {
 	case o.Token != "" && (o.User != "" || o.Password != ""):

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,4 +275,57 @@ func TestTrustToolDeliverOntoSolve(t *testing.T) {
 	e.units(t, 3) // the workers' answers to it came before these
 	solved := goscoreSolves(t, nc) - before
 	t.Logf("%v solve requests delivered onto the workers before the consumer went, of %d dumps in the history", solved, history)
+}
+
+// F11: a tool's subscriptions and connections were not bounded (300,000
+// subscriptions cost the daemon 124 MB). Now the one past bus.MaxSubs is refused, and
+// the connections past bus.MaxConns, while the port answers.
+func TestTrustToolLimits(t *testing.T) {
+	e := startToolEnv(t, false)
+	e.units(t, 3)
+	var refused atomic.Int64
+	nc, err := nats.Connect(e.url, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if strings.Contains(strings.ToLower(err.Error()), "maximum subscriptions exceeded") {
+			refused.Add(1)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	const subs = bus.MaxSubs + 100
+	for i := range subs {
+		if _, err := nc.SubscribeSync(fmt.Sprintf("scoreboard.x%d.%d", i%1000, i)); err != nil {
+			t.Fatalf("subscription %d: %v", i, err)
+		}
+	}
+	_ = nc.Flush()
+	bustest.WaitWithin(t, 30*time.Second, "the subscriptions past the bound refused", func() (bool, string) {
+		return refused.Load() > 0, fmt.Sprintf("%d of %d subscriptions refused (bound %d)", refused.Load(), subs, bus.MaxSubs)
+	})
+	e.units(t, 3)
+
+	const conns = bus.MaxConns + 50
+	var held []*nats.Conn
+	failed := 0
+	for range conns {
+		c, err := nats.Connect(e.url, nats.NoReconnect())
+		if err != nil {
+			failed++
+			continue
+		}
+		held = append(held, c)
+	}
+	t.Logf("%d subscriptions refused of %d; %d connections let in, %d refused, of %d tried", refused.Load(), subs, len(held), failed, conns)
+	if failed == 0 || len(held) > bus.MaxConns {
+		t.Errorf("%d connections let in of %d, bound %d", len(held), conns, bus.MaxConns)
+	}
+	// The daemon's own connections are in-process and open: the port answers while
+	// the tool holds every other one.
+	diskUnits(t, e.pt.Master, e.pt.Master, e.next, e.next+3, e.run)
+	e.next += 3
+	for _, c := range held {
+		c.Close()
+	}
+	e.units(t, 3)
 }
