@@ -329,3 +329,30 @@ func TestTrustToolLimits(t *testing.T) {
 	}
 	e.units(t, 3)
 }
+
+// F3, in part: a tool may still delete the daemon's consumers by name (subject
+// permissions cannot tell whose a consumer is). Their owners make them again, and
+// the daemon now says who deleted which, so that the resets it costs are seen.
+func TestTrustToolDeletesDaemonConsumers(t *testing.T) {
+	e := startToolEnv(t, true)
+	e.units(t, 3)
+	nc := busConnect(t, e.url)
+	deleted := 0
+	for _, stream := range []string{"KV_SCOREBOARD_BOARDS", "SCOREBOARD"} {
+		for _, name := range consumers(t, nc, stream) {
+			if _, err := api(t, nc, "$JS.API.CONSUMER.DELETE."+stream+"."+name, nil); err == nil {
+				deleted++
+			}
+		}
+	}
+	if deleted == 0 {
+		t.Fatal("no consumer of the daemon's deleted: the attack did not run")
+	}
+	e.run.WaitOutput("a tool deleted one of the daemon's consumers", time.Minute)
+	e.units(t, 3)
+	bustest.WaitWithin(t, time.Minute, "the page following the port after a tool deleted the daemon's consumers", func() (bool, string) {
+		seq, why := e.pageSeq()
+		return seq == 6, fmt.Sprintf("page at seq %d, the port at 6 %s", seq, why)
+	})
+	t.Logf("%d of the daemon's consumers deleted by a tool; said %d times", deleted, strings.Count(e.run.Output(), "a tool deleted one of the daemon's consumers"))
+}
