@@ -23,9 +23,10 @@ import (
 // daemon's that a tool changed is deleted too: its owner makes it again, with its
 // own config (ordered consumers and bucket watchers do, by their heartbeats).
 
-// guardMaxInactive bounds a tool's ephemeral consumer's inactive threshold: past it,
-// an ephemeral consumer is as lasting as a durable one.
-const guardMaxInactive = 10 * time.Minute
+// guardMaxInactive bounds a tool's consumer's inactive threshold: past it, a consumer
+// is as lasting as a durable one. An hour: the nats CLI's `stream view` pager asks for
+// that, on a durable in memory (jsm.go stream_pager.go), which a tool may have.
+const guardMaxInactive = time.Hour
 
 // guardRecent is how old a consumer a tool's create request answers with may be:
 // older, the request changed an existing consumer rather than made one.
@@ -123,8 +124,8 @@ func (g *consumerGuard) refuse(c *server.ConsumerInfo, key string, at time.Time)
 	switch {
 	case g.own[key] != (time.Time{}):
 		return "it is the daemon's own, which a tool changed; its owner makes it again"
-	case cfg.Durable != "":
-		return "durable"
+	case cfg.Durable != "" && (cfg.InactiveThreshold <= 0 || !cfg.MemoryStorage):
+		return "durable, kept on disk or without an inactive threshold"
 	case cfg.DeliverGroup != "":
 		return "a push consumer with a deliver group"
 	case cfg.DeliverSubject != "" && !strings.HasPrefix(cfg.DeliverSubject, "_INBOX."):

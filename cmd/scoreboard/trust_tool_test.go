@@ -222,6 +222,12 @@ func TestTrustToolDurableConsumers(t *testing.T) {
 	} else {
 		t.Logf("nats consumer add: %v %s", err, out)
 	}
+	// What the nats CLI's `stream view` pager makes (jsm.go): a durable in memory
+	// that goes an hour after its last use. A tool may have it.
+	if _, err := api(t, nc, "$JS.API.CONSUMER.CREATE.SCOREBOARD.pager", map[string]any{"stream_name": "SCOREBOARD",
+		"config": map[string]any{"durable_name": "pager", "inactive_threshold": int64(time.Hour), "mem_storage": true}}); err != nil {
+		t.Fatalf("a pager's consumer: %v", err)
+	}
 	bustest.WaitWithin(t, time.Minute, "the tool's durable consumers gone", func() (bool, string) {
 		var left []string
 		for _, c := range consumers(t, nc, "SCOREBOARD") {
@@ -231,6 +237,9 @@ func TestTrustToolDurableConsumers(t *testing.T) {
 		}
 		return len(left) == 0, fmt.Sprintf("%d of %d made still there", len(left), made)
 	})
+	if !slices.Contains(consumers(t, nc, "SCOREBOARD"), "pager") {
+		t.Error("the pager's consumer (durable in memory, inactive threshold 1h) was deleted: nats stream view would fail")
+	}
 	e.units(t, 3)
 	t.Logf("%d durable consumers made by a tool, all deleted", made)
 }
