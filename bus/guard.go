@@ -41,7 +41,8 @@ const guardWait = 5 * time.Second
 
 // consumerGuard deletes the consumers tools may not have.
 type consumerGuard struct {
-	nc  *nats.Conn
+	// del deletes a consumer "<stream>.<name>" (a request to the API).
+	del func(key string) error
 	log zerolog.Logger
 	// daemon's consumers by stream and name, as the audits showed them made; a
 	// tool's request that answers with one of them changed it.
@@ -56,7 +57,10 @@ func startConsumerGuard(ns *server.Server, log zerolog.Logger) (*nats.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	g := &consumerGuard{nc: nc, log: log, own: map[string]time.Time{}, warn: logging.NewSampler(10, time.Second, 100)}
+	g := newConsumerGuard(func(key string) error {
+		_, err := nc.Request("$JS.API.CONSUMER.DELETE."+key, nil, guardWait)
+		return err
+	}, log)
 	ch := make(chan *nats.Msg, guardQueue)
 	if _, err := nc.ChanSubscribe(server.JSAuditAdvisory, ch); err != nil {
 		nc.Close()
@@ -69,6 +73,10 @@ func startConsumerGuard(ns *server.Server, log zerolog.Logger) (*nats.Conn, erro
 	}()
 	// The channel is never closed by nats.go; the goroutine ends with the process.
 	return nc, nc.Flush()
+}
+
+func newConsumerGuard(del func(key string) error, log zerolog.Logger) *consumerGuard {
+	return &consumerGuard{del: del, log: log, own: map[string]time.Time{}, warn: logging.NewSampler(10, time.Second, 100)}
 }
 
 // audit looks at one API request's audit.
@@ -109,7 +117,7 @@ func (g *consumerGuard) audit(data []byte) {
 	if why == "" {
 		return
 	}
-	_, err := g.nc.Request("$JS.API.CONSUMER.DELETE."+key, nil, guardWait)
+	err := g.del(key)
 	ev := g.warn.Warn(&g.log, "refused")
 	if err != nil {
 		ev = g.log.Error().Err(err)

@@ -1,12 +1,15 @@
 package bus
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 )
 
@@ -60,5 +63,75 @@ func FuzzServerLoggerClientText(f *testing.F) {
 		if n := l.noSpace.Load(); n != 0 {
 			t.Fatalf("client text %q counted as a full disk %d times", text, n)
 		}
+	})
+}
+
+// audit is an API audit as nats-server publishes it, for a request by user.
+func audit(user, subject string, resp any) []byte {
+	r, _ := json.Marshal(resp)
+	b, _ := json.Marshal(server.JSAPIAudit{Client: &server.ClientInfo{User: user}, Subject: subject, Response: string(r), TypedEvent: server.TypedEvent{Time: time.Now()}})
+	return b
+}
+
+func created(stream, name string, cfg server.ConsumerConfig, at time.Time) server.JSApiConsumerCreateResponse {
+	return server.JSApiConsumerCreateResponse{ConsumerInfo: &server.ConsumerInfo{Stream: stream, Name: name, Created: at, Config: &cfg}}
+}
+
+// The guard's decisions (review-club F7, F2, F8): what a tool may keep, and what it
+// deletes.
+func TestConsumerGuardDecides(t *testing.T) {
+	var deleted []string
+	g := newConsumerGuard(func(key string) error { deleted = append(deleted, key); return nil }, zerolog.Nop())
+	now := time.Now()
+	g.audit(audit(RoleDaemon, "$JS.API.CONSUMER.CREATE.SCOREBOARD.mine.scoreboard.result.>", created("SCOREBOARD", "mine", server.ConsumerConfig{}, now)))
+	for _, c := range []struct {
+		name string
+		cfg  server.ConsumerConfig
+		at   time.Time
+		keep bool
+	}{
+		{"ordered", server.ConsumerConfig{InactiveThreshold: 5 * time.Minute, MemoryStorage: true}, now, true},
+		{"watch", server.ConsumerConfig{DeliverSubject: "_INBOX.x"}, now, true},
+		{"pager", server.ConsumerConfig{Durable: "pager", InactiveThreshold: time.Hour, MemoryStorage: true}, now, true},
+		{"mine", server.ConsumerConfig{}, now, false},
+		{"disk", server.ConsumerConfig{Durable: "disk", InactiveThreshold: time.Minute}, now, false},
+		{"forever", server.ConsumerConfig{Durable: "forever", MemoryStorage: true}, now, false},
+		{"solve", server.ConsumerConfig{DeliverSubject: "scoreboard.solve.goscore", DeliverGroup: QueueGroup}, now, false},
+		{"group", server.ConsumerConfig{DeliverSubject: "_INBOX.y", DeliverGroup: "g"}, now, false},
+		{"elsewhere", server.ConsumerConfig{DeliverSubject: "scoreboard.x"}, now, false},
+		{"idle", server.ConsumerConfig{InactiveThreshold: 2 * time.Hour}, now, false},
+		{"old", server.ConsumerConfig{}, now.Add(-time.Minute), false},
+	} {
+		deleted = deleted[:0]
+		g.audit(audit(RoleTool, "$JS.API.CONSUMER.CREATE.SCOREBOARD."+c.name, created("SCOREBOARD", c.name, c.cfg, c.at)))
+		if kept := len(deleted) == 0; kept != c.keep {
+			t.Errorf("a tool's consumer %s (%+v): kept %v, want %v", c.name, c.cfg, kept, c.keep)
+		}
+	}
+	deleted = deleted[:0]
+	g.audit(audit(RoleDaemon, "$JS.API.CONSUMER.CREATE.SCOREBOARD.other", created("SCOREBOARD", "other", server.ConsumerConfig{Durable: "other"}, now)))
+	g.audit(audit(RoleTool, "$JS.API.CONSUMER.CREATE.SCOREBOARD.x", map[string]any{"error": map[string]any{"code": 400}}))
+	if len(deleted) != 0 {
+		t.Errorf("the daemon's own consumer, or a refused request, deleted: %v", deleted)
+	}
+}
+
+// FuzzConsumerGuardAudit: any audit, whatever its JSON, neither panics the guard nor
+// deletes a consumer for a request that was not a tool's.
+func FuzzConsumerGuardAudit(f *testing.F) {
+	f.Add(audit(RoleTool, "$JS.API.CONSUMER.CREATE.SCOREBOARD.a", created("SCOREBOARD", "a", server.ConsumerConfig{Durable: "a"}, time.Now())))
+	f.Add(audit(RoleTool, "$JS.API.CONSUMER.DELETE.SCOREBOARD.a", map[string]any{"success": true}))
+	f.Add([]byte(`{"client":{"user":"tool"},"subject":"$JS.API.CONSUMER.CREATE.S.n","response":"{\"name\":\"n\",\"config\":null}"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a server.JSAPIAudit
+		tool := json.Unmarshal(data, &a) == nil && a.Client != nil && a.Client.User == RoleTool
+		g := newConsumerGuard(func(key string) error {
+			if !tool {
+				t.Fatalf("deleted %q for an audit not of a tool's request: %q", key, data)
+			}
+			return nil
+		}, zerolog.Nop())
+		g.audit(data)
 	})
 }
