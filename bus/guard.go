@@ -2,6 +2,7 @@ package bus
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -53,7 +54,9 @@ type consumerGuard struct {
 // startConsumerGuard subscribes to the API audit on an in-process connection,
 // closed by the server's Shutdown (nc.Close).
 func startConsumerGuard(ns *server.Server, log zerolog.Logger) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard consumer guard"), nats.MaxReconnects(-1))
+	done := make(chan struct{})
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard consumer guard"), nats.MaxReconnects(-1),
+		nats.ClosedHandler(func(*nats.Conn) { close(done) }))
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +70,15 @@ func startConsumerGuard(ns *server.Server, log zerolog.Logger) (*nats.Conn, erro
 		return nil, err
 	}
 	go func() {
-		for m := range ch {
-			g.audit(m.Data)
+		for {
+			select {
+			case m := <-ch:
+				g.audit(m.Data)
+			case <-done: // nats.go never closes ch; the connection's end is the guard's
+				return
+			}
 		}
 	}()
-	// The channel is never closed by nats.go; the goroutine ends with the process.
 	return nc, nc.Flush()
 }
 
@@ -118,6 +125,9 @@ func (g *consumerGuard) audit(data []byte) {
 		return
 	}
 	err := g.del(key)
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return // the server is shutting down
+	}
 	ev := g.warn.Warn(&g.log, "refused")
 	if err != nil {
 		ev = g.log.Error().Err(err)
