@@ -198,15 +198,28 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		}
 	}
 	srv := &Server{ns: ns, log: sl}
-	if c := ns.JetStreamConfig(); c != nil {
-		c.StoreDir = o.StoreDir
-		srv.js = c
-		if srv.guard, err = startConsumerGuard(ns, sl.l); err != nil {
-			ns.Shutdown()
-			return nil, fmt.Errorf("embedded nats-server: the consumer guard: %w", err)
-		}
+	if err := srv.withJetStream(o.StoreDir); err != nil {
+		ns.Shutdown()
+		return nil, err
 	}
 	return srv, nil
+}
+
+// withJetStream keeps JetStream's configuration, to start it again after a full
+// disk, and starts the guard of the tools' consumers (guard.go); without JetStream,
+// nothing.
+func (s *Server) withJetStream(storeDir string) error {
+	c := s.ns.JetStreamConfig()
+	if c == nil {
+		return nil
+	}
+	c.StoreDir = storeDir
+	s.js = c
+	var err error
+	if s.guard, err = startConsumerGuard(s.ns, s.log.l); err != nil {
+		return fmt.Errorf("embedded nats-server: the consumer guard: %w", err)
+	}
+	return nil
 }
 
 // StoreFailing reports whether the server was started with JetStream and its store
