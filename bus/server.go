@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 )
 
@@ -35,6 +36,18 @@ const serverReadyWait = 2 * time.Minute
 // solve without --nats-url) or in parts.
 const MaxPayload = 2 << 20
 
+// MaxSubs bounds one connection's subscriptions, and MaxConns the connections: a tool
+// (no credentials) may subscribe without end otherwise, ~400 bytes of the daemon's
+// memory each (review-club F11: 300,000 of them cost 124 MB). Measured with 5 ports,
+// the page and two tools: the daemon's busiest connection (its workers) holds 19, its
+// ports' one a subscription per port, a tool 1 to 3; the bound leaves room for a
+// league link's interest too (a leaf connection is bounded by it as well). Its
+// connections: 6 of the daemon's own, its remote workers, tools.
+const (
+	MaxSubs  = 10_000
+	MaxConns = 256
+)
+
 // Server is an embedded nats-server.
 type Server struct {
 	ns *server.Server
@@ -44,6 +57,8 @@ type Server struct {
 	// log counts the store's write errors; handled is the count at the last restart.
 	log     *serverLogger
 	handled atomic.Uint64
+	// guard deletes the consumers tools may not have (guard.go), or is nil.
+	guard *nats.Conn
 }
 
 // StartServer starts an embedded nats-server listening on listen, without
@@ -97,6 +112,8 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		ServerName: "scoreboard",
 		NoSigs:     true,
 		MaxPayload: MaxPayload,
+		MaxSubs:    MaxSubs,
+		MaxConn:    MaxConns,
 	}
 	switch {
 	case o.Token != "" && (o.User != "" || o.Password != ""):
@@ -181,11 +198,28 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		}
 	}
 	srv := &Server{ns: ns, log: sl}
-	if c := ns.JetStreamConfig(); c != nil {
-		c.StoreDir = o.StoreDir
-		srv.js = c
+	if err := srv.withJetStream(o.StoreDir); err != nil {
+		ns.Shutdown()
+		return nil, err
 	}
 	return srv, nil
+}
+
+// withJetStream keeps JetStream's configuration, to start it again after a full
+// disk, and starts the guard of the tools' consumers (guard.go); without JetStream,
+// nothing.
+func (s *Server) withJetStream(storeDir string) error {
+	c := s.ns.JetStreamConfig()
+	if c == nil {
+		return nil
+	}
+	c.StoreDir = storeDir
+	s.js = c
+	var err error
+	if s.guard, err = startConsumerGuard(s.ns, s.log.l); err != nil {
+		return fmt.Errorf("embedded nats-server: the consumer guard: %w", err)
+	}
+	return nil
 }
 
 // StoreFailing reports whether the server was started with JetStream and its store
@@ -359,6 +393,9 @@ func (s *Server) StorePending() int {
 
 // Shutdown stops the server and waits until it has stopped.
 func (s *Server) Shutdown() {
+	if s.guard != nil {
+		s.guard.Close()
+	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }
@@ -385,7 +422,7 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
-	if strings.Contains(msg, "no space left") {
+	if storeOutOfSpace(format, v) {
 		s.noSpace.Add(1)
 	}
 	if s.link != nil && s.link.saw(strings.TrimSpace(msg)) {
@@ -393,6 +430,25 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 	}
 	s.log(s.l.Error(), format, v)
 }
+
+// storeOutOfSpace reports whether an error line of the server's is its store's own
+// report of a full disk: the file store's write error (filestore.go setWriteErr:
+// "Filestore [<stream>] Critical write error: %v", the OS's error its one argument)
+// or JetStream's "out of space". It looks at the format, which is the server's,
+// never at the formatted line: a client's text (a user name the server refuses, a
+// subject it denies) comes in the arguments, or after the client's "<addr> - cid:<n>
+// - " in front of the format, and must never pass for a full disk.
+func storeOutOfSpace(format string, v []any) bool {
+	if format == "JetStream out of space, will be DISABLED" && len(v) == 0 {
+		return true
+	}
+	if !strings.HasPrefix(format, "Filestore [") || !strings.HasSuffix(format, "] Critical write error: %v") || len(v) != 1 {
+		return false
+	}
+	err, ok := v[0].(error)
+	return ok && (errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "no space left"))
+}
+
 func (s *serverLogger) Debugf(format string, v ...any) {
 	// The server calls it at debug only, or with a hub link that wants TLS:
 	// then only its TLS handshake errors are worth a look below debug.
