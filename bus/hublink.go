@@ -223,20 +223,42 @@ func (h *HubLink) urls() ([]*url.URL, error) {
 
 // ClubDenyImports are the subjects the club's server takes nothing on from the hub:
 // its ports' subjects (dumps, results, inboxes of requests, states, solve), its
-// local JetStream API and bucket, and every call of its domain's API that would
-// write into, or take away from, its history. What is left is what the hub's
-// sourcing needs: creating and deleting its own consumers, and stream info.
+// local JetStream API and bucket, the system account's requests (the club's
+// connections and stats), and every call of its domain's API that would write
+// into, or take away from, its history, or move a consumer. What is left is what
+// the hub's sourcing needs: creating (in the one form it uses) and deleting its own
+// consumers, and stream info. A consumer's settings are in the request's body, out
+// of the subjects' reach: GuardLink judges those.
 func ClubDenyImports(prefix, club string) []string {
 	api := "$JS." + club + ".API."
-	return []string{
+	deny := []string{
 		prefix + ".>", "_INBOX.>", "$SRV.>", "$KV.>", "$O.>", "$JS.API.>", "$SYS.>",
 		api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>",
 		api + "STREAM.PURGE.>", api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>",
 		api + "STREAM.SNAPSHOT.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
+		api + "STREAM.CANCEL_MOVE.>",
 		api + "STREAM.MSG.GET.>", api + "DIRECT.>", api + "ACCOUNT.>", api + "META.>",
 		api + "SERVER.>", api + "CONSUMER.DURABLE.>", api + "CONSUMER.PAUSE.>",
-		api + "CONSUMER.LEADER.>", api + "CONSUMER.MSG.>",
+		api + "CONSUMER.LEADER.>", api + "CONSUMER.MSG.>", api + "CONSUMER.RESET.>",
+		api + "CONSUMER.UNPIN.>", api + "CONSUMER.PEER.>",
 	}
+	return append(deny, consumerCreateDeny(api, prefix)...)
+}
+
+// consumerCreateDeny are the consumer-create subjects the hub's sourcing does not
+// use. It creates with CONSUMER.CREATE.<stream>.<name>.<filter>, its filter the
+// club's prefix and ">" (one source, one subject transform): so the forms without
+// a name or a filter (whose body may say anything), and every filter of another
+// number of tokens, are refused before they reach the server.
+func consumerCreateDeny(api, prefix string) []string {
+	create := api + "CONSUMER.CREATE.*"
+	n := strings.Count(prefix, ".") + 1 // the prefix's tokens; the filter has one more
+	deny := []string{create, create + ".*"}
+	for k := 1; k <= n; k++ {
+		deny = append(deny, create+".*"+strings.Repeat(".*", k))
+	}
+	more := create + ".*" + strings.Repeat(".*", n+2)
+	return append(deny, more, more+".>")
 }
 
 // ClubDenyExports are the subjects the club sends nothing on to the hub, even if

@@ -219,6 +219,9 @@ func (d *Daemon) start(ctx context.Context) error {
 		return err
 	}
 	d.wnc = wnc
+	if err := bus.GuardLink(runCtx, wnc, b.hub, c.NATS.Prefix, log); err != nil {
+		return err
+	}
 	// The ports' connection also carries the health check's ping to this process's
 	// workers, so without ports the workers' own connection does.
 	pnc := wnc
