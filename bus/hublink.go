@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -115,22 +117,43 @@ func (h *HubLink) CheckTLS() error {
 	return err
 }
 
+// seedFileMax bounds what is read of a seed file: a seed is 58 characters, and a
+// file of more is not one scoreboard hub key wrote.
+const seedFileMax = 4096
+
 // ReadSeedFile reads a club's nkey seed from path, refusing a file that the group
-// or others may read: whoever holds the seed is the club at the hub.
+// or others may read: whoever holds the seed is the club at the hub. Only a regular
+// file is taken, opened without blocking: a FIFO would hold the daemon's start in
+// open(2), silent and deaf to SIGTERM.
 func ReadSeedFile(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
 	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("hub link: seed file (hub.seed_file) %s is a directory, want the file scoreboard hub key wrote", path)
+	if err := seedFileKind(path, fi); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
+	}
+	defer f.Close()
+	// The file opened is checked again: the path may have changed since the Stat.
+	if fi, err = f.Stat(); err != nil {
+		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
+	}
+	if err := seedFileKind(path, fi); err != nil {
+		return "", err
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("hub link: seed file %s has mode %04o: others than its owner may read the club's key; chmod 600 %s", path, fi.Mode().Perm(), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, seedFileMax+1))
 	if err != nil {
 		return "", fmt.Errorf("hub link: seed file (hub.seed_file): %w", err)
+	}
+	if len(data) > seedFileMax {
+		return "", fmt.Errorf("hub link: seed file %s is larger than %d bytes: no seed file; scoreboard hub key NAME --out FILE at the hub makes one", path, seedFileMax)
 	}
 	seed := strings.TrimSpace(string(data))
 	kp, err := nkeys.FromSeed([]byte(seed))
@@ -139,6 +162,30 @@ func ReadSeedFile(path string) (string, error) {
 	}
 	kp.Wipe()
 	return seed, nil
+}
+
+// seedFileKind refuses a seed file that is not a regular file, naming what it is.
+func seedFileKind(path string, fi os.FileInfo) error {
+	switch {
+	case fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return fmt.Errorf("hub link: seed file (hub.seed_file) %s is a directory, want the file scoreboard hub key wrote", path)
+	default:
+		return fmt.Errorf("hub link: seed file (hub.seed_file) %s is not a regular file (%s): give the file scoreboard hub key NAME --out FILE wrote, copied as a plain file of mode 0600", path, fileKind(fi.Mode()))
+	}
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 // CheckHubURL checks a hub's URL on its own: the schemes, a host and a port, no
@@ -176,20 +223,42 @@ func (h *HubLink) urls() ([]*url.URL, error) {
 
 // ClubDenyImports are the subjects the club's server takes nothing on from the hub:
 // its ports' subjects (dumps, results, inboxes of requests, states, solve), its
-// local JetStream API and bucket, and every call of its domain's API that would
-// write into, or take away from, its history. What is left is what the hub's
-// sourcing needs: creating and deleting its own consumers, and stream info.
+// local JetStream API and bucket, the system account's requests (the club's
+// connections and stats), and every call of its domain's API that would write
+// into, or take away from, its history, or move a consumer. What is left is what
+// the hub's sourcing needs: creating (in the one form it uses) and deleting its own
+// consumers, and stream info. A consumer's settings are in the request's body, out
+// of the subjects' reach: GuardLink judges those.
 func ClubDenyImports(prefix, club string) []string {
 	api := "$JS." + club + ".API."
-	return []string{
-		prefix + ".>", "_INBOX.>", "$SRV.>", "$KV.>", "$O.>", "$JS.API.>",
+	deny := []string{
+		prefix + ".>", "_INBOX.>", "$SRV.>", "$KV.>", "$O.>", "$JS.API.>", "$SYS.>",
 		api + "STREAM.CREATE.>", api + "STREAM.UPDATE.>", api + "STREAM.DELETE.>",
 		api + "STREAM.PURGE.>", api + "STREAM.MSG.DELETE.>", api + "STREAM.RESTORE.>",
 		api + "STREAM.SNAPSHOT.>", api + "STREAM.PEER.>", api + "STREAM.LEADER.>",
+		api + "STREAM.CANCEL_MOVE.>",
 		api + "STREAM.MSG.GET.>", api + "DIRECT.>", api + "ACCOUNT.>", api + "META.>",
 		api + "SERVER.>", api + "CONSUMER.DURABLE.>", api + "CONSUMER.PAUSE.>",
-		api + "CONSUMER.LEADER.>", api + "CONSUMER.MSG.>",
+		api + "CONSUMER.LEADER.>", api + "CONSUMER.MSG.>", api + "CONSUMER.RESET.>",
+		api + "CONSUMER.UNPIN.>", api + "CONSUMER.PEER.>",
 	}
+	return append(deny, consumerCreateDeny(api, prefix)...)
+}
+
+// consumerCreateDeny are the consumer-create subjects the hub's sourcing does not
+// use. It creates with CONSUMER.CREATE.<stream>.<name>.<filter>, its filter the
+// club's prefix and ">" (one source, one subject transform): so the forms without
+// a name or a filter (whose body may say anything), and every filter of another
+// number of tokens, are refused before they reach the server.
+func consumerCreateDeny(api, prefix string) []string {
+	create := api + "CONSUMER.CREATE.*"
+	n := strings.Count(prefix, ".") + 1 // the prefix's tokens; the filter has one more
+	deny := []string{create, create + ".*"}
+	for k := 1; k <= n; k++ {
+		deny = append(deny, create+".*"+strings.Repeat(".*", k))
+	}
+	more := create + ".*" + strings.Repeat(".*", n+2)
+	return append(deny, more, more+".>")
 }
 
 // ClubDenyExports are the subjects the club sends nothing on to the hub, even if

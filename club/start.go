@@ -62,6 +62,9 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err := d.startHistory(ctx, p); err != nil {
 		return err
 	}
+	if err := d.guardLink(runCtx, p); err != nil {
+		return err
+	}
 	if err := d.startWorkers(p); err != nil {
 		return err
 	}
@@ -157,6 +160,20 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 		p.updater.NoteStored(cfg.Stored.Note)
 	}
 	return nil
+}
+
+// guardLink watches what a league hub asks of the club's JetStream through the
+// link, before the workers take anything: on a connection of the daemon's own,
+// since the workers' role may neither read JetStream's audit nor delete a consumer.
+func (d *Daemon) guardLink(runCtx context.Context, p *parts) error {
+	if p.bus.hub == nil {
+		return nil
+	}
+	nc, err := p.bus.connect("scoreboard run hub link guard")
+	if err != nil {
+		return err
+	}
+	return bus.GuardLink(runCtx, nc, p.bus.hub, d.cfg.Settings.NATS.Prefix, d.log)
 }
 
 // startWorkers connects the workers, the ports and the page, registers the
