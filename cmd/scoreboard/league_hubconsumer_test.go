@@ -171,36 +171,3 @@ func TestLeagueHubConsumerAttack(t *testing.T) {
 	}
 }
 
-// TestLeagueHubConsumerLeftSwept: a consumer that delivers the club's history into
-// its workers' queue group, left on the stream (by a hub, under a daemon of an
-// earlier version, which kept it across restarts), is deleted when the daemon
-// starts, and said so.
-func TestLeagueHubConsumerLeftSwept(t *testing.T) {
-	bin := proctest.Scoreboard(t)
-	root := t.TempDir()
-	hub := startFakeHub(t, root)
-	dir := filepath.Join(root, "victim")
-	club, cnc := startVictim(t, bin, hub, dir)
-	club.feed(5)
-	club.answered(60 * time.Second)
-	// Made on the club's own listener: the guard leaves what the club's own tools
-	// make while it runs.
-	req := `{"stream_name":"SCOREBOARD","config":{"durable_name":"left","name":"left","deliver_subject":"scoreboard.solve.goscore","deliver_group":"scoreboard-workers","deliver_policy":"all","ack_policy":"none"}}`
-	if m, err := cnc.Request("$JS.API.CONSUMER.CREATE.SCOREBOARD.left", []byte(req), 5*time.Second); err != nil || strings.Contains(string(m.Data), `"error"`) {
-		t.Fatalf("create the left consumer: %v %s", err, m.Data)
-	}
-	if bad := hostileConsumers(t, cnc); len(bad) != 1 {
-		t.Fatalf("hostile consumers before the restart: %v, want the one made", bad)
-	}
-	cnc.Close()
-	club.stop()
-	club, cnc = startVictim(t, bin, hub, dir)
-	var bad []string
-	bustest.Wait(t, "the left consumer deleted at the daemon's start", func() (bool, string) {
-		bad = hostileConsumers(t, cnc)
-		return len(bad) == 0, fmt.Sprintf("left: %v", bad)
-	})
-	if !strings.Contains(club.errb.String(), "consumer found on the club's history deleted") {
-		t.Errorf("the left consumer was deleted without a word in the log")
-	}
-}
