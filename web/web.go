@@ -240,7 +240,7 @@ func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// A league hub's port has a dot of its own: <club>.<port>.
-	if !validPortKey(port) {
+	if _, ok := s.portOf(port); !ok {
 		http.NotFound(w, r)
 		return
 	}
@@ -285,7 +285,7 @@ func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
 // makes it try every second.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	port := r.URL.Query().Get("port")
-	if port != "" && !validPortKey(port) {
+	if _, ok := s.portOf(port); port != "" && !ok {
 		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page, or no port for every board", http.StatusBadRequest)
 		return
 	}
