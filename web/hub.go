@@ -154,7 +154,20 @@ type shown struct {
 	event []byte
 	// pictures are the port's last keptPictures units that have one, oldest first.
 	pictures []*picture
+	// stateOnly: the port is known by its state alone (no board yet), counted in
+	// the hub's stateTiles.
+	stateOnly bool
 }
+
+// Bounds of the ports known by their state alone (no board yet): a club's, and
+// the whole page's. A state names a port the page has not seen otherwise, and
+// each would be a tile for good: a club's daemon tells the states of the ports it
+// reads (a few, 64 at most in the bounds above), the hub those it saw in a club's
+// stream. Past a bound a new port's state is not shown until the port has a board.
+const (
+	maxClubStateTiles = 512
+	maxStateTiles     = 4096
+)
 
 // keptPictures is how many of a port's latest units keep their picture's address
 // answering: a page that reads an event just as the next unit comes still finds
@@ -183,6 +196,10 @@ type hub struct {
 	// picBytes their cost in all: bounded per club and in all (pictures.go).
 	pics     map[string]*clubPictures
 	picBytes int
+	// stateTiles are the ports known by their state alone, by club ("" on a club's
+	// own page), stateTotal all of them.
+	stateTiles map[string]int
+	stateTotal int
 }
 
 // clientBuffer is how many chunks a slow page may lag before it is dropped: events
@@ -193,7 +210,7 @@ const clientBuffer = 64
 
 func newHub() *hub {
 	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{},
-		pics: map[string]*clubPictures{}}
+		pics: map[string]*clubPictures{}, stateTiles: map[string]int{}}
 }
 
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
@@ -304,6 +321,7 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			s = &shown{}
 			h.ports[b.Port] = s
 		}
+		h.uncountState(b.Port, s)
 		if s.board != nil && b.State == nil {
 			b.State = s.board.State
 		}
@@ -331,6 +349,7 @@ func (h *hub) put(ctx context.Context, b *Board) {
 func (h *hub) remove(ctx context.Context, port string) {
 	h.call(ctx, func() {
 		if s, ok := h.ports[port]; ok {
+			h.uncountState(port, s)
 			for _, q := range s.pictures {
 				h.unkeep(q)
 			}
@@ -340,12 +359,19 @@ func (h *hub) remove(ctx context.Context, port string) {
 	})
 }
 
-// state records a port's device state; a port seen only so far gets an empty tile.
+// state records a port's device state; a port seen only so far gets an empty tile,
+// within the bounds of such tiles.
 func (h *hub) state(ctx context.Context, st bus.PortState) {
 	h.call(ctx, func() {
 		s := h.ports[st.Port]
 		if s == nil {
-			s = &shown{}
+			club := clubOf(st.Port)
+			if h.stateTiles[club] >= maxClubStateTiles || h.stateTotal >= maxStateTiles {
+				return
+			}
+			h.stateTiles[club]++
+			h.stateTotal++
+			s = &shown{stateOnly: true}
 			h.ports[st.Port] = s
 		}
 		b := s.board
@@ -362,6 +388,20 @@ func (h *hub) state(ctx context.Context, st bus.PortState) {
 		nb.State = &st
 		h.show(s, nb)
 	})
+}
+
+// uncountState counts port's tile out of the ports known by their state alone: it
+// has a board now, or is gone.
+func (h *hub) uncountState(port string, s *shown) {
+	if !s.stateOnly {
+		return
+	}
+	s.stateOnly = false
+	club := clubOf(port)
+	if h.stateTiles[club]--; h.stateTiles[club] <= 0 {
+		delete(h.stateTiles, club)
+	}
+	h.stateTotal--
 }
 
 // snapshot returns every board, by port name.

@@ -286,3 +286,43 @@ func mustUnit(k int) string {
 	u, _ := faulttest.GoscoreBoard(k)
 	return u
 }
+
+// TestLeagueForgedPortStates (review F2, the page's part): a port state whose
+// payload names another port than its subject, or a club the hub does not have,
+// is not shown, whoever publishes it (here the hub's own connection, which may);
+// the states of one club make at most a bounded number of tiles.
+func TestLeagueForgedPortStates(t *testing.T) {
+	p := startLeaguePage(t, leagueDelays())
+	p.state(t, "north.t1", "north.t1", "linked")
+	p.waitBoard(t, "north.t1", "linked")
+	p.state(t, "north.t1", "north.t2", "link down")                                    // another port of the same club
+	p.state(t, "north.t1", "south.t1", "link down")                                    // another club's
+	p.state(t, "fake.x", "ghostclub.board9", "league suspended - pay at evil.example") // neither
+	p.state(t, "ghost.x", "ghost.x", "league suspended")                               // a club the hub has not
+	p.state(t, "south.t1", "south.t1", "linked")                                       // the fence: taken after them
+	got := p.waitBoard(t, "south.t1", "linked")
+	want := []string{`north.t1 seq 0 state north.t1="linked"`, `south.t0 seq 0 state south.t0="linked"`, `south.t1 seq 0 state south.t1="linked"`}
+	if s := fmt.Sprint(got); s != fmt.Sprint(want) {
+		t.Fatalf("/api/boards after forged states: %s, want %s", s, fmt.Sprint(want))
+	}
+
+	// One club's states: a tile each up to the club's bound, then none more; the
+	// other clubs keep theirs.
+	n := web.MaxClubStateTiles + 50
+	for i := range n {
+		key := fmt.Sprintf("north.p%d", i)
+		p.state(t, key, key, "linked")
+	}
+	p.state(t, "south.t2", "south.t2", "linked")
+	got = p.waitBoard(t, "south.t2", "linked")
+	north := 0
+	for _, b := range got {
+		if strings.HasPrefix(b.Port, "north.") {
+			north++
+		}
+	}
+	if north > web.MaxClubStateTiles {
+		t.Errorf("%d states of north's ports: %d tiles of north, bound %d", n+1, north, web.MaxClubStateTiles)
+	}
+	t.Logf("%d states of north's ports made %d tiles (bound %d); %d boards in all", n+1, north, web.MaxClubStateTiles, len(got))
+}

@@ -85,9 +85,13 @@ func (s *Server) Run(ctx context.Context) error {
 	// A port is <port> on a club's bus, <club>.<port> on a league hub's.
 	states := s.subj.Prefix + ".port.>"
 	sub, err := s.nc.Subscribe(states, func(m *nats.Msg) {
+		// A state is of the port its subject names, and on a league hub's page of
+		// one of the hub's clubs: a payload that names another (a tile of any text
+		// for any club) is not taken.
+		key := strings.TrimPrefix(m.Subject, s.subj.Prefix+".port.")
 		var st bus.PortState
-		if err := json.Unmarshal(m.Data, &st); err != nil || !validPortKey(st.Port) {
-			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one")
+		if _, ok := s.portOf(key); !ok || json.Unmarshal(m.Data, &st) != nil || st.Port != key {
+			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one of this page's ports")
 			return
 		}
 		s.hub.state(ctx, st)
