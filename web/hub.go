@@ -200,6 +200,9 @@ type hub struct {
 	// own page), stateTotal all of them.
 	stateTiles map[string]int
 	stateTotal int
+	// pending are the latest states of delayed ports that have no tile yet, shown
+	// with their first board; counted with the stateTiles.
+	pending map[string]*bus.PortState
 }
 
 // clientBuffer is how many chunks a slow page may lag before it is dropped: events
@@ -210,7 +213,8 @@ const clientBuffer = 64
 
 func newHub() *hub {
 	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{},
-		pics: map[string]*clubPictures{}, stateTiles: map[string]int{}}
+		pics: map[string]*clubPictures{}, stateTiles: map[string]int{},
+		pending: map[string]*bus.PortState{}}
 }
 
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
@@ -322,6 +326,14 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			h.ports[b.Port] = s
 		}
 		h.uncountState(b.Port, s)
+		if st, ok := h.pending[b.Port]; ok {
+			// A delayed port's first board: the state it had waits no more.
+			delete(h.pending, b.Port)
+			h.uncount(clubOf(b.Port))
+			if b.State == nil {
+				b.State = st
+			}
+		}
 		if s.board != nil && b.State == nil {
 			b.State = s.board.State
 		}
@@ -360,17 +372,24 @@ func (h *hub) remove(ctx context.Context, port string) {
 }
 
 // state records a port's device state; a port seen only so far gets an empty tile,
-// within the bounds of such tiles.
-func (h *hub) state(ctx context.Context, st bus.PortState) {
+// within the bounds of such tiles. A port of a delayed club (held) gets none: the
+// tile would show at once that a table has just started, which the delay hides;
+// its state waits for the port's first board, which the delay lets out (put).
+// From then on its states are shown as they come: a link state is the club's
+// link to the hub, not the table's play, and the table was shown already.
+func (h *hub) state(ctx context.Context, st bus.PortState, held bool) {
 	h.call(ctx, func() {
 		s := h.ports[st.Port]
+		if s == nil && held {
+			if _, ok := h.pending[st.Port]; ok || h.count(clubOf(st.Port)) {
+				h.pending[st.Port] = &st
+			}
+			return
+		}
 		if s == nil {
-			club := clubOf(st.Port)
-			if h.stateTiles[club] >= maxClubStateTiles || h.stateTotal >= maxStateTiles {
+			if !h.count(clubOf(st.Port)) {
 				return
 			}
-			h.stateTiles[club]++
-			h.stateTotal++
 			s = &shown{stateOnly: true}
 			h.ports[st.Port] = s
 		}
@@ -390,6 +409,25 @@ func (h *hub) state(ctx context.Context, st bus.PortState) {
 	})
 }
 
+// count counts a port of club in the ports known by their state alone (a tile,
+// or a delayed port's pending state); false: past a bound, not counted.
+func (h *hub) count(club string) bool {
+	if h.stateTiles[club] >= maxClubStateTiles || h.stateTotal >= maxStateTiles {
+		return false
+	}
+	h.stateTiles[club]++
+	h.stateTotal++
+	return true
+}
+
+// uncount counts a port of club out of the ports known by their state alone.
+func (h *hub) uncount(club string) {
+	if h.stateTiles[club]--; h.stateTiles[club] <= 0 {
+		delete(h.stateTiles, club)
+	}
+	h.stateTotal--
+}
+
 // uncountState counts port's tile out of the ports known by their state alone: it
 // has a board now, or is gone.
 func (h *hub) uncountState(port string, s *shown) {
@@ -397,11 +435,7 @@ func (h *hub) uncountState(port string, s *shown) {
 		return
 	}
 	s.stateOnly = false
-	club := clubOf(port)
-	if h.stateTiles[club]--; h.stateTiles[club] <= 0 {
-		delete(h.stateTiles, club)
-	}
-	h.stateTotal--
+	h.uncount(clubOf(port))
 }
 
 // snapshot returns every board, by port name.

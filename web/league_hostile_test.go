@@ -326,3 +326,49 @@ func TestLeagueForgedPortStates(t *testing.T) {
 	}
 	t.Logf("%d states of north's ports made %d tiles (bound %d); %d boards in all", n+1, north, web.MaxClubStateTiles, len(got))
 }
+
+// TestLeagueDelayedClubPortHidden (review F10): club a-b is delayed an hour. Its
+// port's link state and its board, both just come, are neither in /api/boards nor
+// in /api/events, while a live club's are; once the delay lets the board out (here
+// the delay is taken away, as a SIGHUP does), the port shows with the state held.
+func TestLeagueDelayedClubPortHidden(t *testing.T) {
+	d := leagueDelays()
+	p := startLeaguePage(t, d)
+	events := eventPorts(t, p.base)
+	p.state(t, "a-b.t1", "a-b.t1", "linked")
+	p.board(t, "a-b.t1", 1)
+	// The fences: a live club's state and board, each after a-b's on its feed.
+	p.state(t, "north.t1", "north.t1", "linked")
+	p.board(t, "north.t1", 2)
+	bustest.Wait(t, "north.t1's board and state", func() (bool, string) {
+		got := p.boards(t)
+		for _, b := range got {
+			if b.Port == "north.t1" && b.Seq == 2 && b.State != nil {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(got)
+	})
+	bustest.Wait(t, "north.t1's events", func() (bool, string) {
+		ev := events()
+		return slices.Contains(ev, "north.t1"), fmt.Sprint(ev)
+	})
+	for _, b := range p.boards(t) {
+		if strings.HasPrefix(b.Port, "a-b.") {
+			t.Errorf("/api/boards shows %v of a club delayed an hour", b)
+		}
+	}
+	if ev := events(); slices.Contains(ev, "a-b.t1") {
+		t.Errorf("/api/events told a-b.t1 of a club delayed an hour: %v", ev)
+	}
+
+	// The delay taken away: the board is let out, with the state it had.
+	d.SetLeague(slices.Collect(func(yield func(string) bool) {
+		for c := range leagueClubs {
+			if !yield(c) {
+				return
+			}
+		}
+	}), nil)
+	p.waitBoard(t, "a-b.t1", "linked")
+}

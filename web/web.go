@@ -94,7 +94,9 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one of this page's ports")
 			return
 		}
-		s.hub.state(ctx, st)
+		// A delayed port is shown from its first board let out, not before: its
+		// tile would tell the moment a table started (hub.state).
+		s.hub.state(ctx, st, s.delays.Port(key) > 0)
 	})
 	if err != nil {
 		return fmt.Errorf("page: subscribe %s: %w", states, err)
