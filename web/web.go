@@ -85,18 +85,14 @@ func (s *Server) Run(ctx context.Context) error {
 	// A port is <port> on a club's bus, <club>.<port> on a league hub's.
 	states := s.subj.Prefix + ".port.>"
 	sub, err := s.nc.Subscribe(states, func(m *nats.Msg) {
-		// A state is of the port its subject names, and on a league hub's page of
-		// one of the hub's clubs: a payload that names another (a tile of any text
-		// for any club) is not taken.
-		key := strings.TrimPrefix(m.Subject, s.subj.Prefix+".port.")
-		var st bus.PortState
-		if _, ok := s.portOf(key); !ok || json.Unmarshal(m.Data, &st) != nil || st.Port != key {
+		st, ok := s.portState(m.Subject, m.Data)
+		if !ok {
 			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one of this page's ports")
 			return
 		}
 		// A delayed port is shown from its first board let out, not before: its
 		// tile would tell the moment a table started (hub.state).
-		s.hub.state(ctx, st, s.delays.Port(key) > 0)
+		s.hub.state(ctx, st, s.delays.Port(st.Port) > 0)
 	})
 	if err != nil {
 		return fmt.Errorf("page: subscribe %s: %w", states, err)
@@ -110,6 +106,21 @@ func (s *Server) Run(ctx context.Context) error {
 	s.hub.run(ctx)
 	<-done
 	return nil
+}
+
+// portState reads a state of <prefix>.port.<key>: only of the port its subject
+// names, and on a league hub's page of one of the hub's clubs. A payload that
+// names another port (a tile of any text for any club) is not taken.
+func (s *Server) portState(subject string, data []byte) (bus.PortState, bool) {
+	var st bus.PortState
+	key, ok := strings.CutPrefix(subject, s.subj.Prefix+".port.")
+	if !ok {
+		return st, false
+	}
+	if _, ok := s.portOf(key); !ok || json.Unmarshal(data, &st) != nil || st.Port != key {
+		return bus.PortState{}, false
+	}
+	return st, true
 }
 
 // boardRetry is how often the page looks for a board bucket that is not there yet
