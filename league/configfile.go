@@ -48,3 +48,13 @@ func hasToken(clubs []Club) bool {
 	}
 	return false
 }
+
+// Names are the clubs' names: the page's clubs, where a port, a state or an
+// address of any other club (another spelling of one, a_b for a-b) is none.
+func Names(clubs []Club) []string {
+	names := make([]string, len(clubs))
+	for i, c := range clubs {
+		names[i] = c.Name
+	}
+	return names
+}

@@ -32,6 +32,9 @@ func CheckDelay(d time.Duration) error {
 type Delays struct {
 	page  time.Duration
 	clubs atomic.Pointer[map[string]time.Duration]
+	// listed is a league hub's clubs (SetLeague), by name; nil: any club's port is
+	// taken (a page told no list).
+	listed atomic.Pointer[map[string]bool]
 	// changed wakes the delay stage when SetClubs changed the clubs' delays, so a
 	// shortened delay lets out at once what is old enough now.
 	changed chan struct{}
@@ -59,6 +62,33 @@ func (d *Delays) SetClubs(clubs map[string]time.Duration) {
 	case d.changed <- struct{}{}:
 	default:
 	}
+}
+
+// SetLeague sets a league hub's page's clubs, every [[club]] table's name, and the
+// delays of those that have their own (as SetClubs). The page then shows, and
+// answers an address of, a port of a listed club only: a state of any other, or
+// an address with another spelling of a club's name (a_b for a-b, whose streams'
+// names are one), is no port of this page.
+func (d *Delays) SetLeague(names []string, delays map[string]time.Duration) {
+	if d == nil {
+		return
+	}
+	listed := make(map[string]bool, len(names))
+	for _, n := range names {
+		listed[n] = true
+	}
+	d.listed.Store(&listed)
+	d.SetClubs(delays)
+}
+
+// Listed says whether club is one of the page's: a club of the league's list, or
+// any club when the page has no list.
+func (d *Delays) Listed(club string) bool {
+	if d == nil {
+		return true
+	}
+	l := d.listed.Load()
+	return l == nil || (*l)[club]
 }
 
 // Page is the page's own delay.

@@ -10,7 +10,7 @@ import (
 // port need not have a board yet: the page waits for it, as the TV page does.
 func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 	port := r.PathValue("port")
-	if !validPortKey(port) {
+	if _, ok := s.portOf(port); !ok {
 		http.Error(w, fmt.Sprintf("embed: %q is no port name: want /embed/NAME (lowercase letters, digits, '-' and '_'), or /embed/CLUB.NAME on a league hub's page", port), http.StatusNotFound)
 		return
 	}

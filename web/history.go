@@ -30,7 +30,13 @@ import (
 func (s *Server) historySVG(w http.ResponseWriter, r *http.Request) {
 	num, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
 	subj := s.subj
-	if club, n, two := strings.Cut(num, "."); two && bus.ValidToken(club) {
+	if club, n, two := strings.Cut(num, "."); two {
+		// Only a club of the hub's: a_b is not a-b, though their streams' names are
+		// one (LEAGUE_A_B).
+		if !bus.ValidToken(club) || !s.delays.Listed(club) {
+			notFound(w, fmt.Sprintf("no club %q on this page: want /history/<club>.<stream sequence number>-<stream>.svg, as /api/history gives it", club))
+			return
+		}
 		num, subj = n, bus.Subjects{Prefix: s.subj.Prefix + "." + club}
 	}
 	num, id, named := strings.Cut(num, "-")
@@ -75,6 +81,11 @@ func (s *Server) drawKept(ctx context.Context, subj bus.Subjects, seq uint64, id
 		return nil, http.StatusNotFound, fmt.Errorf("history message %d: of a history that is no longer kept (its stream was made anew): /api/history gives the units kept now", seq)
 	}
 	msg, err := stream.GetMsg(ctx, seq)
+	if err == nil && !strings.HasPrefix(msg.Subject, subj.Prefix+".") {
+		// Another club's message, in a stream whose name two spellings of a club
+		// share (a-b, a_b): not in this one's history, nor under its delay.
+		err = jetstream.ErrMsgNotFound
+	}
 	if err == nil && s.delays != nil {
 		// Newer than the delay: as if it were not there (never "not yet").
 		if until, delayed := s.streamCutoff(subj.Prefix); delayed && msg.Time.After(until) {
@@ -87,7 +98,7 @@ func (s *Server) drawKept(ctx context.Context, subj bus.Subjects, seq uint64, id
 	if err != nil {
 		return nil, http.StatusNotFound, fmt.Errorf("history message %d: %w", seq, err)
 	}
-	problem, unit, err := s.keptUnit(msg.Subject, msg.Data)
+	problem, unit, err := keptUnit(subj, msg.Subject, msg.Data)
 	if err != nil {
 		return nil, http.StatusNotFound, fmt.Errorf("history message %d: %w", seq, err)
 	}
@@ -111,18 +122,12 @@ func streamID(info *jetstream.StreamInfo) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// keptUnit finds the unit of a history message: a dump's, of the prefix's, or on
-// a league hub's page of a club's (<prefix>.<club>.dump.<problem>.<port>).
-func (s *Server) keptUnit(subject string, data []byte) (problem string, unit []byte, err error) {
-	if p, _, err := s.subj.ParseDump(subject); err == nil {
+// keptUnit finds the unit of a history message: a dump's under subj, the page's
+// prefix or on a league hub's page the address's club's (<prefix>.<club>), whose
+// delay gated it.
+func keptUnit(subj bus.Subjects, subject string, data []byte) (problem string, unit []byte, err error) {
+	if p, _, err := subj.ParseDump(subject); err == nil {
 		return p, data, nil
-	}
-	if rest, ok := strings.CutPrefix(subject, s.subj.Prefix+"."); ok {
-		if club, _, _ := strings.Cut(rest, "."); bus.ValidToken(club) {
-			if p, _, err := (bus.Subjects{Prefix: s.subj.Prefix + "." + club}).ParseDump(subject); err == nil {
-				return p, data, nil
-			}
-		}
 	}
 	return "", nil, fmt.Errorf("is no unit but a message on %s: /api/history lists each unit's own number", subject)
 }
@@ -157,7 +162,7 @@ const (
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	port := q.Get("port")
-	key, ok := parsePortKey(port)
+	key, ok := s.portOf(port)
 	if !ok {
 		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page", http.StatusBadRequest)
 		return

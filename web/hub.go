@@ -154,7 +154,20 @@ type shown struct {
 	event []byte
 	// pictures are the port's last keptPictures units that have one, oldest first.
 	pictures []*picture
+	// stateOnly: the port is known by its state alone (no board yet), counted in
+	// the hub's stateTiles.
+	stateOnly bool
 }
+
+// Bounds of the ports known by their state alone (no board yet): a club's, and
+// the whole page's. A state names a port the page has not seen otherwise, and
+// each would be a tile for good: a club's daemon tells the states of the ports it
+// reads (a few, 64 at most in the bounds above), the hub those it saw in a club's
+// stream. Past a bound a new port's state is not shown until the port has a board.
+const (
+	maxClubStateTiles = 512
+	maxStateTiles     = 4096
+)
 
 // keptPictures is how many of a port's latest units keep their picture's address
 // answering: a page that reads an event just as the next unit comes still finds
@@ -183,6 +196,13 @@ type hub struct {
 	// picBytes their cost in all: bounded per club and in all (pictures.go).
 	pics     map[string]*clubPictures
 	picBytes int
+	// stateTiles are the ports known by their state alone, by club ("" on a club's
+	// own page), stateTotal all of them.
+	stateTiles map[string]int
+	stateTotal int
+	// pending are the latest states of delayed ports that have no tile yet, shown
+	// with their first board; counted with the stateTiles.
+	pending map[string]*bus.PortState
 }
 
 // clientBuffer is how many chunks a slow page may lag before it is dropped: events
@@ -193,7 +213,8 @@ const clientBuffer = 64
 
 func newHub() *hub {
 	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{},
-		pics: map[string]*clubPictures{}}
+		pics: map[string]*clubPictures{}, stateTiles: map[string]int{},
+		pending: map[string]*bus.PortState{}}
 }
 
 // run serves the hub until ctx ends; then every subscriber's channel is closed.
@@ -304,6 +325,15 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			s = &shown{}
 			h.ports[b.Port] = s
 		}
+		h.uncountState(b.Port, s)
+		if st, ok := h.pending[b.Port]; ok {
+			// A delayed port's first board: the state it had waits no more.
+			delete(h.pending, b.Port)
+			h.uncount(clubOf(b.Port))
+			if b.State == nil {
+				b.State = st
+			}
+		}
 		if s.board != nil && b.State == nil {
 			b.State = s.board.State
 		}
@@ -331,6 +361,7 @@ func (h *hub) put(ctx context.Context, b *Board) {
 func (h *hub) remove(ctx context.Context, port string) {
 	h.call(ctx, func() {
 		if s, ok := h.ports[port]; ok {
+			h.uncountState(port, s)
 			for _, q := range s.pictures {
 				h.unkeep(q)
 			}
@@ -340,12 +371,26 @@ func (h *hub) remove(ctx context.Context, port string) {
 	})
 }
 
-// state records a port's device state; a port seen only so far gets an empty tile.
-func (h *hub) state(ctx context.Context, st bus.PortState) {
+// state records a port's device state; a port seen only so far gets an empty tile,
+// within the bounds of such tiles. A port of a delayed club (held) gets none: the
+// tile would show at once that a table has just started, which the delay hides;
+// its state waits for the port's first board, which the delay lets out (put).
+// From then on its states are shown as they come: a link state is the club's
+// link to the hub, not the table's play, and the table was shown already.
+func (h *hub) state(ctx context.Context, st bus.PortState, held bool) {
 	h.call(ctx, func() {
 		s := h.ports[st.Port]
+		if s == nil && held {
+			if _, ok := h.pending[st.Port]; ok || h.count(clubOf(st.Port)) {
+				h.pending[st.Port] = &st
+			}
+			return
+		}
 		if s == nil {
-			s = &shown{}
+			if !h.count(clubOf(st.Port)) {
+				return
+			}
+			s = &shown{stateOnly: true}
 			h.ports[st.Port] = s
 		}
 		b := s.board
@@ -362,6 +407,35 @@ func (h *hub) state(ctx context.Context, st bus.PortState) {
 		nb.State = &st
 		h.show(s, nb)
 	})
+}
+
+// count counts a port of club in the ports known by their state alone (a tile,
+// or a delayed port's pending state); false: past a bound, not counted.
+func (h *hub) count(club string) bool {
+	if h.stateTiles[club] >= maxClubStateTiles || h.stateTotal >= maxStateTiles {
+		return false
+	}
+	h.stateTiles[club]++
+	h.stateTotal++
+	return true
+}
+
+// uncount counts a port of club out of the ports known by their state alone.
+func (h *hub) uncount(club string) {
+	if h.stateTiles[club]--; h.stateTiles[club] <= 0 {
+		delete(h.stateTiles, club)
+	}
+	h.stateTotal--
+}
+
+// uncountState counts port's tile out of the ports known by their state alone: it
+// has a board now, or is gone.
+func (h *hub) uncountState(port string, s *shown) {
+	if !s.stateOnly {
+		return
+	}
+	s.stateOnly = false
+	h.uncount(clubOf(port))
 }
 
 // snapshot returns every board, by port name.

@@ -167,7 +167,7 @@ func pictureName(problem string, unit []byte, revision uint64) string {
 func (s *Server) pictureFile(w http.ResponseWriter, r *http.Request) {
 	port, file := r.PathValue("port"), r.PathValue("file")
 	name, ext, _ := strings.Cut(file, ".")
-	if !validPortKey(port) || name == "" || (ext != "svg" && ext != "sgf") {
+	if _, ok := s.portOf(port); !ok || name == "" || (ext != "svg" && ext != "sgf") {
 		notFound(w, "want /pictures/<port>/<name>.svg or .sgf, as a board's picture and sgf fields give them")
 		return
 	}

@@ -32,6 +32,14 @@ func validPortKey(key string) bool {
 	return ok
 }
 
+// portOf reads a port key from an address: parsePortKey's, and on a league hub's
+// page of a club in the hub's list (Delays.Listed): another spelling of a club's
+// name (a_b for a-b, whose streams' names are one) is no port of the page.
+func (s *Server) portOf(key string) (portKey, bool) {
+	k, ok := parsePortKey(key)
+	return k, ok && (k.club == "" || s.delays.Listed(k.club))
+}
+
 func (k portKey) String() string {
 	if k.club == "" {
 		return k.port

@@ -98,12 +98,14 @@ func (s *Server) Run(ctx context.Context) error {
 	// A port is <port> on a club's bus, <club>.<port> on a league hub's.
 	states := s.subj.Prefix + ".port.>"
 	sub, err := s.nc.Subscribe(states, func(m *nats.Msg) {
-		var st bus.PortState
-		if err := json.Unmarshal(m.Data, &st); err != nil || !validPortKey(st.Port) {
-			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one")
+		st, ok := s.portState(m.Subject, m.Data)
+		if !ok {
+			s.log.Debug().Str("subject", m.Subject).Msg("ignored a port state that is not one of this page's ports")
 			return
 		}
-		s.hub.state(ctx, st)
+		// A delayed port is shown from its first board let out, not before: its
+		// tile would tell the moment a table started (hub.state).
+		s.hub.state(ctx, st, s.delays.Port(st.Port) > 0)
 	})
 	if err != nil {
 		return fmt.Errorf("page: subscribe %s: %w", states, err)
@@ -117,6 +119,21 @@ func (s *Server) Run(ctx context.Context) error {
 	s.hub.run(ctx)
 	<-done
 	return nil
+}
+
+// portState reads a state of <prefix>.port.<key>: only of the port its subject
+// names, and on a league hub's page of one of the hub's clubs. A payload that
+// names another port (a tile of any text for any club) is not taken.
+func (s *Server) portState(subject string, data []byte) (bus.PortState, bool) {
+	var st bus.PortState
+	key, ok := strings.CutPrefix(subject, s.subj.Prefix+".port.")
+	if !ok {
+		return st, false
+	}
+	if _, ok := s.portOf(key); !ok || json.Unmarshal(data, &st) != nil || st.Port != key {
+		return bus.PortState{}, false
+	}
+	return st, true
 }
 
 // boardRetry is how often the page looks for a board bucket that is not there yet
@@ -253,7 +270,7 @@ func (s *Server) boardFile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// A league hub's port has a dot of its own: <club>.<port>.
-	if !validPortKey(port) {
+	if _, ok := s.portOf(port); !ok {
 		http.NotFound(w, r)
 		return
 	}
@@ -298,7 +315,7 @@ func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
 // makes it try every second.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	port := r.URL.Query().Get("port")
-	if port != "" && !validPortKey(port) {
+	if _, ok := s.portOf(port); port != "" && !ok {
 		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page, or no port for every board", http.StatusBadRequest)
 		return
 	}

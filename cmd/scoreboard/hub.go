@@ -116,7 +116,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
-	delays := webpkg.NewDelays(c.League.HTTPDelay, league.ClubDelays(cfg.Clubs))
+	delays := webpkg.NewDelays(c.League.HTTPDelay, nil)
+	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
 	// The league page and /metrics, each on its listener or off.
 	page, err := hub.OpenPage(league.PageOf(&c), log)
 	if err != nil {
@@ -159,7 +160,7 @@ func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path
 		log.Error().Err(err).Str("config", path).Msg("SIGHUP: the hub's file is not taken; the running clubs are kept")
 		return
 	}
-	delays.SetClubs(league.ClubDelays(cfg.Clubs))
+	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
 	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
 }
 
