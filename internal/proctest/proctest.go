@@ -105,6 +105,8 @@ func binary(t testing.TB, name, pkg string) string {
 	return bb.path
 }
 
+// buildBinary builds pkg (a package path, or a directory relative to the module
+// root) into path.
 func buildBinary(path, pkg string) error {
 	root, err := moduleRoot()
 	if err != nil {
