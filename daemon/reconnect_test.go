@@ -17,7 +17,12 @@ import (
 	"github.com/goclub/scoreboard/result"
 )
 
-func TestMain(m *testing.M) { proctest.Main(m) }
+// Under .ci/run's race stage, the fault tests wait for its load stage
+// (proctest.LeaveToLoadStage).
+func TestMain(m *testing.M) {
+	proctest.LeaveToLoadStage()
+	proctest.Main(m)
+}
 
 // A unit whose dump or result died with the server is published again as soon as the
 // connection is back: with an hour's request timeout, only the reconnection can get

@@ -80,6 +80,7 @@ echo "$*" >>/tmp/systemctl.log
 // an upgrade to a later build, which restarts the daemon; removed (stopped), then
 // purged, leaving the root as it was.
 func TestChrootInstallUpgradePurge(t *testing.T) {
+	t.Parallel()
 	d := findDist(t)
 	needTool(t, "mmdebstrap", "chroot", "systemd-analyze")
 	if os.Geteuid() != 0 {
@@ -89,11 +90,18 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	if suite == "" {
 		suite = hostSuite(t)
 	}
-	root := filepath.Join(t.TempDir(), "root")
 	// systemd for systemctl is-enabled and systemd-analyze; procps, the package's
 	// dependency (the root has no apt lists to fetch it from); sudo for the README's
-	// commands as written.
-	run(t, "mmdebstrap", "--quiet", "--variant=apt", "--include=systemd,sudo,procps", suite, root)
+	// commands as written. .ci/run makes the root with the same command while its
+	// first stages run (most of it is downloading) and names it here: a fresh root,
+	// made for this test alone, which the test may change.
+	root := os.Getenv("SCOREBOARD_PACKAGE_ROOT")
+	if root == "" {
+		root = filepath.Join(t.TempDir(), "root")
+		run(t, "mmdebstrap", "--quiet", "--variant=apt", "--include=systemd,sudo,procps", suite, root)
+	} else if _, err := os.Stat(filepath.Join(root, "usr/bin/scoreboard")); err == nil {
+		t.Fatalf("SCOREBOARD_PACKAGE_ROOT=%s has scoreboard installed already: it must be a fresh root", root)
+	}
 
 	chroot(t, root, "dpkg-divert --quiet --local --rename --add /usr/bin/systemctl")
 	writeFile(t, filepath.Join(root, "usr/bin/systemctl"), []byte(systemctlShim), 0o755)

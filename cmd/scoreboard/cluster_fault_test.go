@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,12 +26,6 @@ import (
 // node: the nodes have met and chosen a meta leader.
 func startCluster(t *testing.T, n int) []*proctest.NATSServer {
 	t.Helper()
-	// .ci/run runs these once, in its load stage (under -race and busy loops, where
-	// the losses they guard against showed), not also in its quiet race suite: the
-	// two cost 2.6 minutes more of its 30.
-	if os.Getenv("SCOREBOARD_CLUSTER_IN_LOAD_STAGE") != "" {
-		t.Skip("SCOREBOARD_CLUSTER_IN_LOAD_STAGE: the cluster tests run in .ci/run's load stage")
-	}
 	// All 2n ports chosen first, each another: a port free a moment ago may be
 	// given out again, and a node whose route port is another's client port does
 	// not start (seen once: "bind: address already in use").

@@ -87,27 +87,37 @@ func binary(t testing.TB, name, pkg string) string {
 	b, _ := builds.LoadOrStore(name, &build{})
 	bb := b.(*build)
 	bb.once.Do(func() {
+		if p, ok := prebuilt(name); ok {
+			bb.path = p
+			return
+		}
 		dirOnce.Do(func() { dir, dirErr = os.MkdirTemp("", "proctest-") })
 		if dirErr != nil {
 			bb.err = dirErr
 			return
 		}
-		root, err := moduleRoot()
-		if err != nil {
-			bb.err = err
-			return
-		}
 		bb.path = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", bb.path, pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			bb.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
+		bb.err = buildBinary(bb.path, pkg)
 	})
 	if bb.err != nil {
 		t.Fatal(bb.err)
 	}
 	return bb.path
+}
+
+// buildBinary builds pkg (a package path, or a directory relative to the module
+// root) into path.
+func buildBinary(path, pkg string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", path, pkg)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return nil
 }
 
 // SkipShort skips t under `go test -short`, saying what it is: the one-minute loop
@@ -147,20 +157,16 @@ var natsCLI build
 func NATSCLI(t testing.TB) string {
 	t.Helper()
 	natsCLI.once.Do(func() {
+		if p, ok := prebuilt("natscli/nats"); ok {
+			natsCLI.path = p
+			return
+		}
 		dirOnce.Do(func() { dir, dirErr = os.MkdirTemp("", "proctest-") })
 		if dirErr != nil {
 			natsCLI.err = dirErr
 			return
 		}
-		bin := filepath.Join(dir, "natscli")
-		cmd := exec.Command("go", "install", "github.com/nats-io/natscli/nats@"+NATSCLIVersion)
-		cmd.Dir = os.TempDir() // outside this module: its go.mod has no say
-		cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			natsCLI.err = fmt.Errorf("go install github.com/nats-io/natscli/nats@%s: %v\n%s", NATSCLIVersion, err, out)
-			return
-		}
-		natsCLI.path = filepath.Join(bin, "nats")
+		natsCLI.path, natsCLI.err = installNATSCLI(filepath.Join(dir, "natscli"))
 	})
 	if natsCLI.err != nil {
 		if os.Getenv("CI") == "true" {
@@ -169,6 +175,17 @@ func NATSCLI(t testing.TB) string {
 		t.Skipf("no NATS CLI: %v", natsCLI.err)
 	}
 	return natsCLI.path
+}
+
+// installNATSCLI installs the NATS CLI into gobin and returns its path.
+func installNATSCLI(gobin string) (string, error) {
+	cmd := exec.Command("go", "install", "github.com/nats-io/natscli/nats@"+NATSCLIVersion)
+	cmd.Dir = os.TempDir() // outside this module: its go.mod has no say
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install github.com/nats-io/natscli/nats@%s: %v\n%s", NATSCLIVersion, err, out)
+	}
+	return filepath.Join(gobin, "nats"), nil
 }
 
 // Process is a running child process whose output is kept for the test's log.
