@@ -496,7 +496,9 @@ func TestLeagueSharesFittedToDisk(t *testing.T) {
 		}
 		total += s.CachedInfo().Config.MaxBytes
 	}
-	if total > room/2 || total < room/2-room/100 {
+	// The hub reads the room again: a disk that others write on moves between the
+	// two readings (2,048 bytes over half of 39.7 GB, once, in a CI run).
+	if total > room/2+room/100 || total < room/2-room/100 {
 		t.Fatalf("the shares together: %d bytes; want half the room, %d of %d", total, room/2, room)
 	}
 }

@@ -319,11 +319,19 @@ func clubUnits(t *testing.T, ctx context.Context, js jetstream.JetStream, name s
 	// after a lost leader, by default forever: within a wait's condition that would
 	// hang the test (it did, for 6 minutes, after a hub node was killed), so it
 	// gives up after 3 attempts.
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
+	// Each read makes a consumer of its own, deleted when it ends: a wait that
+	// reads again and again under load piled up hundreds of them until the server
+	// refused more ("maximum consumers limit reached"; in a CI load stage).
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3, InactiveThreshold: 10 * time.Second})
 	if err != nil {
 		t.Logf("%s: %v; reading again", name, err)
 		return false
 	}
+	defer func() {
+		if ci := c.CachedInfo(); ci != nil {
+			_ = s.DeleteConsumer(context.WithoutCancel(ctx), ci.Name)
+		}
+	}()
 	for {
 		batch, err := c.FetchNoWait(1000)
 		if err != nil {
