@@ -170,4 +170,3 @@ func TestLeagueHubConsumerAttack(t *testing.T) {
 		t.Errorf("the club refused or deleted consumers without a word in its log")
 	}
 }
-
