@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -30,6 +31,7 @@ import (
 // would, through the hub's own connection (the daemon's role).
 type leaguePage struct {
 	b    *bustest.Bus
+	nc   *nats.Conn // the hub's own connection, as the hub publishes link states
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	base string
@@ -57,7 +59,7 @@ func leagueDelays() *web.Delays {
 func startLeaguePage(t *testing.T, d *web.Delays) *leaguePage {
 	t.Helper()
 	b := bustest.Start(t, bustest.Options{JetStream: true, Prefix: league.SubjectPrefix})
-	p := &leaguePage{b: b}
+	p := &leaguePage{b: b, nc: b.Daemon()}
 	var err error
 	if p.js, err = jetstream.New(b.Daemon()); err != nil {
 		t.Fatal(err)
@@ -121,10 +123,10 @@ func (p *leaguePage) board(t *testing.T, key string, seq uint64) {
 func (p *leaguePage) state(t *testing.T, subjKey, payloadKey, state string) {
 	t.Helper()
 	data, _ := json.Marshal(bus.PortState{Port: payloadKey, State: state, Since: time.Now().UTC().Truncate(time.Second)})
-	if err := p.b.Daemon().Publish(league.SubjectPrefix+".port."+subjKey, data); err != nil {
+	if err := p.nc.Publish(league.SubjectPrefix+".port."+subjKey, data); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.b.Daemon().Flush(); err != nil {
+	if err := p.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 }

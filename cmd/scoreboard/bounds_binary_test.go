@@ -14,7 +14,7 @@ func TestBinarySettingBounds(t *testing.T) {
 	dir := t.TempDir()
 	file := func(text string) string {
 		path := filepath.Join(dir, strings.NewReplacer(" ", "", "\n", "", "[", "", "]", "", "=", "", "'", "").Replace(text)+".toml")
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil { // a hub's file with tokens is refused at 0644
 			t.Fatal(err)
 		}
 		return path
