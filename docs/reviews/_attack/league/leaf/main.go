@@ -5,11 +5,11 @@ package main
 
 import (
 	"bufio"
-	"net"
 	"crypto/tls"
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/signal"
