@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,9 +42,15 @@ type seenBoard struct {
 	At   time.Time
 }
 
-// followEvents reads the page's event stream until the test ends; the returned
-// function lists the board events read so far, with a board (seq > 0).
-func followEvents(t *testing.T, base string) func() []seenBoard {
+// boardEvent is one event of the page's stream that names a board.
+type boardEvent struct {
+	Type string
+	seenBoard
+}
+
+// readEvents reads the page's event stream until the test ends; the returned
+// function lists the events read so far that name a board, in order.
+func readEvents(t *testing.T, base string) func() []boardEvent {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events", nil)
@@ -52,7 +59,7 @@ func followEvents(t *testing.T, base string) func() []seenBoard {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var seen []seenBoard
+	var seen []boardEvent
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -71,18 +78,34 @@ func followEvents(t *testing.T, base string) func() []seenBoard {
 					Seq  uint64 `json:"seq"`
 				} `json:"board"`
 			}
-			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "board" && ev.Board.Seq > 0 {
+			if json.Unmarshal([]byte(data), &ev) == nil && ev.Board.Port != "" {
 				mu.Lock()
-				seen = append(seen, seenBoard{ev.Board.Port, ev.Board.Seq, at})
+				seen = append(seen, boardEvent{ev.Type, seenBoard{ev.Board.Port, ev.Board.Seq, at}})
 				mu.Unlock()
 			}
 		}
 	}()
 	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
-	return func() []seenBoard {
+	return func() []boardEvent {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]seenBoard(nil), seen...)
+		return slices.Clone(seen)
+	}
+}
+
+// followEvents reads the page's event stream until the test ends; the returned
+// function lists the board events read so far, with a board (seq > 0).
+func followEvents(t *testing.T, base string) func() []seenBoard {
+	t.Helper()
+	events := readEvents(t, base)
+	return func() []seenBoard {
+		var seen []seenBoard
+		for _, ev := range events() {
+			if ev.Type == "board" && ev.Seq > 0 {
+				seen = append(seen, ev.seenBoard)
+			}
+		}
+		return seen
 	}
 }
 

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -178,38 +176,13 @@ func (p *leaguePage) waitBoard(t *testing.T, port, state string) []apiBoard {
 // of every board event, in order.
 func eventPorts(t *testing.T, base string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var ports []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			var ev struct {
-				Board struct {
-					Port string `json:"port"`
-				} `json:"board"`
-			}
-			if ok && json.Unmarshal([]byte(data), &ev) == nil && ev.Board.Port != "" {
-				mu.Lock()
-				ports = append(ports, ev.Board.Port)
-				mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	events := readEvents(t, base)
 	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(ports)
+		var ports []string
+		for _, ev := range events() {
+			ports = append(ports, ev.Port)
+		}
+		return ports
 	}
 }
 
