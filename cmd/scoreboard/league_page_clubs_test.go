@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/goclub/scoreboard/internal/bustest"
-	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // TestHubPageClubsListed (review F6, the wiring): a real 'scoreboard hub' gives its
@@ -21,22 +18,7 @@ import (
 // whose stream LEAGUE_A_B is one), nor, after a SIGHUP that removed it, of the
 // club itself.
 func TestHubPageClubsListed(t *testing.T) {
-	root := t.TempDir()
-	httpPort := proctest.FreePort(t)
-	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nstate_dir = %q\n",
-		proctest.FreePort(t), proctest.FreePort(t), httpPort, filepath.Join(root, "hub"))
-	path := filepath.Join(root, "hub.toml")
-	write := func(clubs string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(head+clubs), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("[[club]]\nname = \"a-b\"\ntoken = \"tab\"\ndelay = \"1h\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n")
-	hub := proctest.Start(t, proctest.Scoreboard(t), "hub", "--config", path, "--log-format", "json")
-	hub.WaitOutput("league hub running", 30*time.Second)
-	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	hub, page, write := hubWithFile(t, "", "[[club]]\nname = \"a-b\"\ntoken = \"tab\"\ndelay = \"1h\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n")
 	code := func(path string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(page + path)

@@ -106,22 +106,7 @@ func TestRunPageDelayed(t *testing.T) {
 // [[club]] tables' delay, and /api/status says them; a SIGHUP with the clubs'
 // delays changed is on the page at once, without a restart.
 func TestHubPageDelaySIGHUP(t *testing.T) {
-	root := t.TempDir()
-	httpPort := proctest.FreePort(t)
-	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nhttp_delay = \"10m\"\nstate_dir = %q\n",
-		proctest.FreePort(t), proctest.FreePort(t), httpPort, filepath.Join(root, "hub"))
-	path := filepath.Join(root, "hub.toml")
-	write := func(clubs string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(head+clubs), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("[[club]]\nname = \"north\"\ntoken = \"tn\"\ndelay = \"0s\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\n")
-	hub := proctest.Start(t, proctest.Scoreboard(t), "hub", "--config", path, "--log-format", "json")
-	hub.WaitOutput("league hub running", 30*time.Second)
-	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	hub, page, write := hubWithFile(t, "http_delay = \"10m\"\n", "[[club]]\nname = \"north\"\ntoken = \"tn\"\ndelay = \"0s\"\n[[club]]\nname = \"south\"\ntoken = \"ts\"\n")
 	type status struct {
 		Delay float64            `json:"delay_seconds"`
 		Clubs map[string]float64 `json:"club_delay_seconds"`
@@ -141,4 +126,28 @@ func TestHubPageDelaySIGHUP(t *testing.T) {
 	if st.Delay != 600 || fmt.Sprint(st.Clubs) != "map[south:60]" {
 		t.Fatalf("/api/status after the SIGHUP: %+v; want delay_seconds 600 and south's 60 alone", st)
 	}
+}
+
+// hubWithFile starts a real 'scoreboard hub' on a file of its own: [league] on
+// free ports and a state dir, with the keys in league (lines ending in "\n"), then
+// the [[club]] tables clubs. write puts other clubs in the file, for a SIGHUP.
+func hubWithFile(t *testing.T, league, clubs string) (hub *proctest.Process, page string, write func(clubs string)) {
+	t.Helper()
+	root := t.TempDir()
+	httpPort := proctest.FreePort(t)
+	head := fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\n%sstate_dir = %q\n",
+		proctest.FreePort(t), proctest.FreePort(t), httpPort, league, filepath.Join(root, "hub"))
+	path := filepath.Join(root, "hub.toml")
+	write = func(clubs string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(head+clubs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(clubs)
+	hub = proctest.Start(t, proctest.Scoreboard(t), "hub", "--config", path, "--log-format", "json")
+	hub.WaitOutput("league hub running", 30*time.Second)
+	page = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	return hub, page, write
 }
