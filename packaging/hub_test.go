@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,6 +80,7 @@ func TestChrootHub(t *testing.T) {
 				t.Errorf("after %q, systemctl is-enabled scoreboard-hub: %q", line, got)
 			}
 			hub = svc.start(t, root, ports)
+			leafTLSRequired(t, ports.leaf)
 			pageGet(t, ca, ports.page, 1)
 		case cmd == "systemctl reload scoreboard-hub":
 			svc.reload(t, root, hub)
@@ -94,7 +96,7 @@ func TestChrootHub(t *testing.T) {
 				// The package's example file as it is, with the pair in place.
 				edited = true
 				example := svc.start(t, root, ports)
-				example.waitLog(t, "league hub running", 1)
+				leafTLSRequired(t, ports.leaf)
 				example.stop(t)
 			}
 			chroot(t, root, "cd /root && "+line)
@@ -475,6 +477,22 @@ func pageGet(t *testing.T, ca *certtest.CA, port, n int) {
 	block, _ := pem.Decode(want)
 	if block == nil || !bytes.Equal(block.Bytes, resp.TLS.PeerCertificates[0].Raw) {
 		t.Errorf("the page is served with another certificate than certbot's number %d", n)
+	}
+}
+
+// leafTLSRequired checks that the hub's leaf listener asks for TLS: the INFO it
+// sends first says so (the clubs then do the handshake; none joins in clear).
+func leafTLSRequired(t *testing.T, port int) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	info, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(info, "INFO ") || !strings.Contains(info, `"tls_required":true`) {
+		t.Fatalf("the leaf listener's first line: %q, %v; want an INFO with \"tls_required\":true", info, err)
 	}
 }
 
