@@ -113,3 +113,61 @@ func TestHubNotifiesSystemd(t *testing.T) {
 	}
 	sock.WaitFor(t, "STOPPING=1", long)
 }
+
+// TestHubWatchdogWithoutItsServer: a hub on a nats-server of its own (--nats-url,
+// configs/league-hub.conf) stops its WATCHDOG=1 pings, with an unhealthy status
+// that says why, while that server is gone, and pings again once it is back: the
+// health check is a round trip, not a constant.
+func TestHubWatchdogWithoutItsServer(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	root := t.TempDir()
+	conf, err := os.ReadFile("../../configs/league-hub.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(string(conf), "listen: 0.0.0.0:7422", fmt.Sprintf("listen: 127.0.0.1:%d", proctest.FreePort(t)), 1)
+	c = strings.Replace(c, `store_dir: "/var/lib/nats-league"`, fmt.Sprintf("store_dir: %q", filepath.Join(root, "js")), 1)
+	confPath := filepath.Join(root, "league-hub.conf")
+	if err := os.WriteFile(confPath, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LEAGUE_ADMIN_PASSWORD", "admin-secret")
+	t.Setenv("LEAGUE_TOKEN_NORTH", "token-north")
+	t.Setenv("LEAGUE_TOKEN_SOUTH", "token-south")
+	srv := proctest.StartNATS(t, proctest.NATSOptions{Config: confPath, Name: "league-hub"})
+	hubConf := filepath.Join(root, "hub.toml")
+	if err := os.WriteFile(hubConf, []byte("[league]\nhttp = \"off\"\n[[club]]\nname = \"north\"\ntoken = \"token-north\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	sock := sdnotifytest.Listen(t)
+	t.Setenv("NOTIFY_SOCKET", sock.Path())
+	t.Setenv("WATCHDOG_USEC", "400000") // a ping every 200 ms
+	t.Setenv("WATCHDOG_PID", "")
+	hub := proctest.Start(t, bin, "hub", "--config", hubConf, "--nats-url", srv.URL(), "--nats-user", "admin", "--nats-password", "admin-secret", "--log-format", "json")
+	const long = 30 * time.Second
+	sock.WaitFor(t, "READY=1", long)
+	sock.WaitFor(t, "WATCHDOG=1", long)
+
+	srv.Stop()
+	msg, _ := nextMatching(t, sock, long, "an unhealthy status", func(m string) bool {
+		return strings.HasPrefix(m, "STATUS=unhealthy: ")
+	})
+	t.Logf("while the hub's server is gone: %q", msg)
+	quiet := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(quiet) {
+		m, err := sock.Next(time.Until(quiet))
+		if err != nil {
+			break
+		}
+		if sdnotifytest.Has(m, "WATCHDOG=1") {
+			t.Fatalf("WATCHDOG=1 sent while the hub's server was gone")
+		}
+	}
+
+	srv.Start()
+	sock.WaitFor(t, "WATCHDOG=1", long)
+	if err := hub.Stop(); err != nil {
+		t.Errorf("hub exited with %v after SIGTERM; output:\n%s", err, hub.Output())
+	}
+}
