@@ -76,8 +76,9 @@ echo "$*" >>/tmp/systemctl.log
 
 // The amd64 package in a fresh Debian root: installed with the README's command, its
 // files, conffiles and unit where they belong, the unit enabled and started, the
-// binary answering a sample; the config edited as the README says and kept through
-// an upgrade to a later build, which restarts the daemon; removed (stopped), then
+// binary answering a sample; the config edited as the README says, and the hub's as
+// docs/league.md does, kept through an upgrade to a later build (the hub's still its
+// user's), which restarts the daemon and a running hub; removed (stopped), then
 // purged, leaving the root as it was.
 func TestChrootInstallUpgradePurge(t *testing.T) {
 	t.Parallel()
