@@ -170,6 +170,14 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 // leafTLSTimeout bounds a club's TLS handshake: a Pi on a home line.
 const leafTLSTimeout = 5 * time.Second
 
+// CheckLeafTLS says what is wrong with the leaf listener's certificate settings
+// (the pair cannot be read, or is not a pair; the clubs' CA): what Start would
+// refuse, for scoreboard hub --check.
+func CheckLeafTLS(certFile, keyFile, clientCA string) error {
+	_, err := leafTLS(certFile, keyFile, clientCA)
+	return err
+}
+
 // leafTLS is the leaf listener's TLS, or nil without a certificate; with
 // clientCA, the clubs' certificates are asked for and checked against it.
 func leafTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
