@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,15 +122,69 @@ func TestLeagueForgedFlowControlFault(t *testing.T) {
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
-			playForgedFlowControl(t, v.forge)
+			h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+			playForgedFlowControl(t, h.LeafURL(), h.Conn(), "tn", "ts", v.forge)
+		})
+		// The same against a nats-server of configs/league-hub.conf, the hub attached.
+		t.Run(v.name+"/conf", func(t *testing.T) {
+			t.Parallel()
+			leafURL, admin := confHub(t)
+			playForgedFlowControl(t, leafURL, admin, "n", "s", v.forge)
 		})
 	}
 }
 
-func playForgedFlowControl(t *testing.T, forge func(t *testing.T, addr, deliver, target string)) {
-	h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
-	hostile, hnc := hostileLeaf(t, h.LeafURL(), "north", "tn")
-	_, south := startClub(t, h.LeafURL(), "south", "ts")
+// confHub runs a nats-server of configs/league-hub.conf in process (its ports random,
+// its store the test's) with the league attached by its admin: the leaf URL and
+// the admin's connection.
+func confHub(t *testing.T) (string, *nats.Conn) {
+	t.Helper()
+	// Its secrets written in (t.Setenv is not for parallel tests).
+	conf, err := os.ReadFile("../configs/league-hub.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.NewReplacer("$LEAGUE_ADMIN_PASSWORD", `"a"`, "$LEAGUE_TOKEN_NORTH", `"n"`, "$LEAGUE_TOKEN_SOUTH", `"s"`).Replace(string(conf))
+	path := filepath.Join(t.TempDir(), "league-hub.conf")
+	if err := os.WriteFile(path, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Host, opts.Port, opts.StoreDir, opts.NoSigs, opts.NoLog = "127.0.0.1", server.RANDOM_PORT, t.TempDir(), true, true
+	opts.LeafNode.Host, opts.LeafNode.Port = "127.0.0.1", server.RANDOM_PORT
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("a nats-server with configs/league-hub.conf not ready")
+	}
+	admin, err := nats.Connect(ns.ClientURL(), nats.UserInfo("admin", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Attach(ctx, admin, []league.Club{{Name: "north", Token: "n"}, {Name: "south", Token: "s"}}, 1, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As `scoreboard hub --nats-url` does: its sources looked at, set up again when idle.
+	wctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go h.WatchLinks(wctx, 200*time.Millisecond)
+	return fmt.Sprintf("nats-leaf://127.0.0.1:%d", opts.LeafNode.Port), admin
+}
+
+func playForgedFlowControl(t *testing.T, leafURL string, hub *nats.Conn, northToken, southToken string, forge func(t *testing.T, addr, deliver, target string)) {
+	hostile, hnc := hostileLeaf(t, leafURL, "north", northToken)
+	_, south := startClub(t, leafURL, "south", southToken)
 	const nNorth, nSouth = 5, 10
 	for i := range nSouth {
 		if err := south.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "south unit %d", i)); err != nil {
@@ -142,7 +198,6 @@ func playForgedFlowControl(t *testing.T, forge func(t *testing.T, addr, deliver,
 	}
 	south.Flush()
 	hnc.Flush()
-	hub := h.Conn()
 	bustest.Wait(t, "both clubs' units at the hub", func() (bool, string) {
 		n, s := countLeague(t, hub, "north"), countLeague(t, hub, "south")
 		return n == nNorth && s == nSouth, fmt.Sprintf("LEAGUE_NORTH %d of %d, LEAGUE_SOUTH %d of %d", n, nNorth, s, nSouth)
