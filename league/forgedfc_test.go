@@ -354,3 +354,55 @@ func TestLeagueIntakeDeletedByClub(t *testing.T) {
 		}
 	}
 }
+
+// TestLeagueIntakeAfterUpgrade: a hub from before the clubs' accounts sourced a club
+// straight into LEAGUE_<CLUB> (its units' Nats-Stream-Source header names the club's
+// SCOREBOARD and its sequence). Upgraded, the club's new intake starts after that
+// sequence: the club's next units come once each, none of its first again.
+func TestLeagueIntakeAfterUpgrade(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	old, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: store}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(old.Conn())
+	// LEAGUE_NORTH as the earlier hub left it, north's units 1 to 5 in it, sourced
+	// from a stream named as a club's history (the header then names it and its
+	// sequences, as a club's across its domain did).
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SCOREBOARD", Subjects: []string{"scoreboard.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	publishUnits(t, old.Conn(), 1, 5)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: league.ClubStream("north"), Sources: []*jetstream.StreamSource{{
+		Name: "SCOREBOARD", SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: "scoreboard.>", Destination: "league.north.>"}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, "north's 5 units in the earlier hub's stream", func() (bool, string) {
+		n := countLeague(t, old.Conn(), "north")
+		return n == 5, fmt.Sprintf("%d units", n)
+	})
+	if err := js.DeleteStream(ctx, "SCOREBOARD"); err != nil {
+		t.Fatal(err)
+	}
+	old.Shutdown()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: store, Clubs: []league.Club{{Name: "north", Token: "tn"}}}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	publishUnits(t, north, 1, 10)
+	bustest.Wait(t, "north's 10 units", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 10, fmt.Sprintf("%d units", n)
+	})
+	for i, m := range leagueMsgs(t, h.Conn(), "north") {
+		if string(m.Data) != fmt.Sprintf("unit %d", i+1) {
+			t.Fatalf("north's unit %d is %q: lost, twice or out of order", i+1, m.Data)
+		}
+	}
+}
