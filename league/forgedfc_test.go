@@ -122,7 +122,9 @@ func TestLeagueForgedFlowControlFault(t *testing.T) {
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
-			h := startHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+			// Its sources looked at, as `scoreboard hub` does: set up again at once
+			// when a club's first try came before its link.
+			h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
 			playForgedFlowControl(t, h.LeafURL(), h.Conn(), "tn", "ts", v.forge)
 		})
 		// The same against a nats-server of configs/league-hub.conf, the hub attached.
@@ -394,6 +396,9 @@ func TestLeagueIntakeAfterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Shutdown)
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go h.WatchLinks(wctx, 200*time.Millisecond)
 	_, north := startClub(t, h.LeafURL(), "north", "tn")
 	publishUnits(t, north, 1, 10)
 	bustest.Wait(t, "north's 10 units", func() (bool, string) {
