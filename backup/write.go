@@ -1,0 +1,300 @@
+package backup
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
+)
+
+// Options say what Write backs up.
+type Options struct {
+	// Prefix is the subjects' prefix whose streams are backed up: its stream
+	// (bus.Subjects.Stream, S), every stream named S_*, and every bucket KV_S_*
+	// (the boards, and any other the daemon keeps), so a new one is covered.
+	Prefix string
+	// Club, at a league hub, backs up the hub's copy of this club's history
+	// (SourceStream) as the club's own under Prefix instead: its subjects, and
+	// each message's sequence number in the club's stream, as the club had them.
+	Club, SourceStream, SourcePrefix string
+	// Scoreboard is the writer's version, for the header.
+	Scoreboard string
+	// Idle bounds the wait for a stream's next message.
+	Idle time.Duration
+}
+
+// consumerIdle is how long the server keeps a backup's consumer that stopped.
+const consumerIdle = 30 * time.Second
+
+// Streams are the streams of prefix on the server: its buckets KV_S_* and
+// OBJ_S_*, then S and S_*.
+func Streams(ctx context.Context, js jetstream.JetStream, prefix string) ([]string, error) {
+	s := bus.Subjects{Prefix: prefix}.Stream()
+	var out []string
+	names := js.StreamNames(ctx)
+	for n := range names.Name() {
+		if n == s || strings.HasPrefix(n, s+"_") || strings.HasPrefix(n, "KV_"+s+"_") || strings.HasPrefix(n, "OBJ_"+s+"_") {
+			out = append(out, n)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("backup: list the streams: %w", err)
+	}
+	// The buckets' ranges are taken first: a bucket's value names the history
+	// message it came from, which must then be in the backup.
+	bucket := func(n string) bool { return strings.HasPrefix(n, "KV_") || strings.HasPrefix(n, "OBJ_") }
+	slices.SortFunc(out, func(a, b string) int {
+		if bucket(a) != bucket(b) {
+			if bucket(a) {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return out, nil
+}
+
+// Write writes a backup of o's streams to w, each read up to its last message at
+// the start of the backup: a stream's messages stored later are the next
+// backup's. It returns what it wrote.
+func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) (Header, []Count, error) {
+	if o.Idle <= 0 {
+		o.Idle = 30 * time.Second
+	}
+	h := Header{Format: Format, Version: Version, Scoreboard: o.Scoreboard, Created: time.Now().UTC(), Prefix: o.Prefix}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		return h, nil, fmt.Errorf("backup: JetStream: %w (is the daemon running, with its history on?)", err)
+	}
+	names := []string{o.SourceStream}
+	if o.Club == "" {
+		var err error
+		if names, err = Streams(ctx, js, o.Prefix); err != nil {
+			return h, nil, err
+		}
+		if len(names) == 0 {
+			return h, nil, fmt.Errorf("backup: no stream of the prefix %q on this server (is the history on? is --nats-prefix the daemon's?)", o.Prefix)
+		}
+	} else {
+		h.From = "hub stream " + o.SourceStream
+	}
+	// Every stream's range first, at one moment: the backup's point in time.
+	var readers []jetstream.Stream
+	for _, n := range names {
+		s, err := js.Stream(ctx, n)
+		if err != nil {
+			return h, nil, fmt.Errorf("backup: stream %s: %w", n, err)
+		}
+		info := s.CachedInfo()
+		if info.Config.Storage == jetstream.MemoryStorage {
+			h.Skipped = append(h.Skipped, n)
+			continue
+		}
+		st := Stream{Name: n, Config: info.Config, FirstSeq: max(info.State.FirstSeq, 1), LastSeq: info.State.LastSeq, Created: info.Created}
+		if o.Club != "" {
+			var err error
+			if st, err = clubStream(ctx, s, info, o); err != nil {
+				return h, nil, err
+			}
+		}
+		h.Streams = append(h.Streams, st)
+		readers = append(readers, s)
+	}
+	bw := &writer{sum: sha256.New()}
+	zw := gzip.NewWriter(w)
+	bw.w = bufio.NewWriterSize(zw, 64<<10)
+	if err := bw.line(h, true); err != nil {
+		return h, nil, err
+	}
+	counts := make([]Count, len(h.Streams))
+	for i, s := range readers {
+		c, err := copyStream(ctx, js, s, i, h.Streams[i], o, bw)
+		if err != nil {
+			return h, nil, err
+		}
+		counts[i] = c
+	}
+	if err := bw.line(End{End: counts, SHA256: hex.EncodeToString(bw.sum.Sum(nil))}, false); err != nil {
+		return h, nil, err
+	}
+	if err := bw.w.Flush(); err != nil {
+		return h, nil, fmt.Errorf("backup: write: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return h, nil, fmt.Errorf("backup: write: %w", err)
+	}
+	return h, counts, nil
+}
+
+type writer struct {
+	w   *bufio.Writer
+	sum hash.Hash
+	buf []byte
+}
+
+// line writes v as a line; summed, unless it is the end line.
+func (b *writer) line(v any, sum bool) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("backup: encode: %w", err)
+	}
+	j = append(j, '\n')
+	if sum {
+		b.sum.Write(j)
+	}
+	if _, err := b.w.Write(j); err != nil {
+		return fmt.Errorf("backup: write: %w", err)
+	}
+	return nil
+}
+
+// copyStream writes stream i's messages from st.FirstSeq to st.LastSeq (as the
+// source stream numbers them) with an ordered consumer: nothing acked, nothing
+// written to the server but the consumer, so a tool's read rights are enough.
+func copyStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream, i int, st Stream, o Options, w *writer) (Count, error) {
+	var c Count
+	info := s.CachedInfo()
+	first, last := max(info.State.FirstSeq, 1), info.State.LastSeq
+	if info.State.Msgs == 0 || last < first {
+		return c, nil
+	}
+	name := info.Config.Name
+	cons, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: first, InactiveThreshold: consumerIdle,
+	})
+	if err != nil {
+		return c, fmt.Errorf("backup: read stream %s: %w", name, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return c, fmt.Errorf("backup: read stream %s: %w", name, err)
+	}
+	defer it.Stop()
+	for {
+		nctx, cancel := context.WithTimeout(ctx, o.Idle)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		if err != nil {
+			return c, fmt.Errorf("backup: read stream %s after its message %d (to %d): %w", name, c.LastSeq, last, err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return c, fmt.Errorf("backup: read stream %s: %w", name, err)
+		}
+		seq := meta.Sequence.Stream
+		if seq > last {
+			return c, nil // the last one went (its limits) while the backup read
+		}
+		msg := Message{Stream: i, Seq: seq, Time: meta.Timestamp.UnixNano(), Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}
+		if o.Club != "" {
+			if msg, err = asClubs(msg, o); err != nil {
+				return c, fmt.Errorf("backup: stream %s, message %d: %w", name, seq, err)
+			}
+		}
+		if len(msg.Header) == 0 {
+			msg.Header = nil
+		}
+		if msg.Seq > c.LastSeq {
+			c.Msgs++
+			c.LastSeq = msg.Seq
+			if err := w.line(msg, true); err != nil {
+				return c, err
+			}
+		}
+		if seq == last {
+			return c, nil
+		}
+	}
+}
+
+// clubStream is the club's own stream as the hub's copy of it says: its name
+// and subjects under o.Prefix, and the range of the club's sequence numbers the
+// hub holds (each message's Nats-Stream-Source header has its own).
+func clubStream(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo, o Options) (Stream, error) {
+	subj := bus.Subjects{Prefix: o.Prefix}
+	st := Stream{Name: subj.Stream(), FirstSeq: 1}
+	st.Config = jetstream.StreamConfig{
+		Name: st.Name, Description: "scoreboard history: restored from the league hub's " + info.Config.Name,
+		Subjects: []string{o.Prefix + ".dump.>", o.Prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
+		Discard: jetstream.DiscardOld, MaxAge: info.Config.MaxAge, MaxBytes: info.Config.MaxBytes,
+		Storage: jetstream.FileStorage, Replicas: 1, NoAck: true, Duplicates: info.Config.Duplicates, MaxMsgSize: info.Config.MaxMsgSize,
+	}
+	if info.State.Msgs == 0 {
+		return st, nil
+	}
+	for _, at := range []uint64{info.State.FirstSeq, info.State.LastSeq} {
+		m, err := s.GetMsg(ctx, at)
+		if err != nil {
+			return st, fmt.Errorf("backup: stream %s, message %d: %w", info.Config.Name, at, err)
+		}
+		seq, err := sourceSeq(m.Header)
+		if err != nil {
+			return st, fmt.Errorf("backup: stream %s, message %d: %w", info.Config.Name, at, err)
+		}
+		if at == info.State.FirstSeq {
+			st.FirstSeq = seq
+		} else {
+			st.LastSeq = seq
+		}
+	}
+	return st, nil
+}
+
+// sourceHeader is the header nats-server puts on a sourced message: its origin
+// stream, and its sequence number there.
+const sourceHeader = "Nats-Stream-Source"
+
+// sourceSeq is the sequence number a sourced message had in its origin stream:
+// the second field of its Nats-Stream-Source header.
+func sourceSeq(h nats.Header) (uint64, error) {
+	f := strings.Fields(h.Get(sourceHeader))
+	if len(f) < 2 {
+		return 0, errors.New("no Nats-Stream-Source header: not a club's message sourced by the hub")
+	}
+	seq, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil || seq == 0 {
+		return 0, fmt.Errorf("Nats-Stream-Source %q: no sequence number", h.Get(sourceHeader))
+	}
+	return seq, nil
+}
+
+// asClubs makes a message of the hub's copy the club's own: its subject under
+// o.Prefix, its sequence number in the club's stream, and for a result the
+// club's time (the hub stamps the time it came in).
+func asClubs(m Message, o Options) (Message, error) {
+	seq, err := sourceSeq(m.Header)
+	if err != nil {
+		return m, err
+	}
+	rest, ok := strings.CutPrefix(m.Subject, o.SourcePrefix+".")
+	if !ok {
+		return m, fmt.Errorf("subject %q is not under %s", m.Subject, o.SourcePrefix)
+	}
+	m.Seq, m.Subject = seq, o.Prefix+"."+rest
+	if at, ok := bus.ParseTime(m.Header.Get(bus.HeaderTime)); ok {
+		m.Time = at.UnixNano()
+	}
+	h := nats.Header{}
+	for k, v := range m.Header {
+		if k != sourceHeader {
+			h[k] = v
+		}
+	}
+	m.Header = h
+	return m, nil
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/serialio"
+)
+
+// backupDaemon is a `run` process with an othello port on a pty, its page and
+// its NATS listener, on the state dir dir.
+type backupDaemon struct {
+	run       *proctest.Process
+	url, page string
+	hall      *serialio.PTY
+	natsAddr  string
+	httpAddr  string
+	bin, dir  string
+}
+
+func startBackupDaemon(t *testing.T, bin, dir, natsAddr, httpAddr string) *backupDaemon {
+	t.Helper()
+	d := &backupDaemon{bin: bin, dir: dir, natsAddr: natsAddr, httpAddr: httpAddr, hall: runPTY(t),
+		url: "nats://" + natsAddr, page: "http://" + httpAddr}
+	d.run = proctest.Start(t, bin, "run", "--nats-listen", natsAddr, "--daemon-state-dir", dir, "--http-listen", httpAddr,
+		"--port-device", d.hall.Path, "--port-problem", "othello", "--port-name", "hall", "--port-baud", "115200")
+	runWaitOpened(t, d.hall, d.run)
+	d.run.WaitOutput("scoreboard running", 60*time.Second)
+	return d
+}
+
+// feed sends a sample's units through the port and `send`, and waits for their
+// answers: othello on the port, goscore and replay by send.
+func (d *backupDaemon) feed(t *testing.T) {
+	t.Helper()
+	in, want := samples.Read(t, "othello.in"), samples.Read(t, "othello.out")
+	if _, err := d.hall.Master.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if got := runReadAnswers(t, d.hall, len(want), d.run); !bytes.Equal(got, want) {
+		t.Fatalf("hall's answers\n got %q\nwant %q", got, want)
+	}
+	for _, p := range []string{"goscore", "replay"} {
+		in, want := samples.Read(t, p+".in"), samples.Read(t, p+".out")
+		code, out, errs := runLocked(t, string(in), "send", "--nats-url", d.url, "--port-name", "desk-"+p, p)
+		if code != 0 || out != string(want) {
+			t.Fatalf("send %s: exit %d, %q (want %q): %s", p, code, out, want, errs)
+		}
+	}
+}
+
+// historyText is `history --json`'s output, whole.
+func historyText(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	code, out, errs := runLocked(t, "", append([]string{"history", "--json", "--nats-url", url}, args...)...)
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, errs)
+	}
+	return out
+}
+
+// pageBody is the page's answer at path.
+func pageBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// backupSettled waits until the page's boards show each port's latest unit of
+// the history (the bucket caught up), and returns both.
+func backupSettled(t *testing.T, d *backupDaemon) (hist, boards string) {
+	t.Helper()
+	bustest.Wait(t, "the boards at the history's latest", func() (bool, string) {
+		hist, boards = historyText(t, d.url), pageBody(t, d.page+"/api/boards")
+		latest := map[string]uint64{}
+		for line := range strings.Lines(hist) {
+			var r historyRecord
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("history line %q: %v", line, err)
+			}
+			latest[r.Port] = r.Seq
+		}
+		var shown []historyRecord
+		if err := json.Unmarshal([]byte(boards), &shown); err != nil {
+			return false, fmt.Sprintf("/api/boards: %v", err)
+		}
+		for _, b := range shown {
+			if latest[b.Port] != b.Seq {
+				return false, fmt.Sprintf("%s: board at %d, history at %d", b.Port, b.Seq, latest[b.Port])
+			}
+		}
+		return len(shown) == len(latest) && len(latest) > 0, fmt.Sprintf("%d boards, %d ports in the history", len(shown), len(latest))
+	})
+	return hist, boards
+}
+
+// The done-when test of backup and restore: a backup of a running daemon, restored
+// into a new state dir, gives a daemon whose `history --json` is the same byte for
+// byte, whose page's boards and history page are the same, and whose stream goes
+// on from the backup's last sequence number; what came after the backup is not in
+// it. A non-empty target is refused, changing nothing.
+func TestBackupRestore(t *testing.T) {
+	proctest.SkipShort(t, "a daemon backed up, restored and started again")
+	bin := proctest.Scoreboard(t)
+	natsAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	d := startBackupDaemon(t, bin, t.TempDir(), natsAddr, httpAddr)
+	d.feed(t)
+	hist, boards := backupSettled(t, d)
+	historyPage := pageBody(t, d.page+"/api/history?port=hall")
+	if !strings.Contains(historyPage, ".svg") {
+		t.Fatalf("the page's history has no picture links to compare: %.300s", historyPage)
+	}
+
+	file := filepath.Join(t.TempDir(), "backup.gz")
+	code, out, errs := runLocked(t, "", "backup", "--nats-url", d.url, file)
+	if code != 0 {
+		t.Fatalf("backup: exit %d: %s", code, errs)
+	}
+	t.Logf("backup: %s", out)
+	for _, s := range []string{"SCOREBOARD:", "KV_SCOREBOARD_BOARDS:"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("backup's report names no %s: %s", s, out)
+		}
+	}
+	d.feed(t) // after the backup: not in it
+	if err := d.run.Stop(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	// A state dir that is not empty is refused, and left as it was.
+	if code, _, errs := runLocked(t, "", "restore", file, "--daemon-state-dir", d.dir); code == 0 || !strings.Contains(errs, "not empty") {
+		t.Fatalf("restore into the old, full state dir: exit %d: %s", code, errs)
+	}
+	dir := filepath.Join(t.TempDir(), "restored")
+	code, out, errs = runLocked(t, "", "restore", file, "--daemon-state-dir", dir)
+	if code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, errs)
+	}
+	t.Logf("restore: %s", out)
+
+	r := startBackupDaemon(t, bin, dir, natsAddr, httpAddr)
+	gotHist, gotBoards := backupSettled(t, r)
+	if gotHist != hist {
+		t.Errorf("history --json after the restore differs:\n got %d bytes\nwant %d bytes\n%s", len(gotHist), len(hist), firstDiff(gotHist, hist))
+	}
+	if gotBoards != boards {
+		t.Errorf("/api/boards after the restore differs:\n%s", firstDiff(gotBoards, boards))
+	}
+	if got := pageBody(t, r.page+"/api/history?port=hall"); got != historyPage {
+		t.Errorf("the page's history after the restore differs:\n%s", firstDiff(got, historyPage))
+	}
+	if log := r.run.Output(); strings.Contains(log, "damaged") {
+		t.Errorf("the restored store was reported damaged:\n%s", log)
+	}
+	// The stream goes on: new units follow the restored ones.
+	r.feed(t)
+	after := historyText(t, r.url)
+	if !strings.HasPrefix(after, hist) || len(after) <= len(hist) {
+		t.Errorf("after more units, the history does not extend the restored one (%d bytes, restored %d)", len(after), len(hist))
+	}
+	if err := r.run.Stop(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// firstDiff shows where a and b part.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("at byte %d:\n got …%s\nwant …%s", i, a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+}
