@@ -216,7 +216,10 @@ func copyStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream,
 				return c, err
 			}
 		}
-		if seq == last {
+		// At its last message, or at the stream's end now: the messages up to the
+		// backup's last that were not delivered are gone (deleted, or past the
+		// stream's limits), and the restore skips their numbers.
+		if seq == last || meta.NumPending == 0 {
 			return c, nil
 		}
 	}

@@ -2,16 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
@@ -191,4 +197,59 @@ func firstDiff(a, b string) string {
 	}
 	lo := max(0, i-80)
 	return fmt.Sprintf("at byte %d:\n got …%s\nwant …%s", i, a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+}
+
+// A bad backup changes nothing: restore checks the whole file before it touches
+// the state dir, so an absent dir stays absent and an empty one empty, and the
+// error names the file and what to do. The tool's rights are enough to back up.
+func TestRestoreBadFile(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.Setup(context.Background(), js, history.Config{Prefix: "scoreboard", MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := b.Daemon().Publish("scoreboard.dump.goscore.hall", fmt.Appendf(nil, "unit %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Daemon().Flush()
+	file := filepath.Join(t.TempDir(), "good.gz")
+	if code, _, errs := runLocked(t, "", "backup", "--nats-url", b.URL(), file); code != 0 {
+		t.Fatalf("backup with a tool's rights: exit %d: %s", code, errs)
+	}
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(good)
+	flipped[len(good)/2] ^= 0x40
+	for name, b := range map[string][]byte{"cut.gz": good[:len(good)-8], "flipped.gz": flipped} {
+		bad := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(bad, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		absent, empty := filepath.Join(t.TempDir(), "new"), t.TempDir()
+		for _, dir := range []string{absent, empty} {
+			code, _, errs := runLocked(t, "", "restore", bad, "--daemon-state-dir", dir)
+			if code == 0 || !strings.Contains(errs, bad) || !strings.Contains(errs, "nothing was restored") {
+				t.Errorf("restore %s into %s: exit %d: %s", name, dir, code, errs)
+			}
+			t.Logf("restore %s: %s", name, strings.TrimSpace(errs))
+		}
+		if _, err := os.Stat(absent); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the absent state dir was made: %v", name, err)
+		}
+		if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+			t.Errorf("%s: the empty state dir holds %d entries", name, len(ents))
+		}
+	}
+	// The good one goes into the empty dir.
+	dir := t.TempDir()
+	if code, _, errs := runLocked(t, "", "restore", file, "--daemon-state-dir", dir); code != 0 {
+		t.Fatalf("restore the good file: exit %d: %s", code, errs)
+	}
 }
