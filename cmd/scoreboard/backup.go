@@ -33,13 +33,13 @@ func backupCommand(stdio stdio) *cobra.Command {
 			"(--nats-url nats://127.0.0.1:4322): every club's stream. --club NAME at a hub:\n" +
 			"the hub's copy of that club's history, as the club's own, for a club that lost\n" +
 			"its store: restore it as the club's state dir.",
-		Example: "  scoreboard backup /var/backups/scoreboard/history-$(date +%F).gz\n" +
+		Example: "  scoreboard backup scoreboard-$(date -u +%F).gz\n" +
 			"  scoreboard backup --hub --nats-url nats://127.0.0.1:4322 league.gz\n" +
 			"  scoreboard backup --club north --nats-url nats://127.0.0.1:4322 north.gz",
 		Args: oneFile("takes the file to write"),
 	}
 	cmd.Flags().BoolVar(&hub, "hub", false, "at a league hub: back up every club's stream (the prefix "+league.SubjectPrefix+")")
-	club := addClubFlag(cmd)
+	club := cmd.Flags().String("club", "", "at a league hub (--nats-url nats://127.0.0.1:4322): the hub's copy of this club's history (LEAGUE_<CLUB>) as the club's own, for a club that lost its store")
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := load("")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,6 +151,16 @@ func TestClubFromHub(t *testing.T) {
 	if got := withoutTimes(t, historyText(t, clubURL)); got != before {
 		t.Errorf("the club's history from the hub's copy differs:\n%s", firstDiff(got, before))
 	}
+	// The bucket, not in the hub's copy, is filled again from the history.
+	js := historyJetStream(t, clubURL)
+	bustest.Wait(t, "the club's board in its bucket again", func() (bool, string) {
+		kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
+		if err != nil {
+			return false, err.Error()
+		}
+		keys, err := kv.Keys(context.Background())
+		return err == nil && len(keys) == 1, fmt.Sprintf("keys %v, %v", keys, err)
+	})
 	north.feed(6)
 	north.answered(60 * time.Second)
 	hubHolds(t, hubURL, map[string]int{"north": 18})
