@@ -268,3 +268,16 @@ func TestRestoreBadFile(t *testing.T) {
 		t.Fatalf("restore the good file: exit %d: %s", code, errs)
 	}
 }
+
+// A daemon started on the state dir of a later format (a later version's, after a
+// downgrade) refuses to start: exit status 1, and one line that says what to do.
+func TestRunRefusesLaterStateFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "scoreboard.format"), []byte("2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runLocked(t, "", "run", "--daemon-state-dir", dir, "--nats-listen", "off", "--http-listen", "off", "--port-device", "-", "--port-problem", "goscore")
+	if code != 1 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "format 2") || !strings.Contains(errs, "install the later version again") {
+		t.Fatalf("run on a later format's state dir: exit %d, %q; want 1 and one line", code, errs)
+	}
+}
