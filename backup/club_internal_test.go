@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -35,5 +36,32 @@ func TestAsClubs(t *testing.T) {
 	h.Set(sourceHeader, "S:x 3 > >")
 	if _, err := asClubs(Message{Subject: "league.south.dump.a.b", Header: h}, Options{Prefix: "scoreboard", SourcePrefix: "league.north"}); err == nil {
 		t.Error("another club's subject: no error")
+	}
+}
+
+// The cuts' order: a bucket's before the history's, and a stream that sources
+// another before its source (a daemon's history sources its pairings' bucket);
+// a source not backed up (a hub's club, over the link) changes nothing, and a
+// cycle ends.
+func TestCutOrder(t *testing.T) {
+	for _, c := range []struct {
+		names   []string
+		sources map[string][]string
+		want    []string
+	}{
+		{[]string{"KV_S_BOARDS", "S"}, nil, []string{"KV_S_BOARDS", "S"}},
+		{[]string{"KV_S_BOARDS", "KV_S_PAIRINGS", "S"}, map[string][]string{"S": {"KV_S_PAIRINGS"}},
+			[]string{"KV_S_BOARDS", "S", "KV_S_PAIRINGS"}},
+		{[]string{"LEAGUE_NORTH", "LEAGUE_SOUTH"}, map[string][]string{"LEAGUE_NORTH": {"SCOREBOARD"}, "LEAGUE_SOUTH": {"SCOREBOARD"}},
+			[]string{"LEAGUE_NORTH", "LEAGUE_SOUTH"}},
+		{[]string{"A", "B"}, map[string][]string{"A": {"B"}, "B": {"A"}}, nil},
+	} {
+		got := cutOrder(c.names, c.sources)
+		if c.want != nil && fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("cutOrder(%v, %v) = %v, want %v", c.names, c.sources, got, c.want)
+		}
+		if len(got) != len(c.names) {
+			t.Errorf("cutOrder(%v) = %v: lost or added a stream", c.names, got)
+		}
 	}
 }

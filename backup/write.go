@@ -70,6 +70,33 @@ func Streams(ctx context.Context, js jetstream.JetStream, prefix string) ([]stri
 	return out, nil
 }
 
+// cutOrder is the order the streams' ranges are taken in (names' order, the
+// buckets first): a bucket's before the history's, since a board names the history
+// message it came from, which must then be in the backup; and a stream that
+// sources another (a daemon's history sourcing its pairings' bucket) before that
+// one, so that it never holds a message of its source the source's backup lacks
+// (after a restore its source would resume past it, and skip what comes there).
+func cutOrder(names []string, sources map[string][]string) []string {
+	order := slices.Clone(names)
+	for range len(order) * len(order) { // enough for any order; a cycle stops here
+		moved := false
+		for i := 0; i < len(order) && !moved; i++ {
+			for j := 0; j < i; j++ {
+				if slices.Contains(sources[order[i]], order[j]) {
+					src := order[j]
+					order = slices.Insert(slices.Delete(order, j, j+1), i, src)
+					moved = true
+					break
+				}
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	return order
+}
+
 // Write writes a backup of o's streams to w, each read up to its last message at
 // the start of the backup: a stream's messages stored later are the next
 // backup's. It returns what it wrote.
@@ -93,14 +120,28 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 	} else {
 		h.From = "hub stream " + o.SourceStream
 	}
-	// Every stream's range first, at one moment: the backup's point in time.
-	var readers []jetstream.Stream
+	// Every stream's range first, at one moment: the backup's point in time, each
+	// stream's cut taken in the order cutOrder says.
+	streams := map[string]jetstream.Stream{}
+	sources := map[string][]string{}
 	for _, n := range names {
 		s, err := js.Stream(ctx, n)
 		if err != nil {
 			return h, nil, fmt.Errorf("backup: stream %s: %w", n, err)
 		}
-		info := s.CachedInfo()
+		streams[n] = s
+		for _, src := range s.CachedInfo().Config.Sources {
+			sources[n] = append(sources[n], src.Name)
+		}
+	}
+	var readers []jetstream.Stream
+	var infos []*jetstream.StreamInfo
+	for _, n := range cutOrder(names, sources) {
+		s := streams[n]
+		info, err := s.Info(ctx)
+		if err != nil {
+			return h, nil, fmt.Errorf("backup: stream %s: %w", n, err)
+		}
 		if info.Config.Storage == jetstream.MemoryStorage {
 			h.Skipped = append(h.Skipped, n)
 			continue
@@ -114,6 +155,7 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 		}
 		h.Streams = append(h.Streams, st)
 		readers = append(readers, s)
+		infos = append(infos, info)
 	}
 	bw := &writer{sum: sha256.New()}
 	zw := gzip.NewWriter(w)
@@ -122,8 +164,8 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 		return h, nil, err
 	}
 	counts := make([]Count, len(h.Streams))
-	for i, s := range readers {
-		c, err := copyStream(ctx, js, s, i, h.Streams[i], o, bw)
+	for i := range readers {
+		c, err := copyStream(ctx, js, infos[i], i, o, bw)
 		if err != nil {
 			return h, nil, err
 		}
@@ -163,12 +205,11 @@ func (b *writer) line(v any, sum bool) error {
 	return nil
 }
 
-// copyStream writes stream i's messages from st.FirstSeq to st.LastSeq (as the
-// source stream numbers them) with an ordered consumer: nothing acked, nothing
+// copyStream writes stream i's messages, from its first to its last at the cut
+// (info) with an ordered consumer: nothing acked, nothing
 // written to the server but the consumer, so a tool's read rights are enough.
-func copyStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream, i int, st Stream, o Options, w *writer) (Count, error) {
+func copyStream(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, i int, o Options, w *writer) (Count, error) {
 	var c Count
-	info := s.CachedInfo()
 	first, last := max(info.State.FirstSeq, 1), info.State.LastSeq
 	if info.State.Msgs == 0 || last < first {
 		return c, nil
