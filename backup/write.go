@@ -57,10 +57,9 @@ func Streams(ctx context.Context, js jetstream.JetStream, prefix string) ([]stri
 	}
 	// The buckets' ranges are taken first: a bucket's value names the history
 	// message it came from, which must then be in the backup.
-	bucket := func(n string) bool { return strings.HasPrefix(n, "KV_") || strings.HasPrefix(n, "OBJ_") }
 	slices.SortFunc(out, func(a, b string) int {
-		if bucket(a) != bucket(b) {
-			if bucket(a) {
+		if isBucket(a) != isBucket(b) {
+			if isBucket(a) {
 				return -1
 			}
 			return 1
@@ -97,9 +96,13 @@ func cutOrder(names []string, sources map[string][]string) []string {
 	return order
 }
 
-// Write writes a backup of o's streams to w, each read up to its last message at
-// the start of the backup: a stream's messages stored later are the next
-// backup's. It returns what it wrote.
+// isBucket says whether stream n is a bucket's (KV_, OBJ_).
+func isBucket(n string) bool { return strings.HasPrefix(n, "KV_") || strings.HasPrefix(n, "OBJ_") }
+
+// Write writes a backup of o's streams to w, each read up to its last message
+// when the backup comes to it (its cut, in cutOrder's order; a bucket's, to its
+// end): a stream's messages stored later are the next backup's. It returns what it
+// wrote.
 func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) (Header, []Count, error) {
 	if o.Idle <= 0 {
 		o.Idle = 30 * time.Second
@@ -134,8 +137,18 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 			sources[n] = append(sources[n], src.Name)
 		}
 	}
-	var readers []jetstream.Stream
-	var infos []*jetstream.StreamInfo
+	// Each stream's cut is its last message when the backup comes to it, in
+	// cutOrder's order. A bucket is read whole at its turn, to its end then: a
+	// value put since the cut replaces the cut's (a bucket keeps a value a key),
+	// and would be lost by a copy that stopped at the cut. A stream (the history)
+	// is read to its cut afterwards, as the file is written.
+	type part struct {
+		info  *jetstream.StreamInfo
+		msgs  []Message // a bucket's, read at its turn
+		count Count
+		read  bool
+	}
+	var parts []*part
 	for _, n := range cutOrder(names, sources) {
 		s := streams[n]
 		info, err := s.Info(ctx)
@@ -147,15 +160,24 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 			continue
 		}
 		st := Stream{Name: n, Config: info.Config, FirstSeq: max(info.State.FirstSeq, 1), LastSeq: info.State.LastSeq, Created: info.Created}
+		p := &part{info: info}
 		if o.Club != "" {
-			var err error
 			if st, err = clubStream(ctx, s, info, o); err != nil {
 				return h, nil, err
 			}
+		} else if isBucket(n) {
+			p.read = true
+			p.count, err = copyStream(ctx, js, info, len(parts), o, true, func(m Message) error {
+				p.msgs = append(p.msgs, m)
+				return nil
+			})
+			if err != nil {
+				return h, nil, err
+			}
+			st.LastSeq = max(st.LastSeq, p.count.LastSeq)
 		}
 		h.Streams = append(h.Streams, st)
-		readers = append(readers, s)
-		infos = append(infos, info)
+		parts = append(parts, p)
 	}
 	bw := &writer{sum: sha256.New()}
 	zw := gzip.NewWriter(w)
@@ -163,9 +185,19 @@ func Write(ctx context.Context, js jetstream.JetStream, o Options, w io.Writer) 
 	if err := bw.line(h, true); err != nil {
 		return h, nil, err
 	}
-	counts := make([]Count, len(h.Streams))
-	for i := range readers {
-		c, err := copyStream(ctx, js, infos[i], i, o, bw)
+	emit := func(m Message) error { return bw.line(m, true) }
+	counts := make([]Count, len(parts))
+	for i, p := range parts {
+		if p.read {
+			for _, m := range p.msgs {
+				if err := emit(m); err != nil {
+					return h, nil, err
+				}
+			}
+			counts[i] = p.count
+			continue
+		}
+		c, err := copyStream(ctx, js, p.info, i, o, false, emit)
 		if err != nil {
 			return h, nil, err
 		}
@@ -205,10 +237,11 @@ func (b *writer) line(v any, sum bool) error {
 	return nil
 }
 
-// copyStream writes stream i's messages, from its first to its last at the cut
-// (info) with an ordered consumer: nothing acked, nothing
-// written to the server but the consumer, so a tool's read rights are enough.
-func copyStream(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, i int, o Options, w *writer) (Count, error) {
+// copyStream gives emit stream i's messages, from its first at the cut (info) to
+// its last then, or with toEnd to its last when the copy gets there, with an
+// ordered consumer: nothing acked, nothing written to the server but the
+// consumer, so a tool's read rights are enough.
+func copyStream(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, i int, o Options, toEnd bool, emit func(Message) error) (Count, error) {
 	var c Count
 	first, last := max(info.State.FirstSeq, 1), info.State.LastSeq
 	if info.State.Msgs == 0 || last < first {
@@ -238,7 +271,7 @@ func copyStream(ctx context.Context, js jetstream.JetStream, info *jetstream.Str
 			return c, fmt.Errorf("backup: read stream %s: %w", name, err)
 		}
 		seq := meta.Sequence.Stream
-		if seq > last {
+		if seq > last && !toEnd {
 			return c, nil // the last one went (its limits) while the backup read
 		}
 		msg := Message{Stream: i, Seq: seq, Time: meta.Timestamp.UnixNano(), Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}
@@ -253,14 +286,14 @@ func copyStream(ctx context.Context, js jetstream.JetStream, info *jetstream.Str
 		if msg.Seq > c.LastSeq {
 			c.Msgs++
 			c.LastSeq = msg.Seq
-			if err := w.line(msg, true); err != nil {
+			if err := emit(msg); err != nil {
 				return c, err
 			}
 		}
 		// At its last message, or at the stream's end now: the messages up to the
 		// backup's last that were not delivered are gone (deleted, or past the
 		// stream's limits), and the restore skips their numbers.
-		if seq == last || meta.NumPending == 0 {
+		if (seq == last && !toEnd) || meta.NumPending == 0 {
 			return c, nil
 		}
 	}
