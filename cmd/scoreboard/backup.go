@@ -24,8 +24,9 @@ func backupCommand(stdio stdio) *cobra.Command {
 		Short: "writes the history, its buckets and any other stream of the prefix to FILE, while the daemon runs",
 		Long: "Reads every stream of the prefix (" + bus.Subjects{Prefix: bus.DefaultPrefix}.Stream() + ", its buckets KV_" + bus.Subjects{Prefix: bus.DefaultPrefix}.Stream() + "_*,\n" +
 			"and any other of its name) from the running daemon's NATS server, with a tool's\n" +
-			"read rights, the buckets whole, then the history up to its last message: a\nconsistent copy, with\n" +
-			"every message's subject, headers, sequence number and time. FILE is written\n" +
+			"read rights: the buckets whole, then the history up to its last message, a\n" +
+			"consistent copy with every message's subject, headers, sequence number and\n" +
+			"time. FILE is written\n" +
 			"whole or not at all (a file beside it, renamed at the end), format version " + fmt.Sprint(backup.Version) + ":\n" +
 			"docs/operations.md, \"Backup and restore\". --hub at a league hub\n" +
 			"(--nats-url nats://127.0.0.1:4322): every club's stream. --club NAME at a hub:\n" +
