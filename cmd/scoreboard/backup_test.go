@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/backup"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
@@ -279,5 +281,63 @@ func TestRunRefusesLaterStateFormat(t *testing.T) {
 	code, _, errs := runLocked(t, "", "run", "--daemon-state-dir", dir, "--nats-listen", "off", "--http-listen", "off", "--port-device", "-", "--port-problem", "goscore")
 	if code != 1 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "format 2") || !strings.Contains(errs, "install the later version again") {
 		t.Fatalf("run on a later format's state dir: exit %d, %q; want 1 and one line", code, errs)
+	}
+}
+
+// The nightly backup's unit runs what it says: its ExecStart= (a shell's line,
+// systemd's $$ and %% undone) writes a whole backup into $STATE_DIRECTORY, named
+// by the time, from the daemon its environment names; its ExecStartPost= (no
+// shell: the pattern is find's) removes the backups older than 14 days, and keeps
+// the others.
+func TestBackupUnitCommands(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.Setup(context.Background(), js, history.Config{Prefix: "scoreboard", MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Daemon().Publish("scoreboard.dump.goscore.hall", []byte("a unit")); err != nil {
+		t.Fatal(err)
+	}
+	unit, err := os.ReadFile("../../configs/scoreboard-backup.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{}
+	for line := range strings.Lines(string(unit)) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(k, "ExecStart") {
+			lines[k] = strings.NewReplacer("$$", "$", "%%", "%").Replace(v)
+		}
+	}
+	dir := t.TempDir()
+	old := filepath.Join(dir, "scoreboard-20260101T033000Z.gz")
+	if err := os.WriteFile(old, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(old, time.Now().AddDate(0, 0, -15), time.Now().AddDate(0, 0, -15)); err != nil {
+		t.Fatal(err)
+	}
+	script, ok := strings.CutPrefix(lines["ExecStart"], "/bin/sh -c '")
+	if !ok || !strings.HasSuffix(script, "'") {
+		t.Fatalf("ExecStart= is not /bin/sh -c '...': %q", lines["ExecStart"])
+	}
+	sh := exec.Command("/bin/sh", "-c", strings.ReplaceAll(strings.TrimSuffix(script, "'"), "/usr/bin/scoreboard ", bin+" "))
+	sh.Env = append(os.Environ(), "STATE_DIRECTORY="+dir, "SCOREBOARD_NATS_URL="+b.URL())
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("ExecStart: %v\n%s", err, out)
+	}
+	post := strings.Fields(strings.ReplaceAll(lines["ExecStartPost"], "/var/lib/scoreboard-backup/", dir+"/"))
+	if out, err := exec.Command(post[0], post[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("ExecStartPost: %v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "scoreboard-*.gz"))
+	if len(files) != 1 || files[0] == old {
+		t.Fatalf("after the unit's commands: %v; want one new backup, the old one removed", files)
+	}
+	if _, counts, err := backup.Check(files[0]); err != nil || len(counts) == 0 {
+		t.Fatalf("the unit's backup %s: %v", files[0], err)
 	}
 }
