@@ -64,6 +64,10 @@ type Workers struct {
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
 
+	// solveDropped is, per problem, the solve requests its endpoint's subscription
+	// dropped for want of room in its pending list (PendingSolveBytes).
+	solveDropped map[string]*solveDrops
+
 	// warn thins out floods of bad units, per port: ten a second are logged, then
 	// one in a hundred, each with the count of those left out.
 	warn *logging.Sampler
@@ -102,8 +106,10 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		}
 	}
 	w.counts = map[string]*dumpCounts{"": {}}
+	w.solveDropped = map[string]*solveDrops{}
 	for _, name := range o.Problems {
 		w.counts[name] = &dumpCounts{}
+		w.solveDropped[name] = &solveDrops{}
 	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:         bus.ServiceName,
@@ -112,7 +118,10 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		StatsHandler: w.endpointStats,
 		QueueGroup:   bus.QueueGroup,
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
-			w.log.Error().Err(err).Msg("service error")
+			if err.Description == nats.ErrSlowConsumer.Error() {
+				return // a solve flood: counted and logged by solveSlow
+			}
+			w.warn.Event(&w.log, zerolog.ErrorLevel, "service error").Err(err).Msg("service error")
 		},
 	})
 	if err != nil {
@@ -121,9 +130,17 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 	w.svc = svc
 	w.id = svc.Info().ID
 	w.log = w.log.With().Str("worker", w.id).Logger()
+	// micro put its own error handler in front of the connection's when the
+	// service was added; the drops of the solve endpoints are counted in front of it.
+	nc.SetErrorHandler(w.solveSlow(nc.ErrorHandler()))
+	o.Metrics.Counters("scoreboard_solve_requests_dropped_total",
+		"Solve requests a problem's endpoint dropped: they came faster than it solves them, beyond its pending bound.",
+		[]string{"problem"}, w.solveDroppedSeries)
+	msgs, bytes := pendingSolves, max(PendingSolveBytes, 2*int(nc.MaxPayload()))
 	for _, name := range o.Problems {
 		p, _ := engine.Lookup(name)
-		if err := svc.AddEndpoint(name, w.solveHandler(p), micro.WithEndpointSubject(w.subj.Solve(name))); err != nil {
+		if err := svc.AddEndpoint(name, w.solveHandler(p), micro.WithEndpointSubject(w.subj.Solve(name)),
+			micro.WithEndpointPendingLimits(msgs, bytes)); err != nil {
 			_ = svc.Stop()
 			return nil, fmt.Errorf("workers: endpoint %s: %w", name, err)
 		}
