@@ -412,7 +412,7 @@ func (d *display) answer(m *nats.Msg) {
 	d.record(seq, m.Data)
 	if res.Error != "" {
 		// The worker published the error result itself.
-		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", logging.ClipText(res.Error)).Msg("bad unit")
 		d.settle(&f.it, &res)
 		return
 	}

@@ -489,7 +489,7 @@ func (w *Workers) describe(msg *nats.Msg) result.Record {
 	}
 	h, badSeq := bus.ReadDump(msg.Header)
 	if badSeq != "" {
-		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", badSeq).Msg("dump with a bad sequence header; using 0")
+		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", logging.Clip(badSeq)).Msg("dump with a bad sequence header; using 0")
 	}
 	return result.Record{Problem: problem, Port: port, Worker: w.id, Seq: h.Seq, Line: h.Line, Origin: h.Origin,
 		UnitDigest: bus.UnitDigest(msg.Data)}
