@@ -19,7 +19,8 @@ import (
 )
 
 // Every seed sample through a real pseudo-terminal with its lines ended in a lone
-// "\r" (old serial devices), in "\r\n", in "\r\r\n", and in the three mixed:
+// "\r" (old serial devices), in "\r\n", in "\r\r\n", in "\n\r", and in the first
+// three mixed:
 // byte-exact answers.
 // A "\r\n" is one line end: goscore's spacer lines would break every board if it
 // were two.
@@ -30,6 +31,8 @@ func TestPTYSamplesLineEnds(t *testing.T) {
 		"crlf": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\r\n")) },
 		// A CRLF device behind a layer that adds a CR: the contest's reader took it.
 		"crcrlf": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\r\r\n")) },
+		// Some terminals and old boards end their lines in LF CR (review F14).
+		"lfcr": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\n\r")) },
 		// Every end in turn. An empty line right after a line ended in "\r" ends in
 		// "\r" too: "\r" then "\r\n" is "\r\r\n", one end (docs/trust.md).
 		"mixed": func(in []byte) []byte {
@@ -50,7 +53,7 @@ func TestPTYSamplesLineEnds(t *testing.T) {
 		},
 	}
 	for _, c := range samples.Cases {
-		for _, name := range []string{"cr", "crlf", "crcrlf", "mixed"} {
+		for _, name := range []string{"cr", "crlf", "crcrlf", "lfcr", "mixed"} {
 			t.Run(c.File+"-"+name, func(t *testing.T) {
 				pt := newPTY(t)
 				d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: c.Problem}}})
