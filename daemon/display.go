@@ -87,17 +87,19 @@ type display struct {
 	next     uint64 // the seq to write next
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
-	done     map[uint64]outcome
-	blocked  bool            // an outcome waits for room in the device writer's queue
-	drained  bool            // stopping, and the drain bound has passed
-	dropping bool            // and a write timeout more: outcomes the queue has no room for are dropped
-	answered uint64          // outcomes handed to the device writer: answers
-	failed   uint64          // errors
-	stopped  uint64          // and units unanswered when the drain bound ended
-	room     chan struct{}   // the device writer took answers from its queue
-	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
-	warn     *logging.Sampler
-	met      *metrics.Port // nil without metrics
+	// inFlightBytes are the bytes of the units in flight (MaxInFlightBytes).
+	inFlightBytes int
+	done          map[uint64]outcome
+	blocked       bool            // an outcome waits for room in the device writer's queue
+	drained       bool            // stopping, and the drain bound has passed
+	dropping      bool            // and a write timeout more: outcomes the queue has no room for are dropped
+	answered      uint64          // outcomes handed to the device writer: answers
+	failed        uint64          // errors
+	stopped       uint64          // and units unanswered when the drain bound ended
+	room          chan struct{}   // the device writer took answers from its queue
+	stuck         <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
+	warn          *logging.Sampler
+	met           *metrics.Port // nil without metrics
 	// stats are the stream's line ends, watched on the tick (lineEnds); unended
 	// says the port's bytes have no line ends now, as was said once.
 	stats   *serialio.LineStats
@@ -280,7 +282,8 @@ func (d *display) run(ctx context.Context) error {
 // writer being behind does not stop the reader before that: a relay blocked writing
 // into the port must be read from before it reads the answers.
 func (d *display) canTake() bool {
-	return len(d.inFlight) < d.cfg.MaxInFlight && d.last-d.next+1 < uint64(d.cfg.MaxHeld)
+	return len(d.inFlight) < d.cfg.MaxInFlight && d.inFlightBytes < d.cfg.MaxInFlightBytes &&
+		d.last-d.next+1 < uint64(d.cfg.MaxHeld)
 }
 
 // take publishes a unit from the reader, or records its framing error. Past the
@@ -300,6 +303,7 @@ func (d *display) take(it item) {
 	d.log.Debug().Uint64("seq", it.seq).Int64("line", it.line).Msg("unit read")
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
+	d.inFlightBytes += len(it.unit)
 	d.cfg.Recent.add(d.pc.Name, d.origin, it.seq, it.unit)
 	d.publish(f)
 }
@@ -408,7 +412,7 @@ func (d *display) answer(m *nats.Msg) {
 		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
 		return
 	}
-	delete(d.inFlight, seq)
+	d.land(f)
 	d.record(seq, m.Data)
 	if res.Error != "" {
 		// The worker published the error result itself.
@@ -453,8 +457,14 @@ func (d *display) expire(now time.Time) {
 	}
 }
 
-func (d *display) giveUp(f *flight, why string) {
+// land takes f out of flight.
+func (d *display) land(f *flight) {
 	delete(d.inFlight, f.it.seq)
+	d.inFlightBytes -= len(f.it.unit)
+}
+
+func (d *display) giveUp(f *flight, why string) {
+	d.land(f)
 	d.log.Error().Uint64("seq", f.it.seq).Int64("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
 	res := d.publishError(f.it.seq, f.it.line, why, "daemon", why == stopGiveUp)
 	d.settle(&f.it, &res)
