@@ -475,10 +475,7 @@ func (d *display) giveUp(f *flight, why string) {
 // any result. It comes back to answer, which ignores it: the unit already has its
 // outcome. It returns the result, the unit's outcome.
 func (d *display) publishError(seq uint64, line int64, msg, who string, stopped bool) result.Record {
-	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Error: msg, Origin: d.origin, Worker: who}
-	if int64(int(line)) == line { // a result's line is an int: past it (armhf), none
-		res.Line = int(line)
-	}
+	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: line, Error: msg, Origin: d.origin, Worker: who}
 	if stopped {
 		res.Outcome = result.OutcomeStopped
 	}

@@ -181,3 +181,38 @@ func TestLinePast32Bits(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+// The same past 2^31 lines for a bad unit (a reader at a line that wide): its result
+// says the stream line the unit started on, and its error the stream line that is
+// wrong, as the device's error line does, in 64 bits on every build (an int of the
+// armhf and 386 builds could not hold them: the result had no line, and the error
+// named the line in the unit).
+func TestBadUnitLinePast32Bits(t *testing.T) {
+	_, nc := startBus(t, true)
+	const first int64 = 1<<31 + 10
+	res := results(t, nc)
+	pt := newPTY(t)
+	cfg := daemon.Config{Ports: []daemon.PortConfig{{Name: "hall", Device: pt.Path, Problem: "goscore", ErrorLine: true}}}
+	daemon.CountLinesFrom(&cfg, first)
+	startDaemon(t, nc, cfg)
+	waitOpened(t, pt)
+	u, _ := faulttest.GoscoreBoard(0)
+	lines := strings.SplitAfter(u, "\n")
+	lines[5] = "Z" + lines[5][1:] // the unit's sixth line
+	if _, err := pt.Master.Write([]byte(strings.Join(lines, ""))); err != nil {
+		t.Fatal(err)
+	}
+	wantLine := strconv.FormatInt(first+6, 10)
+	got := string(readN(t, pt.Master, len("error: goscore: line ")+len(wantLine)))
+	if want := "error: goscore: line " + wantLine; got != want {
+		t.Errorf("the device's error line starts %q, want %q", got, want)
+	}
+	select {
+	case r := <-res:
+		if int64(r.Line) != first+1 || !strings.Contains(r.Error, "line "+wantLine+":") {
+			t.Errorf("result line %d, error %q: want line %d and an error at line %s", r.Line, r.Error, first+1, wantLine)
+		}
+	case <-time.After(long):
+		t.Fatal("no result")
+	}
+}

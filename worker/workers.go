@@ -517,7 +517,7 @@ func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {
 	}
 	ans, err := p.Solve(unit)
 	if err != nil {
-		res.Error = engine.Rebase(err, res.Line).Error()
+		res.Error = rebase(err, res.Line).Error()
 		return res
 	}
 	res.Answer = string(ans.AppendText(nil))
@@ -544,3 +544,21 @@ func headerSafe(s string) string {
 }
 
 const maxErrorHeader = 1024
+
+// rebase is engine.Rebase for a unit that starts at stream line line, in 64 bits: an
+// error's stream line past an int (the 32-bit builds, after 2^31 lines) is written in
+// its message, as the port's scanner writes its own.
+func rebase(err error, line int64) error {
+	var ie *engine.InputError
+	if line <= 0 || !errors.As(err, &ie) || ie.Line <= 0 {
+		return err
+	}
+	c := *ie
+	if abs := line + int64(ie.Line) - 1; int64(int(abs)) == abs {
+		c.Line = int(abs)
+	} else {
+		c.Msg = fmt.Sprintf("line %d: %s", abs, ie.Msg)
+		c.Line = 0
+	}
+	return &c
+}
