@@ -90,6 +90,13 @@ type Config struct {
 	Monitor *Monitor
 	// Metrics, when set, counts the ports' units, retries and devices for /metrics.
 	Metrics *metrics.Metrics
+	// Own, when set, takes the last attempt of a unit for this process's own workers
+	// (worker.Workers.TakeOwn) rather than publishing it to the workers' queue group:
+	// a client with the worker credentials may hold any number of subscriptions in
+	// the group on a port's dump subject, take nearly every attempt and answer none
+	// (review F13). It reports false when it cannot take the dump, which is then
+	// published as the other attempts are. Nil: every attempt goes on the bus.
+	Own func(*nats.Msg) bool
 	// Recent, when set, keeps the text of each port's last units, for the history.
 	Recent *Recent
 	// Record, when set, takes a copy of each unit's dump as the port first

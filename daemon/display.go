@@ -338,16 +338,19 @@ func (d *display) publish(f *flight) {
 	// The port publishes a dump again when its answer does not come (Attempt): a
 	// worker that cannot solve it hands it back rather than answer it with an
 	// error. The same id on every attempt: the history keeps the unit once.
-	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
-	// The line is put here, in 64 bits (DumpHeader's is an int: 32 bits on armhf),
-	// and always: the header is reused, and a line left out would be the last one's.
-	if f.it.line > 0 {
-		m.Header[bus.HeaderLine] = []string{strconv.FormatInt(f.it.line, 10)}
-	} else {
+	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Line: f.it.line, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
+	// The header is reused: a line left out would be the last one's.
+	if f.it.line <= 0 {
 		delete(m.Header, bus.HeaderLine)
 	}
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
+	// The last attempt of a unit the bus's workers did not answer goes to this
+	// process's own workers: whoever holds the queue group's subscriptions, they
+	// answer it (on the same reply subject, so it is checked as any answer).
+	if f.attempts > 1 && f.attempts == d.cfg.Attempts && d.cfg.Own != nil && d.cfg.Own(ownCopy(m)) {
+		return
+	}
 	// A publish fails only when the connection is closed for good; the attempt then
 	// times out like any other.
 	if err := d.nc.PublishMsg(m); err != nil {
@@ -438,6 +441,16 @@ func (d *display) refuse(m *nats.Msg, seq uint64, why error) {
 	d.cfg.Monitor.refused()
 	d.warn.Warn(&d.log, "refused answer").Uint64("seq", seq).Int("bytes", len(m.Data)).Err(why).
 		Msg("a reply on the port's inbox is not the answer to its dump; refused, never written")
+}
+
+// ownCopy is a copy of m, the display's reused message, for the process's own
+// workers, who keep it until they solve it.
+func ownCopy(m *nats.Msg) *nats.Msg {
+	h := make(nats.Header, len(m.Header))
+	for k, v := range m.Header {
+		h[k] = []string{v[0]}
+	}
+	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
 }
 
 // expire publishes again the dumps whose attempt timed out, and gives up those out

@@ -51,6 +51,7 @@ type Workers struct {
 	id   string
 
 	dumps   []*nats.Subscription // one a problem
+	dumpOf  map[string]*nats.Subscription
 	queue   *dumpQueue
 	keys    *originKeys
 	drain   time.Duration
@@ -190,6 +191,7 @@ func (w *Workers) subscribeDumps(problems []string) error {
 	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
 	// of a problem no worker serves is not taken (a request for it gets NATS's "no
 	// responders" at once), nor is a copy of a port's dumps published under it.
+	w.dumpOf = map[string]*nats.Subscription{}
 	for _, name := range problems {
 		sub, err := w.nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
 		if err != nil {
@@ -203,6 +205,7 @@ func (w *Workers) subscribeDumps(problems []string) error {
 			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 		}
 		w.dumps = append(w.dumps, sub)
+		w.dumpOf[name] = sub
 	}
 	return nil
 }
