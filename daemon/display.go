@@ -510,7 +510,10 @@ func (d *display) publishError(seq uint64, line int64, msg, who string, stopped 
 func (d *display) noteStored() {
 	seqs := d.stored.take(d.spare)
 	for _, seq := range seqs {
-		if seq >= d.next {
+		// Only a unit read and not written yet waits for its notice. A seq past the
+		// last read is none of the port's: a result forged with its origin (public,
+		// in every dump) and any seq, which would stay here for good.
+		if seq >= d.next && seq <= d.last {
 			d.storedSeqs[seq] = struct{}{}
 		}
 	}
