@@ -234,6 +234,7 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-got
+	<-got // and the copy the club's history takes (its ports' part: CaptureHistory)
 	hub := h.Conn()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
