@@ -404,8 +404,9 @@ func TestTrustHistoryFloodLatency(t *testing.T) {
 	t.Logf("flood: %d tool dumps; %d answers: p50 %v, p90 %v, max %v; %d at or over the 2 s stored-wait; %d 'not stored in time'",
 		sent, n, lat[n/2], lat[n*9/10], lat[n-1], over, late)
 	// The stored-wait is the bound the history may add; the flood's own load on a
-	// busy 2-core machine may hold one answer or two past it, not most.
-	if late > 0 || over > n/10 {
+	// busy 2-core machine may hold one answer or two past it, not most (before,
+	// 19 of 20 were held, and waited it out).
+	if late > n/10 || over > n/10 {
 		t.Errorf("under a tool's flood, %d of %d answers took 2 s or more (sorted: %v), and %d waited out the stored-wait for the history",
 			over, n, lat, late)
 	}
