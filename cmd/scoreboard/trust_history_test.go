@@ -308,10 +308,11 @@ func TestTrustHistoryJunkEviction(t *testing.T) {
 
 // flood publishes tiny dumps of a problem no worker serves, and goscore sample units
 // on another port's name (the workers answer each), from conns connections as fast
-// as they go, until stop is closed; it returns how many it sent.
-func flood(t *testing.T, url string, conns int, stop <-chan struct{}) func() int64 {
+// as they go, until stop is closed. sent counts them as they go; wait waits for
+// the flood's end and says how many it sent.
+func flood(t *testing.T, url string, conns int, stop <-chan struct{}) (sent *atomic.Int64, wait func() int64) {
 	t.Helper()
-	var sent atomic.Int64
+	sent = new(atomic.Int64)
 	var wg sync.WaitGroup
 	unit := string(samples.Read(t, "goscore.in"))
 	unit = strings.Join(strings.SplitAfter(unit, "\n")[:20], "")
@@ -349,7 +350,20 @@ func flood(t *testing.T, url string, conns int, stop <-chan struct{}) func() int
 			}
 		}()
 	}
-	return func() int64 { wg.Wait(); return sent.Load() }
+	return sent, func() int64 { wg.Wait(); return sent.Load() }
+}
+
+// floodPast waits until the flood has sent n dumps: the port's units then go out
+// in the thick of it, however fast the machine answers them.
+func floodPast(t *testing.T, sent *atomic.Int64, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for sent.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the flood sent %d dumps in 2 minutes, want %d", sent.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // F16: a flood of tool dumps while the device sends 20 units, in batches: before,
@@ -360,12 +374,14 @@ func TestTrustHistoryFloodKeepsUnits(t *testing.T) {
 	e := startHistoryEnv(t, false)
 	e.send(t, 1)
 	stop := make(chan struct{})
-	wait := flood(t, e.url, 3, stop)
-	for range 4 {
+	sent, wait := flood(t, e.url, 3, stop)
+	// A batch each 50,000 dumps of the flood: 200,000 at least while the units go.
+	for b := range int64(4) {
+		floodPast(t, sent, (b+1)*50_000)
 		e.send(t, 5)
 	}
 	close(stop)
-	sent := wait()
+	total := wait()
 	recs := e.portHistory(t)
 	e.checkPortHistory(t, recs)
 	answered := 0
@@ -375,7 +391,7 @@ func TestTrustHistoryFloodKeepsUnits(t *testing.T) {
 		}
 	}
 	t.Logf("flood: %d tool dumps; the port's %d units: %d in the history, %d answered there; daemon dropped messages: %v",
-		sent, e.next, len(recs), answered, strings.Contains(e.run.Output(), "Dropping messages"))
+		total, e.next, len(recs), answered, strings.Contains(e.run.Output(), "Dropping messages"))
 }
 
 // F15: a port's answers while tools flood the bus with dumps: before, every answer
@@ -388,7 +404,8 @@ func TestTrustHistoryFloodLatency(t *testing.T) {
 	e := startHistoryEnv(t, false)
 	e.send(t, 1)
 	stop := make(chan struct{})
-	wait := flood(t, e.url, 3, stop)
+	sent, wait := flood(t, e.url, 3, stop)
+	floodPast(t, sent, 50_000)
 	const n = 20
 	lat := make([]time.Duration, 0, n)
 	for range n {
@@ -397,12 +414,12 @@ func TestTrustHistoryFloodLatency(t *testing.T) {
 		lat = append(lat, time.Since(start))
 	}
 	close(stop)
-	sent := wait()
+	total := wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	late := strings.Count(e.run.Output(), "has not stored the unit's result in time")
 	over := len(lat) - sort.Search(len(lat), func(i int) bool { return lat[i] >= 2*time.Second })
 	t.Logf("flood: %d tool dumps; %d answers: p50 %v, p90 %v, max %v; %d at or over the 2 s stored-wait; %d 'not stored in time'",
-		sent, n, lat[n/2], lat[n*9/10], lat[n-1], over, late)
+		total, n, lat[n/2], lat[n*9/10], lat[n-1], over, late)
 	// The stored-wait is the bound the history may add; the flood's own load on a
 	// busy 2-core machine may hold one answer or two past it, not most (before,
 	// 19 of 20 were held, and waited it out).
