@@ -101,9 +101,9 @@ type Config struct {
 	Recent *Recent
 	// Record, when set, takes a copy of each unit's dump as the port first
 	// publishes it and of each result the port takes as its outcome (a worker's,
-	// or its own error result): a replicated history's recorder
-	// (history.Recorder.Record), which stores them with acks whatever the bus's
-	// connections do meanwhile. It must not block.
+	// or its own error result): the history's recorder (history.Recorder.Record),
+	// the only writer of the history stream, which stores them with acks whatever
+	// the bus carries meanwhile. It must not block.
 	Record func(*nats.Msg)
 	// Stored, when set, has the display writers hold each answer until the history
 	// has stored its unit's result, at most StoreWait (default DefaultStoreWait).
