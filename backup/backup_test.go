@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/backup"
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
 )
@@ -331,7 +332,8 @@ func TestBackupUnderLoad(t *testing.T) {
 			default:
 			}
 			n++
-			if err := nc.Publish("scoreboard.dump.goscore.hall", fmt.Appendf(nil, "unit %d", n)); err != nil {
+			// The history takes only the recorder's copies, on the repair subjects.
+			if err := nc.Publish(bus.Subjects{Prefix: "scoreboard"}.Repair("scoreboard.dump.goscore.hall"), fmt.Appendf(nil, "unit %d", n)); err != nil {
 				return
 			}
 			if n%5 == 0 {
