@@ -31,8 +31,8 @@ type parts struct {
 
 	updater  *history.Updater // nil: no history bucket
 	pairings *pairings        // nil: no history, so no pairings bucket
-	keeper  *history.Keeper  // nil: no store of its own to watch
-	damaged string           // what recovering the store dropped, for the status
+	keeper   *history.Keeper  // nil: no store of its own to watch
+	damaged  string           // what recovering the store dropped, for the status
 
 	pnc, wbnc *nats.Conn // the ports' and the page's connections (the workers' is d.wnc)
 	met       *metrics.Metrics

@@ -23,9 +23,9 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
-	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/serialio"
 	"github.com/goclub/scoreboard/web"
 )

@@ -26,8 +26,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/result"
 )
 
