@@ -23,8 +23,8 @@ var gameInfo = render.Game{
 		Tournament: `Open d'Évry [2026] \ A`, Round: 3, Table: 12, Date: "2026-11-28", Place: "Évry",
 		Black: `Zoé "Z]" Lefèvre\`, BlackRank: "2d", White: "王小明", WhiteRank: "1d", Handicap: 2, Result: "W+R",
 	},
-	Club:  "north",
-	Date:  time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC),
+	Club: "north",
+	Date: time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC),
 }
 
 // TestSGFGameInfoGolden: a goscore unit's record with its game info, byte for
