@@ -90,12 +90,16 @@ func (l *loader) readFile(data []byte) {
 					l.setFile(l.fs, settings[i], full, v)
 				}
 			}
-		case key == "club", key == "tables":
-			// A league hub's clubs, and its tournament tables (club.port): the
-			// league package reads them (and again on SIGHUP). In a club's file they
-			// are a mistake.
+		case key == "club":
+			// A league hub's clubs: the league package reads them (and again on
+			// SIGHUP). In a club's file they are a mistake.
 			if !l.has("league.listen") {
-				l.fail(key, "[[club]] and [tables] are a league hub's (scoreboard hub --config); a club joins one with [hub] url and club, and names a port's table with [[port]] table")
+				l.fail(key, "[[club]] tables are a league hub's (scoreboard hub --config); a club joins one with [hub] url and club")
+			}
+		case key == "tables":
+			// A league hub's tournament tables (club.port), as [[club]].
+			if !l.has("league.listen") {
+				l.fail(key, "[tables] is a league hub's (scoreboard hub --config); a club names a port's table with [[port]] table")
 			}
 		default:
 			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http], [hub], [league] and [[port]], and a hub's [[club]] and [tables])")
