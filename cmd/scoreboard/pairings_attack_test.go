@@ -99,7 +99,7 @@ func TestPairingsToolAttack(t *testing.T) {
 			return err
 		}},
 	} {
-		sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
+		sctx, scancel := context.WithTimeout(ctx, time.Second)
 		if err := a.do(sctx); err == nil {
 			t.Errorf("a tool could %s", a.what)
 		}
