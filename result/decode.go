@@ -101,8 +101,7 @@ func walk(d []byte, r *Record, extra field) bool {
 		case "outcome":
 			r.Outcome, end, err = readString(d, i)
 		case "players":
-			r.Players, end, ok = readPlayers(d, i)
-			if !ok {
+			if r.Players, end, ok = readPlayers(d, i); !ok {
 				return false
 			}
 		default:
