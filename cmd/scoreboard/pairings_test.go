@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,6 +165,20 @@ table = 2
 	code, out = pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry)
 	if code != 0 || !strings.Contains(out, "table 1 on lobby: 王小明 (1d) - Zoé Lefèvre (2d)") {
 		t.Fatalf("load round 1: exit %d:\n%s", code, out)
+	}
+	// A SIGHUP that moves hall to table 3 leaves both ports running; the next
+	// load maps table 3 to hall.
+	data, _ := os.ReadFile(conf)
+	os.WriteFile(conf, []byte(strings.Replace(string(data), "table = 2", "table = 3", 1)), 0o600)
+	if err := run.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	run.WaitOutput("reload: ports updated", 30*time.Second)
+	if o := run.Output(); !strings.Contains(o, `"changed":[]`) {
+		t.Errorf("the reload of a table restarted a port: %s", o[strings.LastIndex(o, "reload: ports updated")-200:])
+	}
+	if code, out := pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry); code != 0 || !strings.Contains(out, "table 3 on hall: ") {
+		t.Fatalf("load after the SIGHUP: exit %d:\n%s", code, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(bad, []byte("1,1,a,1d,b,2d\n1,1,c,1d,d\n"), 0o600)
