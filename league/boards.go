@@ -266,7 +266,8 @@ func checkDump(rest string, unit []byte) string {
 // checkResult reads a club's result (rest: result.<problem>.<port>) and says why it
 // is junk, or "": what the page shows is valid UTF-8 and JSON, a result of a known
 // problem on a port that is a subject token, the one its subject names, with an
-// answer no longer than the problem's longest.
+// answer no longer than the problem's longest, and players no longer than a dump
+// may carry.
 func checkResult(rest string, data []byte) (result.Record, string) {
 	parts := strings.Split(rest, ".")
 	switch {
@@ -291,6 +292,8 @@ func checkResult(rest string, data []byte) (result.Record, string) {
 		return r, "bad_subject"
 	case len(r.Answer) > p.Limits().MaxAnswer || len(r.Error) > maxErrorBytes:
 		return r, "too_large"
+	case r.Players != nil && len(r.Players.JSON()) > result.MaxPlayers:
+		return r, "too_large" // more than any round's names: a dump's header is cut there
 	}
 	return r, ""
 }
