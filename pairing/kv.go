@@ -13,7 +13,9 @@ import (
 )
 
 // BucketConfig is the bucket under prefix: one value per port, on disk (a loaded
-// round survives restarts; nothing could make it again).
+// round survives restarts; nothing could make it again). No size limit, as the
+// boards' bucket has none: JetStream would reserve it on the disk, which a small
+// one lacks, and only the daemon writes it, a checked value (MaxValue) a port.
 func BucketConfig(prefix string, replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      Bucket(prefix),
@@ -21,7 +23,6 @@ func BucketConfig(prefix string, replicas int) jetstream.KeyValueConfig {
 		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    max(replicas, 1),
-		MaxBytes:    64 << 20,
 	}
 }
 
