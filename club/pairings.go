@@ -3,7 +3,6 @@ package club
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,9 +140,12 @@ func (d *Daemon) startPairings(ctx context.Context, p *parts, hnc *nats.Conn) er
 		return err
 	}
 	prefix := d.cfg.Settings.NATS.Prefix
-	kv, err := js.KeyValue(ctx, pairing.Bucket(prefix))
+	kv, err := pairing.Setup(ctx, js, prefix, d.cfg.Settings.History.Replicas)
 	if err != nil {
-		return fmt.Errorf("pairings: bucket %s: %w", pairing.Bucket(prefix), err)
+		// As the history without room: the ports answer, without their players.
+		d.log.Error().Err(err).Str("component", "pairings").
+			Msg("pairings are OFF: their bucket cannot be made; every port still answers, without players; free some space on the state dir's disk and restart")
+		return nil
 	}
 	p.pairings = newPairings(kv, prefix, p.ports.Ports, d.log)
 	p.ports.Players = p.pairings.Players

@@ -73,10 +73,10 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 	}
 	replicas := max(c.Replicas, 1)
 	// The pairings' bucket first: the stream sources it (pairing.HistorySource),
-	// so that the hub's sourcing of the history brings each port's game too.
-	if _, err := pairing.Setup(ctx, js, c.Prefix, replicas); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
+	// so that the hub's sourcing of the history brings each port's game too. A
+	// bucket that cannot be made leaves the history without it (the daemon says so
+	// where it opens it): the units matter more than their players' names.
+	_, perr := pairing.Setup(ctx, js, c.Prefix, replicas)
 	sc := jetstream.StreamConfig{
 		Name:        subj.Stream(),
 		Description: "scoreboard history: every dump (the unit's text) and result",
@@ -90,7 +90,9 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		NoAck:       true,
 		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
 		MaxMsgSize:  MaxMsgSize(),
-		Sources:     []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)},
+	}
+	if perr == nil {
+		sc.Sources = []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)}
 	}
 	if replicas > 1 {
 		// A replicated stream would lose what the bus carries while it elects a

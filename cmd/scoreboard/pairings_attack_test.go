@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -107,5 +111,32 @@ func TestPairingsToolAttack(t *testing.T) {
 	}
 	if c, ok, err := pairing.ForPort(ctx, kv, "t1"); err != nil || !ok || c.Round != 1 {
 		t.Fatalf("t1 after the tool's writes: %+v %v %v", c, ok, err)
+	}
+}
+
+// TestPairingsBucketRefused: a server where the pairings bucket cannot be made (a
+// stream of its name, of another shape, is there) runs the daemon with its history
+// and its ports, without players, saying so once; a load gets no answer.
+func TestPairingsBucketRefused(t *testing.T) {
+	proctest.SkipShort(t, "a nats-server and a daemon process")
+	ns := proctest.StartNATS(t, proctest.NATSOptions{JetStream: true})
+	js := historyJetStream(t, ns.URL())
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "KV_" + pairing.Bucket("scoreboard"), Subjects: []string{"other.>"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", ns.URL(), "--http", "off")
+	run.WaitOutput("scoreboard running", 60*time.Second)
+	run.WaitOutput("pairings are OFF", 10*time.Second)
+	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
+	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "--port-name", "ext", "goscore"); code != 0 || out != string(want) {
+		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
+	}
+	bustest.Wait(t, "the history", func() (bool, string) {
+		recs := historyJSON(t, ns.URL())
+		return len(recs) == 2, fmt.Sprint(len(recs), " records")
+	})
+	if code, out := pairingsLoad(t, proctest.Scoreboard(t), "--nats-url", ns.URL(), "--timeout", "2s", "../../pairing/testdata/round.csv"); code == 0 ||
+		!strings.Contains(out, "no daemon answers on scoreboard.pairings.load") {
+		t.Fatalf("a load without the bucket: exit %d: %s", code, out)
 	}
 }
