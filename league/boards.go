@@ -74,7 +74,8 @@ func (h *Hub) RunBoards(ctx context.Context) error {
 		return err
 	}
 	if err := h.setupPairings(ctx); err != nil {
-		return err
+		// The boards matter more than their players' names.
+		h.log.Error().Err(err).Msg("league: pairings are OFF: the boards are kept and shown without players")
 	}
 	type running struct {
 		cancel context.CancelFunc

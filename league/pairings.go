@@ -114,6 +114,10 @@ func (h *Hub) takePairing(ctx context.Context, club, rest string, data []byte) {
 	p := &h.pairings
 	p.mu.Lock()
 	kv := p.kv
+	if kv == nil {
+		p.mu.Unlock()
+		return // pairings are off
+	}
 	seen := p.ports[club]
 	if seen == nil {
 		seen = map[string]bool{}
