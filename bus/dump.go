@@ -13,7 +13,7 @@ import (
 type DumpHeader struct {
 	Port   string // the port's name, as in the subject
 	Seq    uint64 // the port's number of the unit, from 1; 0: none (a dump by hand)
-	Line   int    // the stream line the unit started on; 0: none
+	Line   int64  // the stream line the unit started on; 0: none
 	Origin string // who published it and waits for its result
 	// Attempt is which attempt the dump is, from 1; 0 for a publisher that does
 	// not publish it again (HeaderAttempt).
@@ -39,7 +39,7 @@ func (h DumpHeader) Put(hdr nats.Header) {
 		set(HeaderSeq, strconv.FormatUint(h.Seq, 10))
 	}
 	if h.Line > 0 {
-		set(HeaderLine, strconv.Itoa(h.Line))
+		set(HeaderLine, strconv.FormatInt(h.Line, 10))
 	}
 	if h.Origin != "" {
 		set(HeaderOrigin, h.Origin)
@@ -65,7 +65,7 @@ func ReadDump(hdr nats.Header) (h DumpHeader, badSeq string) {
 		h.Seq = n
 	}
 	if s := hdr.Get(HeaderLine); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
 			h.Line = n
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -145,7 +146,7 @@ func ReadSeedFile(path string) (string, error) {
 	if err := seedFileKind(path, fi); err != nil {
 		return "", err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if fi.Mode().Perm()&seedPrivate(path) != 0 {
 		return "", fmt.Errorf("hub link: seed file %s has mode %04o: others than its owner may read the club's key; chmod 600 %s", path, fi.Mode().Perm(), path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, seedFileMax+1))
@@ -162,6 +163,22 @@ func ReadSeedFile(path string) (string, error) {
 	}
 	kp.Wipe()
 	return seed, nil
+}
+
+// seedPrivate is the mode bits a seed file at path may not have. Anywhere, its
+// group may not read it. systemd (254 and later) gives a service its
+// LoadCredential= copies at mode 0440, root's group, with an ACL for the service's
+// user, in $CREDENTIALS_DIRECTORY, a directory no one else may enter: there, only
+// others' bits count, and the directory's own are checked as well.
+func seedPrivate(path string) os.FileMode {
+	creds := os.Getenv("CREDENTIALS_DIRECTORY")
+	if creds == "" || filepath.Dir(filepath.Clean(path)) != filepath.Clean(creds) {
+		return 0o077
+	}
+	if di, err := os.Stat(creds); err != nil || !di.IsDir() || di.Mode().Perm()&0o007 != 0 {
+		return 0o077
+	}
+	return 0o007
 }
 
 // seedFileKind refuses a seed file that is not a regular file, naming what it is.

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 
@@ -98,9 +99,31 @@ var linkCauses = []linkCause{
 		}},
 }
 
-// saw takes a line of the server's; it reports whether the line was about the
-// link, then told in the report's own words (the server's line goes to debug).
-func (r *linkReport) saw(msg string) bool {
+// leafLine matches the start of a format the server writes about a leaf connection
+// (client.go initClient: "<addr> - lid:<n> - ", "lid_ws" over websocket): the
+// address is the peer's, and nothing else comes before the server's own words.
+var leafLine = regexp.MustCompile(`^[^ "]+ - lid(_ws)?:[0-9]+ - `)
+
+// solicitLine is the server's own line for a failed attempt to reach the hub
+// (leafnode.go connErrFmt).
+const solicitLine = "Error trying to connect as leafnode to remote server "
+
+// aboutLink reports whether a line the server formatted with format can be about the
+// link to the hub: one about a leaf connection, or a failed attempt to reach the hub.
+// A client's line (a refused login, a denied publish) quotes what the client chose,
+// a user name or a connection's name of any words: told by its format, which the
+// client's text is never the start of, it is never taken for the link's.
+func aboutLink(format string) bool {
+	return leafLine.MatchString(format) || strings.HasPrefix(format, solicitLine)
+}
+
+// saw takes a line of the server's, formatted from format; it reports whether the
+// line was about the link, then told in the report's own words (the server's line
+// goes to debug).
+func (r *linkReport) saw(format, msg string) bool {
+	if !aboutLink(format) {
+		return false
+	}
 	var cause *linkCause
 	for i := range linkCauses {
 		if linkCauses[i].match(msg) {
@@ -124,7 +147,7 @@ func (r *linkReport) saw(msg string) bool {
 	r.mu.Unlock()
 	r.l.Debug().Msg(msg)
 	if tell {
-		r.l.Error().Str("cause", cause.kind).Int("attempts", n).Str("nats", msg).
+		r.l.Error().Str("cause", cause.kind).Int("attempts", n).Str("nats", clipServerLine(msg)).
 			Msg("league hub link failed: " + cause.advice(r.link))
 	}
 	return true

@@ -18,44 +18,44 @@ func TestLinkReportOncePerCause(t *testing.T) {
 	plain := "1.2.3.4:7422 - lid:6 - TLS leafnode handshake error: tls: first record does not look like a TLS handshake"
 	count := func() int { return strings.Count(out.String(), "league hub link failed") }
 	for range 10 {
-		if !r.saw(expired) {
+		if !r.saw(expired, expired) {
 			t.Fatal("the expired certificate's line not taken")
 		}
 	}
 	if n := count(); n != 1 || !strings.Contains(out.String(), `"cause":"tls_expired"`) {
 		t.Fatalf("10 attempts of one cause: %d lines, want 1 of tls_expired:\n%s", n, out.String())
 	}
-	r.saw(plain)
-	r.saw(plain)
+	r.saw(plain, plain)
+	r.saw(plain, plain)
 	if n := count(); n != 2 || !strings.Contains(out.String(), `"cause":"tls_none"`) {
 		t.Fatalf("a new cause: %d lines in all, want 2:\n%s", n, out.String())
 	}
 	for range linkReportEvery - 2 {
-		r.saw(plain)
+		r.saw(plain, plain)
 	}
 	if n := count(); n != 3 || !strings.Contains(out.String(), `"attempts":150`) {
 		t.Fatalf("%d attempts of one cause: %d lines in all, want 3:\n%s", linkReportEvery, n, out.String())
 	}
 	r.up()
-	r.saw(plain)
+	r.saw(plain, plain)
 	if n := count(); n != 4 {
 		t.Fatalf("after the link was up: %d lines in all, want 4", n)
 	}
-	if r.saw("Leafnode Error 'Permissions Violation for Publish to \"x\"'") || r.saw("Client Error 'Authorization Violation'") {
+	if r.saw("%s", "Leafnode Error 'Permissions Violation for Publish to \"x\"'") || r.saw("1.2.3.4:5 - cid:7 - Client Error %s", "1.2.3.4:5 - cid:7 - Client Error 'Authorization Violation'") {
 		t.Error("took a line that is no failure of the link")
 	}
 	for line, cause := range map[string]string{
 		"x509: certificate is valid for hub.example.org, not localhost":                  "tls_wrong_name",
 		"x509: certificate signed by unknown authority":                                  "tls_unknown_ca",
-		"lid:7 - Leafnode Error 'Authorization Violation'":                               "refused",
+		"1.2.3.4:7422 - lid:7 - Leafnode Error 'Authorization Violation'":                "refused",
 		`Error trying to connect as leafnode to remote server "h:7422" (attempt 1): EOF`: "unreachable",
 	} {
 		msg := line
 		if strings.HasPrefix(cause, "tls") {
-			msg = "lid:7 - TLS leafnode handshake error: tls: failed to verify certificate: " + line
+			msg = "1.2.3.4:7422 - lid:7 - TLS leafnode handshake error: tls: failed to verify certificate: " + line
 		}
 		out.Reset()
-		if !r.saw(msg) || !strings.Contains(out.String(), `"cause":"`+cause+`"`) {
+		if !r.saw(msg, msg) || !strings.Contains(out.String(), `"cause":"`+cause+`"`) {
 			t.Errorf("%q: want cause %s, got %s", msg, cause, out.String())
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/logging"
 )
 
 // ListenOff turns the embedded server's TCP listener off: only in-process clients.
@@ -425,7 +427,7 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 	if storeOutOfSpace(format, v) {
 		s.noSpace.Add(1)
 	}
-	if s.link != nil && s.link.saw(strings.TrimSpace(msg)) {
+	if s.link != nil && s.link.saw(format, strings.TrimSpace(msg)) {
 		return
 	}
 	s.log(s.l.Error(), format, v)
@@ -452,7 +454,7 @@ func storeOutOfSpace(format string, v []any) bool {
 func (s *serverLogger) Debugf(format string, v ...any) {
 	// The server calls it at debug only, or with a hub link that wants TLS:
 	// then only its TLS handshake errors are worth a look below debug.
-	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(strings.TrimSpace(fmt.Sprintf(format, v...))) {
+	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(format, strings.TrimSpace(fmt.Sprintf(format, v...))) {
 		return
 	}
 	if s.l.GetLevel() > zerolog.DebugLevel {
@@ -461,16 +463,22 @@ func (s *serverLogger) Debugf(format string, v ...any) {
 	s.log(s.l.Debug(), format, v)
 }
 
-// log writes one line of the server's, trimmed; a blank one (the banner's spacing)
-// is no line at all, so that every JSON line has a message.
+// log writes one line of the server's, trimmed and clipped (clipServerLine); a
+// blank one (the banner's spacing) is no line at all, so that every JSON line has a
+// message.
 func (s *serverLogger) log(ev *zerolog.Event, format string, v []any) {
-	msg := strings.TrimSpace(fmt.Sprintf(format, v...))
+	msg := clipServerLine(strings.TrimSpace(fmt.Sprintf(format, v...)))
 	if msg == "" {
 		ev.Discard()
 		return
 	}
 	ev.Msg(msg)
 }
+
+// clipServerLine cuts a line of the server's: it quotes what its clients chose (a
+// user name it refused, a connection's name, a subject it denied), each up to the
+// 4 KB of a protocol line, and a client sends as many as it likes.
+func clipServerLine(msg string) string { return logging.ClipQuoted(msg) }
 
 // Fatalf does not exit, as nats-server's own logger would: StartServerWith returns
 // the error, and its caller logs it, so here it is only a debug line.

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/logging"
 )
 
 // clientFormat is how nats-server's client.Errorf puts a client in front of a format
@@ -51,17 +54,31 @@ func TestStoreOutOfSpaceOnlyTheStore(t *testing.T) {
 // server quotes back, the logger never counts a full disk.
 func FuzzServerLoggerClientText(f *testing.F) {
 	for _, s := range []string{"no space left on device", "Filestore [SCOREBOARD] Critical write error: no space left on device",
-		"JetStream out of space, will be DISABLED", "%v %s %%", ""} {
+		"JetStream out of space, will be DISABLED", "%v %s %%", "",
+		"lid:7 - Leafnode Error 'Authorization Violation'", "1.2.3.4:7422 - lid:7 - TLS leafnode handshake error: x509: certificate signed by unknown authority",
+		`Error trying to connect as leafnode to remote server "h:7422" (attempt 1): EOF`, strings.Repeat(`"\x`, 400)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		l := &serverLogger{l: zerolog.Nop()}
+		var out strings.Builder
+		log := zerolog.New(&out)
+		l := &serverLogger{l: log, link: &linkReport{l: log, link: &HubLink{URL: "nats-leaf://hub:7422", Club: "north"}}}
 		l.Errorf(clientFormat("%v - %s"), errAuthentication, fmt.Sprintf("User %q", text))
 		l.Errorf(clientFormat("%v - %s"), errAuthentication, text)
 		l.Errorf(clientFormat("Publish Violation - %s, Subject %q"), `User "tool"`, text)
-		l.Errorf("%s - %s", clientFormat("parser"), errors.New(text)) // Server.Errors
+		l.Errorf("%s - %s", clientFormat("parser"), errors.New(text))           // Server.Errors
+		l.Errorf(clientFormat(fmt.Sprintf("%q - Client Error %%s", text)), "x") // its connection's name
 		if n := l.noSpace.Load(); n != 0 {
 			t.Fatalf("client text %q counted as a full disk %d times", text, n)
+		}
+		for line := range strings.Lines(out.String()) {
+			if strings.Contains(line, "league hub link failed") {
+				t.Fatalf("client text %q told as the hub link's failure: %s", text, line)
+			}
+			// The JSON envelope may escape each byte of the line (\u00XX: 6 bytes).
+			if len(line) > 6*(logging.MaxLine+30)+100 {
+				t.Fatalf("client text of %d bytes made a log line of %d bytes", len(text), len(line))
+			}
 		}
 	})
 }

@@ -213,6 +213,8 @@ func (d *Daemon) startWorkers(p *parts) error {
 			return err
 		}
 		p.ping += "." + d.workers.ID()
+		// A unit's last attempt is this process's workers' (review F13).
+		p.ports.Own = d.workers.TakeOwn
 		d.onClose(d.stopTheWorkers)
 	}
 	// The page: a tool on the bus like any other, on its own connection.

@@ -62,6 +62,12 @@ type Config struct {
 	// MaxInFlight bounds the units of a port published and waiting for a worker
 	// (default 256); beyond it the reader stops reading until answers come back.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the bytes of those units too (default
+	// DefaultMaxInFlightBytes): a fast device (a pty, USB) sending a problem's
+	// largest units, 1.65 MB a capture game, would otherwise have 256 of them in
+	// memory. The reader waits the same way; the unit that passes the bound is
+	// still taken, so one unit of any size always fits.
+	MaxInFlightBytes int
 	// MaxHeld bounds the units of a port read and not yet written out (default
 	// 65536): those in flight and those whose outcomes wait for the device. A device
 	// that does not read its answers is read on until then, so that a relay (socat)
@@ -87,6 +93,13 @@ type Config struct {
 	Monitor *Monitor
 	// Metrics, when set, counts the ports' units, retries and devices for /metrics.
 	Metrics *metrics.Metrics
+	// Own, when set, takes the last attempt of a unit for this process's own workers
+	// (worker.Workers.TakeOwn) rather than publishing it to the workers' queue group:
+	// a client with the worker credentials may hold any number of subscriptions in
+	// the group on a port's dump subject, take nearly every attempt and answer none
+	// (review F13). It reports false when it cannot take the dump, which is then
+	// published as the other attempts are. Nil: every attempt goes on the bus.
+	Own func(*nats.Msg) bool
 	// Recent, when set, keeps the text of each port's last units, for the history.
 	Recent *Recent
 	// Record, when set, takes a copy of each unit's dump as the port first
@@ -111,6 +124,11 @@ type Config struct {
 	// to receive none (default noLineEndWait): a test's seam.
 	noLineEndWait time.Duration
 }
+
+// DefaultMaxInFlightBytes bounds a port's units in flight by bytes when Config leaves
+// MaxInFlightBytes out: as much as the workers' queue for one port (32 MB), about 20
+// of the largest capture units.
+const DefaultMaxInFlightBytes = 32 << 20
 
 // DefaultAttempts is how many times a port publishes a unit before it gives it up,
 // when Config leaves Attempts out.
@@ -143,6 +161,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 256
+	}
+	if c.MaxInFlightBytes <= 0 {
+		c.MaxInFlightBytes = DefaultMaxInFlightBytes
 	}
 	if c.MaxHeld <= 0 {
 		c.MaxHeld = 1 << 16

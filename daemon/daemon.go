@@ -221,7 +221,7 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	cfg.Monitor.add(pc.Name, pc.Problem)
 	defer cfg.Monitor.end(pc.Name)
 	met := cfg.Metrics.Port(pc.Name)
-	items := make(chan item, 16)
+	items := make(chan item, readAhead(p.Limits().MaxUnit))
 	queue := make(chan answer, cfg.WriteQueue)
 	room := make(chan struct{}, 1)
 	ln := newLink()
@@ -312,3 +312,8 @@ func runPort(ctx context.Context, nc *nats.Conn, cfg *Config, pc PortConfig, log
 	}
 	return nil
 }
+
+// readAhead is how many units the reader may have read that the display writer has
+// not taken: 16, or fewer when they are large, so that what waits there is at most
+// 4 MB beside the units in flight (MaxInFlightBytes); one at least.
+func readAhead(maxUnit int) int { return min(16, max(1, (4<<20)/max(maxUnit, 1))) }

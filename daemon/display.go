@@ -87,17 +87,19 @@ type display struct {
 	next     uint64 // the seq to write next
 	last     uint64 // the highest seq taken from the reader
 	inFlight map[uint64]*flight
-	done     map[uint64]outcome
-	blocked  bool            // an outcome waits for room in the device writer's queue
-	drained  bool            // stopping, and the drain bound has passed
-	dropping bool            // and a write timeout more: outcomes the queue has no room for are dropped
-	answered uint64          // outcomes handed to the device writer: answers
-	failed   uint64          // errors
-	stopped  uint64          // and units unanswered when the drain bound ended
-	room     chan struct{}   // the device writer took answers from its queue
-	stuck    <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
-	warn     *logging.Sampler
-	met      *metrics.Port // nil without metrics
+	// inFlightBytes are the bytes of the units in flight (MaxInFlightBytes).
+	inFlightBytes int
+	done          map[uint64]outcome
+	blocked       bool            // an outcome waits for room in the device writer's queue
+	drained       bool            // stopping, and the drain bound has passed
+	dropping      bool            // and a write timeout more: outcomes the queue has no room for are dropped
+	answered      uint64          // outcomes handed to the device writer: answers
+	failed        uint64          // errors
+	stopped       uint64          // and units unanswered when the drain bound ended
+	room          chan struct{}   // the device writer took answers from its queue
+	stuck         <-chan struct{} // closed when stopping finds the reader's reads uninterruptible
+	warn          *logging.Sampler
+	met           *metrics.Port // nil without metrics
 	// stats are the stream's line ends, watched on the tick (lineEnds); unended
 	// says the port's bytes have no line ends now, as was said once.
 	stats   *serialio.LineStats
@@ -280,7 +282,8 @@ func (d *display) run(ctx context.Context) error {
 // writer being behind does not stop the reader before that: a relay blocked writing
 // into the port must be read from before it reads the answers.
 func (d *display) canTake() bool {
-	return len(d.inFlight) < d.cfg.MaxInFlight && d.last-d.next+1 < uint64(d.cfg.MaxHeld)
+	return len(d.inFlight) < d.cfg.MaxInFlight && d.inFlightBytes < d.cfg.MaxInFlightBytes &&
+		d.last-d.next+1 < uint64(d.cfg.MaxHeld)
 }
 
 // take publishes a unit from the reader, or records its framing error. Past the
@@ -303,6 +306,7 @@ func (d *display) take(it item) {
 	d.log.Debug().Uint64("seq", it.seq).Int64("line", it.line).Msg("unit read")
 	f := &flight{it: it}
 	d.inFlight[it.seq] = f
+	d.inFlightBytes += len(it.unit)
 	d.cfg.Recent.add(d.pc.Name, d.origin, it.seq, it.unit)
 	d.publish(f)
 }
@@ -337,12 +341,9 @@ func (d *display) publish(f *flight) {
 	// The port publishes a dump again when its answer does not come (Attempt): a
 	// worker that cannot solve it hands it back rather than answer it with an
 	// error. The same id on every attempt: the history keeps the unit once.
-	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
-	// The line is put here, in 64 bits (DumpHeader's is an int: 32 bits on armhf),
-	// and always: the header is reused, and a line left out would be the last one's.
-	if f.it.line > 0 {
-		m.Header[bus.HeaderLine] = []string{strconv.FormatInt(f.it.line, 10)}
-	} else {
+	bus.DumpHeader{Port: d.pc.Name, Seq: f.it.seq, Line: f.it.line, Origin: d.origin, Attempt: f.attempts}.Put(m.Header)
+	// The header is reused: a line left out would be the last one's.
+	if f.it.line <= 0 {
 		delete(m.Header, bus.HeaderLine)
 	}
 	if f.it.players != "" {
@@ -352,6 +353,12 @@ func (d *display) publish(f *flight) {
 	}
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
+	// The last attempt of a unit the bus's workers did not answer goes to this
+	// process's own workers: whoever holds the queue group's subscriptions, they
+	// answer it (on the same reply subject, so it is checked as any answer).
+	if f.attempts > 1 && f.attempts == d.cfg.Attempts && d.cfg.Own != nil && d.cfg.Own(ownCopy(m)) {
+		return
+	}
 	// A publish fails only when the connection is closed for good; the attempt then
 	// times out like any other.
 	if err := d.nc.PublishMsg(m); err != nil {
@@ -416,11 +423,11 @@ func (d *display) answer(m *nats.Msg) {
 		d.log.Debug().Uint64("seq", seq).Msg("late or repeated answer ignored")
 		return
 	}
-	delete(d.inFlight, seq)
+	d.land(f)
 	d.record(seq, m.Data)
 	if res.Error != "" {
 		// The worker published the error result itself.
-		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", res.Error).Msg("bad unit")
+		d.warn.Warn(&d.log, "bad unit").Uint64("seq", seq).Dur(logging.FieldElapsed, time.Since(f.it.read)).Str("error", logging.ClipText(res.Error)).Msg("bad unit")
 		d.settle(&f.it, &res)
 		return
 	}
@@ -444,6 +451,16 @@ func (d *display) refuse(m *nats.Msg, seq uint64, why error) {
 		Msg("a reply on the port's inbox is not the answer to its dump; refused, never written")
 }
 
+// ownCopy is a copy of m, the display's reused message, for the process's own
+// workers, who keep it until they solve it.
+func ownCopy(m *nats.Msg) *nats.Msg {
+	h := make(nats.Header, len(m.Header))
+	for k, v := range m.Header {
+		h[k] = []string{v[0]}
+	}
+	return &nats.Msg{Subject: m.Subject, Reply: m.Reply, Header: h, Data: m.Data}
+}
+
 // expire publishes again the dumps whose attempt timed out, and gives up those out
 // of attempts.
 func (d *display) expire(now time.Time) {
@@ -461,8 +478,14 @@ func (d *display) expire(now time.Time) {
 	}
 }
 
-func (d *display) giveUp(f *flight, why string) {
+// land takes f out of flight.
+func (d *display) land(f *flight) {
 	delete(d.inFlight, f.it.seq)
+	d.inFlightBytes -= len(f.it.unit)
+}
+
+func (d *display) giveUp(f *flight, why string) {
+	d.land(f)
 	d.log.Error().Uint64("seq", f.it.seq).Int64("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
 	res := d.publishError(&f.it, why, "daemon", why == stopGiveUp)
 	d.settle(&f.it, &res)
@@ -473,12 +496,9 @@ func (d *display) giveUp(f *flight, why string) {
 // any result. It comes back to answer, which ignores it: the unit already has its
 // outcome. It returns the result, the unit's outcome.
 func (d *display) publishError(it *item, msg, who string, stopped bool) result.Record {
-	seq, line := it.seq, it.line
-	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Error: msg, Origin: d.origin, Worker: who,
+	seq := it.seq
+	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Line: it.line, Error: msg, Origin: d.origin, Worker: who,
 		Players: result.ParsePlayers(it.players)}
-	if int64(int(line)) == line { // a result's line is an int: past it (armhf), none
-		res.Line = int(line)
-	}
 	if stopped {
 		res.Outcome = result.OutcomeStopped
 	}
@@ -500,7 +520,10 @@ func (d *display) publishError(it *item, msg, who string, stopped bool) result.R
 func (d *display) noteStored() {
 	seqs := d.stored.take(d.spare)
 	for _, seq := range seqs {
-		if seq >= d.next {
+		// Only a unit read and not written yet waits for its notice. A seq past the
+		// last read is none of the port's: a result forged with its origin (public,
+		// in every dump) and any seq, which would stay here for good.
+		if seq >= d.next && seq <= d.last {
 			d.storedSeqs[seq] = struct{}{}
 		}
 	}

@@ -19,7 +19,8 @@ import (
 )
 
 // Every seed sample through a real pseudo-terminal with its lines ended in a lone
-// "\r" (old serial devices), in "\r\n", in "\r\r\n", and in the three mixed:
+// "\r" (old serial devices), in "\r\n", in "\r\r\n", in "\n\r", and in the first
+// three mixed:
 // byte-exact answers.
 // A "\r\n" is one line end: goscore's spacer lines would break every board if it
 // were two.
@@ -30,6 +31,8 @@ func TestPTYSamplesLineEnds(t *testing.T) {
 		"crlf": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\r\n")) },
 		// A CRLF device behind a layer that adds a CR: the contest's reader took it.
 		"crcrlf": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\r\r\n")) },
+		// Some terminals and old boards end their lines in LF CR (review F14).
+		"lfcr": func(in []byte) []byte { return bytes.ReplaceAll(in, []byte("\n"), []byte("\n\r")) },
 		// Every end in turn. An empty line right after a line ended in "\r" ends in
 		// "\r" too: "\r" then "\r\n" is "\r\r\n", one end (docs/trust.md).
 		"mixed": func(in []byte) []byte {
@@ -50,7 +53,7 @@ func TestPTYSamplesLineEnds(t *testing.T) {
 		},
 	}
 	for _, c := range samples.Cases {
-		for _, name := range []string{"cr", "crlf", "crcrlf", "mixed"} {
+		for _, name := range []string{"cr", "crlf", "crcrlf", "lfcr", "mixed"} {
 			t.Run(c.File+"-"+name, func(t *testing.T) {
 				pt := newPTY(t)
 				d := startDaemon(t, nc, daemon.Config{Ports: []daemon.PortConfig{{Device: pt.Path, Problem: c.Problem}}})
@@ -177,4 +180,39 @@ func TestLinePast32Bits(t *testing.T) {
 		}
 	}
 	d.stop(t)
+}
+
+// The same past 2^31 lines for a bad unit (a reader at a line that wide): its result
+// says the stream line the unit started on, and its error the stream line that is
+// wrong, as the device's error line does, in 64 bits on every build (an int of the
+// armhf and 386 builds could not hold them: the result had no line, and the error
+// named the line in the unit).
+func TestBadUnitLinePast32Bits(t *testing.T) {
+	_, nc := startBus(t, true)
+	const first int64 = 1<<31 + 10
+	res := results(t, nc)
+	pt := newPTY(t)
+	cfg := daemon.Config{Ports: []daemon.PortConfig{{Name: "hall", Device: pt.Path, Problem: "goscore", ErrorLine: true}}}
+	daemon.CountLinesFrom(&cfg, first)
+	startDaemon(t, nc, cfg)
+	waitOpened(t, pt)
+	u, _ := faulttest.GoscoreBoard(0)
+	lines := strings.SplitAfter(u, "\n")
+	lines[5] = "Z" + lines[5][1:] // the unit's sixth line
+	if _, err := pt.Master.Write([]byte(strings.Join(lines, ""))); err != nil {
+		t.Fatal(err)
+	}
+	wantLine := strconv.FormatInt(first+6, 10)
+	got := string(readN(t, pt.Master, len("error: goscore: line ")+len(wantLine)))
+	if want := "error: goscore: line " + wantLine; got != want {
+		t.Errorf("the device's error line starts %q, want %q", got, want)
+	}
+	select {
+	case r := <-res:
+		if int64(r.Line) != first+1 || !strings.Contains(r.Error, "line "+wantLine+":") {
+			t.Errorf("result line %d, error %q: want line %d and an error at line %s", r.Line, r.Error, first+1, wantLine)
+		}
+	case <-time.After(long):
+		t.Fatal("no result")
+	}
 }

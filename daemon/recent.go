@@ -10,6 +10,12 @@ import (
 // speed still finds its unit.
 const recentUnits = 1024
 
+// recentBytes bounds the bytes of a port's units Recent keeps: 1,024 capture games
+// of 1.6 MB would be 1.6 GB (review F10). Past it the oldest are let go, and the
+// history looks their unit up in the stream; a unit larger than the bound is kept
+// alone.
+const recentBytes = 16 << 20
+
 // Recent keeps the text of each port's last units, for the history's bucket: its
 // value of a port holds the unit of the port's latest result, and looking that up
 // here costs nothing, while a look in the stream loads the block the stream is
@@ -30,6 +36,7 @@ type recentPort struct {
 	origin string
 	seqs   [recentUnits]uint64
 	units  [recentUnits][]byte
+	bytes  int // of units
 }
 
 // NewRecent makes an empty Recent; give it to the daemon in Config.Recent.
@@ -61,5 +68,13 @@ func (r *Recent) add(port, origin string, seq uint64, unit []byte) {
 		p = &recentPort{origin: origin}
 		r.ports[port] = p
 	}
-	p.seqs[seq%recentUnits], p.units[seq%recentUnits] = seq, unit
+	i := seq % recentUnits
+	p.bytes += len(unit) - len(p.units[i])
+	p.seqs[i], p.units[i] = seq, unit
+	// The oldest go first: from the slot after this one, round to it.
+	for k := uint64(1); k < recentUnits && p.bytes > recentBytes; k++ {
+		j := (i + k) % recentUnits
+		p.bytes -= len(p.units[j])
+		p.seqs[j], p.units[j] = 0, nil
+	}
 }

@@ -34,3 +34,32 @@ func TestRecent(t *testing.T) {
 	var none *Recent
 	none.add("hall", "o1", 1, unit(1)) // no history: nothing kept, no panic
 }
+
+// Review F10: a port of large units (capture games of 1.6 MB) keeps at most
+// recentBytes of them, the newest, and any unit larger than that alone; not 1,024
+// units by count alone (1.6 GB).
+func TestRecentBytes(t *testing.T) {
+	r := NewRecent()
+	const size = 1 << 20
+	for seq := uint64(1); seq <= 100; seq++ {
+		r.add("hall", "o1", seq, make([]byte, size))
+	}
+	kept, oldest := 0, uint64(0)
+	for seq := uint64(100); seq >= 1; seq-- {
+		if u := r.Unit("hall", "o1", seq); u != nil {
+			kept += len(u)
+			oldest = seq
+		}
+	}
+	t.Logf("100 units of %d bytes: %d bytes kept, from seq %d", size, kept, oldest)
+	if kept > recentBytes || kept < recentBytes-size {
+		t.Errorf("%d bytes kept, want at most %d and the newest that fit", kept, recentBytes)
+	}
+	if r.Unit("hall", "o1", 100) == nil || oldest != 100-uint64(kept/size)+1 {
+		t.Errorf("the units kept are not the newest: from seq %d, %d bytes", oldest, kept)
+	}
+	r.add("hall", "o1", 101, make([]byte, 2*recentBytes)) // larger than the bound: kept alone
+	if r.Unit("hall", "o1", 101) == nil || r.Unit("hall", "o1", 100) != nil {
+		t.Error("a unit over the bound: want it kept alone")
+	}
+}

@@ -225,7 +225,7 @@ func publishUnits(ctx context.Context, nc *nats.Conn, subject, port string, ds *
 			}
 			msg := nats.NewMsg(subject)
 			msg.Reply = ds.inbox + "." + strconv.FormatUint(seq+1, 10)
-			bus.DumpHeader{Port: port, Seq: seq + 1, Line: f.Line, Origin: ds.origin}.Put(msg.Header)
+			bus.DumpHeader{Port: port, Seq: seq + 1, Line: int64(f.Line), Origin: ds.origin}.Put(msg.Header)
 			msg.Data = f.Unit // PublishMsg copies it before the framer reuses it
 			ds.sent(seq+1, f.Unit)
 			if err := nc.PublishMsg(msg); err != nil {

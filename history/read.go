@@ -227,7 +227,7 @@ type pairer struct {
 type entry struct {
 	Entry
 	key  unitKey
-	line int
+	line int64
 	ok   bool // has its result
 }
 

@@ -88,7 +88,44 @@ func OpenStateDir(path string) (*StateDir, error) {
 		f.Close()
 		return nil, fmt.Errorf("state dir %s: unreadable: %w", abs, err)
 	}
+	if err := markFormat(abs); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &StateDir{Path: abs, lock: f}, nil
+}
+
+// StateFormat is the state dir's format: what this scoreboard writes and reads.
+// A version that changes the store so that an older one would misread it raises
+// it; the older one, finding a higher number, refuses to start (markFormat) instead
+// of damaging the history. Versions before the marker ignore it, and read format
+// 1 as they wrote it (packaging's TestChrootUpgradeDowngrade).
+const StateFormat = 1
+
+// formatName is the file that says the state dir's format.
+const formatName = "scoreboard.format"
+
+// markFormat checks the state dir's format, and marks an unmarked dir as this
+// version's: a dir of a later format is refused, in one line that says what to do.
+func markFormat(dir string) error {
+	p := filepath.Join(dir, formatName)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		// A note that cannot be written is written at the next start.
+		_ = os.WriteFile(p, []byte(strconv.Itoa(StateFormat)+"\n"), 0o600)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 1 {
+		return fmt.Errorf("state dir %s: %s holds %q, not a format number: write %d in it if the store is this version's, or start on a new state dir", dir, p, b, StateFormat)
+	}
+	if n > StateFormat {
+		return fmt.Errorf("state dir %s: its store is of format %d, written by a later scoreboard, and this one reads format %d: install the later version again (its history is kept), or start this one on a new state dir (a backup of the later version restores only into a version that reads it)", dir, n, StateFormat)
+	}
+	return nil
 }
 
 // Close releases the lock.

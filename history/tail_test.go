@@ -57,7 +57,7 @@ func (e *tailEnv) dump(t *testing.T, port, origin string, seq uint64) {
 	t.Helper()
 	m := nats.NewMsg(e.subj.Dump(problemOf(port), port))
 	m.Data = []byte(fmt.Sprintf("unit %s %s %d\n", port, origin, seq))
-	bus.DumpHeader{Port: port, Seq: seq, Line: int(seq), Origin: origin}.Put(m.Header)
+	bus.DumpHeader{Port: port, Seq: seq, Line: int64(seq), Origin: origin}.Put(m.Header)
 	if err := e.nc.PublishMsg(m); err != nil {
 		t.Fatal(err)
 	}

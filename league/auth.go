@@ -27,7 +27,10 @@ import (
 type auth struct {
 	clubs atomic.Pointer[map[string]Club]
 	keys  atomic.Pointer[map[string]Club] // by public nkey
-	log   zerolog.Logger
+	// accounts are the clubs' accounts at the hub, by club: a club's leaf is bound
+	// to its own (accounts.go).
+	accounts atomic.Pointer[map[string]*server.Account]
+	log      zerolog.Logger
 
 	mu sync.Mutex // the clubs' swap and the connections let in, together
 	// conns are each club's leaf connections let in (a club may have more than
@@ -88,6 +91,32 @@ func (a *auth) set(clubs []Club) []uint64 {
 
 func (c Club) sameCredentials(o Club) bool {
 	return c.Name == o.Name && c.Token == o.Token && c.NKey == o.NKey
+}
+
+// setAccounts makes m the clubs' accounts.
+func (a *auth) setAccounts(m map[string]*server.Account) {
+	c := make(map[string]*server.Account, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	a.accounts.Store(&c)
+}
+
+// account is the club's account; nil: none (the club's leaf is refused).
+func (a *auth) account(club string) *server.Account {
+	m := a.accounts.Load()
+	if m == nil {
+		return nil
+	}
+	return (*m)[club]
+}
+
+// allAccounts are the clubs' accounts, by club.
+func (a *auth) allAccounts() map[string]*server.Account {
+	if m := a.accounts.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // admit records a club's connection let in, unless the club's credentials were
@@ -161,6 +190,7 @@ const (
 	causeKeyClubToken  = "key_club_token"       // a club with a key, given a password
 	causeWrongToken    = "wrong_token"          // a token club's name and not its token
 	causeReloaded      = "reloaded"             // the club's credentials changed as it was let in
+	causeNoAccount     = "no_account"           // the club's account at the hub is not set up (never seen)
 	causeToolCreds     = "credentials_at_tools" // the tools' listener takes no credentials
 	causeKind          = "kind"                 // neither a leaf nor a client
 )
@@ -262,17 +292,34 @@ func (a *auth) Check(c server.ClientAuthentication) bool {
 	switch c.Kind() {
 	case server.LEAF:
 		club, claimed, cause := a.checkLeaf(o, c.GetNonce())
-		if cause == "" && !a.admit(club, c.GetID()) {
+		acc := a.account(club.Name)
+		switch {
+		case cause != "":
+		case acc == nil:
+			cause = causeNoAccount
+		case !a.admit(club, c.GetID()):
 			cause = causeReloaded
 		}
 		if cause != "" {
 			a.refuse(c, "leaf", claimed, cause)
 			return false
 		}
-		c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name)})
+		// In the club's own account: what the club's forged flow control makes the
+		// hub's sourcing publish stays there (accounts.go).
+		c.RegisterUser(&server.User{Username: club.Name, Permissions: ClubPermissions(club.Name), Account: acc})
 		return true
 	case server.CLIENT:
 		if addr := c.RemoteAddress(); addr != nil && addr.Network() == "pipe" {
+			// In process: the hub itself, in its account, or in a club's when it
+			// names one (every right there too).
+			if o != nil && o.Username != "" {
+				for club, acc := range a.allAccounts() {
+					if o.Username == clubAccount(club) {
+						c.RegisterUser(&server.User{Username: o.Username, Account: acc})
+						return true
+					}
+				}
+			}
 			c.RegisterUser(&server.User{Username: "hub"})
 			return true
 		}
@@ -347,8 +394,9 @@ func ToolPermissions() *server.Permissions {
 				pairing.LoadSubject(SubjectPrefix),
 			},
 			// Outside the allow list anyway; said again so that a broader allow list
-			// can never let a tool tell a link state, deliver as a club, or answer.
-			Deny: []string{SubjectPrefix + ".>", "$LEAGUE.>", "$JSC.>", "_INBOX.>", "$JS.*.API.>"},
+			// can never let a tool tell a link state, deliver as a club, or answer,
+			// nor reach a club's account (its intake's API and deliveries).
+			Deny: []string{SubjectPrefix + ".>", "$LEAGUE.>", "$JSC.>", "_INBOX.>", "$JS.*.API.>", "$JSIN.>", "$LEAGUEIN.>"},
 		},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}

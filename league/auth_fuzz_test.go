@@ -55,6 +55,10 @@ func FuzzAuthCheck(f *testing.F) {
 		kps[i], pubs[i] = kp, must(kp.PublicKey())
 	}
 	clubs := []Club{{Name: "north", NKey: pubs[0]}, {Name: "south", NKey: pubs[1]}, {Name: "east", Token: "tok-east"}, {Name: "west", Token: "tok-west"}}
+	accounts := map[string]*server.Account{}
+	for _, c := range clubs {
+		accounts[c.Name] = server.NewAccount(clubAccount(c.Name))
+	}
 	// keyOf: 0 the fuzzer's key, 1..3 north's, south's, the stranger's. sigBy: 0
 	// the fuzzer's signature, 1..3 by north, south, the stranger of the nonce, 4..6
 	// of another nonce.
@@ -91,6 +95,7 @@ func FuzzAuthCheck(f *testing.F) {
 		}
 		var log bytes.Buffer
 		a := newAuth(clubs, zerolog.New(&log))
+		a.setAccounts(accounts)
 		kind := server.CLIENT
 		if leaf {
 			kind = server.LEAF
@@ -116,6 +121,9 @@ func FuzzAuthCheck(f *testing.F) {
 		got := ""
 		if in && c.user != nil {
 			got = c.user.Username
+		}
+		if in && leaf && (c.user.Account == nil || c.user.Account != accounts[got]) {
+			t.Fatalf("club %s let in bound to account %v, want its own", got, c.user.Account)
 		}
 		if in != (want != "") || got != want {
 			t.Fatalf("leaf %v, user %q, pass %q, token %q, nkey %q, sig %q (signer %d, this nonce %v), jwt %q, nonce %q: in %v as %q; want %q",

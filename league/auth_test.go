@@ -3,6 +3,7 @@ package league_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -11,7 +12,9 @@ import (
 
 // TestLeagueHubConfRights: configs/league-hub.conf (a nats-server as the hub) gives
 // the tools and the clubs exactly the rights the embedded hub gives them
-// (ToolPermissions, ClubPermissions), as nats-server reads the file.
+// (ToolPermissions, ClubPermissions), as nats-server reads the file, each club in
+// an account of its own and the tools and the admin in the hub's, with the same
+// exports and imports as the embedded hub sets up (as a running server shows them).
 func TestLeagueHubConfRights(t *testing.T) {
 	t.Setenv("LEAGUE_ADMIN_PASSWORD", "a")
 	t.Setenv("LEAGUE_TOKEN_NORTH", "n")
@@ -26,6 +29,35 @@ func TestLeagueHubConfRights(t *testing.T) {
 	users := map[string]*server.User{}
 	for _, u := range opts.Users {
 		users[u.Username] = u
+	}
+	for name, acc := range map[string]string{"tool": "LEAGUE", "admin": "LEAGUE", "north": "club-north", "south": "club-south"} {
+		if u := users[name]; u == nil || u.Account == nil || u.Account.Name != acc {
+			t.Errorf("configs/league-hub.conf: user %s not in account %s", name, acc)
+		}
+	}
+	opts.Port, opts.LeafNode.Port, opts.StoreDir = server.RANDOM_PORT, server.RANDOM_PORT, t.TempDir()
+	opts.NoSigs, opts.NoLog = true, true
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("a nats-server with configs/league-hub.conf not ready")
+	}
+	fromConf, err := league.AccountShape(ns, "LEAGUE", "north", "south")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, league.Club{Name: "north", Token: "n"}, league.Club{Name: "south", Token: "s"})
+	embedded, err := league.AccountShape(league.Server(h), "$G", "north", "south")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the accounts: %s", embedded)
+	if fromConf != embedded {
+		t.Errorf("the accounts:\nconfigs/league-hub.conf %s\nembedded hub            %s", fromConf, embedded)
 	}
 	for name, want := range map[string]*server.Permissions{
 		"tool":  league.ToolPermissions(),

@@ -71,6 +71,11 @@ func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) erro
 // followers.
 func (h *Hub) RunBoards(ctx context.Context) error {
 	if err := setupBoards(ctx, h.js, h.replicas); err != nil {
+		if ctx.Err() != nil {
+			// Stopped before the bucket was set up (the hub's server away): a stop,
+			// not a failure of the hub.
+			return nil
+		}
 		return err
 	}
 	if err := h.setupPairings(ctx); err != nil {

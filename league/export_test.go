@@ -2,6 +2,11 @@ package league
 
 import (
 	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -17,3 +22,48 @@ func SetUpdateFault(h *Hub, f func(jetstream.StreamConfig) error) {
 
 // KickSource sets the club's source up again, as WatchLinks does to an idle one.
 func KickSource(ctx context.Context, h *Hub, club string) bool { return h.kickSource(ctx, club) }
+
+// IntakeJS is the JetStream API of a club's account at the hub, through the hub's
+// import: where its intake is.
+func IntakeJS(h *Hub, club string) jetstream.JetStream {
+	js, err := h.intakeJS(club)
+	if err != nil {
+		panic(err)
+	}
+	return js
+}
+
+// AccountConn is an in-process connection in a club's account at the hub, with
+// every right there (the hub's own).
+func AccountConn(t *testing.T, h *Hub, club string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.UserInfo(clubAccount(club), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// AccountShape says what can be seen from outside of the clubs' accounts on a
+// server whose hub account is hub: for a comparison of the embedded hub with
+// configs/league-hub.conf.
+func AccountShape(ns *server.Server, hub string, clubs ...string) (string, error) {
+	h, err := ns.LookupAccount(hub)
+	if err != nil {
+		return "", err
+	}
+	out := fmt.Sprintf("hub service imports %d", h.NumServiceImports())
+	for _, c := range clubs {
+		acc, err := ns.LookupAccount(clubAccount(c))
+		if err != nil {
+			return "", err
+		}
+		out += fmt.Sprintf("; %s: jetstream %v, exports API %v, flow control %v, hub's deliveries as a service %v",
+			acc.Name, acc.JetStreamEnabled(), acc.IsExportService("$JS.API.>"), acc.IsExportService(intakeFC(c)), acc.IsExportService(intakeDeliver(c)+".>"))
+	}
+	return out, nil
+}
+
+// Server is the hub's embedded server.
+func Server(h *Hub) *server.Server { return h.ns }

@@ -68,6 +68,8 @@ type Hub struct {
 	clubsChanged chan struct{}
 	// updateFault, set by a test under mu, fails a stream's update (an API timeout).
 	updateFault func(jetstream.StreamConfig) error
+	// accounts are the clubs' accounts at the embedded server, by club (accounts.go).
+	accounts map[string]*server.Account
 	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
 	pairings hubPairings
 }
@@ -142,7 +144,8 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, err
 	}
-	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, clubsChanged: make(chan struct{}, 1)}
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, clubsChanged: make(chan struct{}, 1),
+		accounts: map[string]*server.Account{}}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
 		return nil, err
@@ -171,6 +174,14 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 
 // leafTLSTimeout bounds a club's TLS handshake: a Pi on a home line.
 const leafTLSTimeout = 5 * time.Second
+
+// CheckLeafTLS says what is wrong with the leaf listener's certificate settings
+// (the pair cannot be read, or is not a pair; the clubs' CA): what Start would
+// refuse, for scoreboard hub --check.
+func CheckLeafTLS(certFile, keyFile, clientCA string) error {
+	_, err := leafTLS(certFile, keyFile, clientCA)
+	return err
+}
 
 // leafTLS is the leaf listener's TLS, or nil without a certificate; with
 // clientCA, the clubs' certificates are asked for and checked against it.
@@ -222,6 +233,9 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.linkAccounts(clubs); err != nil {
+		return err
+	}
 	if err := h.setStreams(ctx, clubs); err != nil {
 		return err
 	}
@@ -233,19 +247,6 @@ func (h *Hub) SetClubs(ctx context.Context, clubs []Club) error {
 	h.notifyClubs()
 	h.log.Info().Strs("clubs", names(clubs)).Msg("league clubs set")
 	return nil
-}
-
-// source is a club's stream's source of the club's history stream, across the club's domain.
-func source(c Club) *jetstream.StreamSource {
-	p := c.prefix()
-	return &jetstream.StreamSource{
-		Name: bus.Subjects{Prefix: p}.Stream(),
-		External: &jetstream.ExternalStream{
-			APIPrefix:     apiPrefix(c.Name),
-			DeliverPrefix: deliverPrefix(c.Name),
-		},
-		SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: p + ".>", Destination: Subject(c.Name, ">")}},
-	}
 }
 
 // closeLeafs closes the leaf connections of clubs no longer let in; one not found
@@ -428,134 +429,6 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			published = time.Now()
 		}
 	}
-}
-
-// sourceKickAfter is how long a club's stream's source may stay idle, its link
-// up, before the hub sets the source up again.
-const sourceKickAfter = 3 * time.Second
-
-// linkSettle is how long after a club's link comes up its source is first looked
-// at: the link's interest in the club's API has crossed it by then.
-const linkSettle = time.Second
-
-// externalKickEvery is how often the hub sets up an idle source again on an
-// external server, where it cannot tell a club whose link is down.
-const externalKickEvery = 10 * time.Second
-
-// kickIdleSources sets up again the source of each of clubs (their links up)
-// whose source has had nothing, not even its heartbeat, for sourceKickAfter, or
-// is stalled (seqs: when each stream last grew), and says which it set up: the server retries a source whose consumer could not be
-// created (the link was down, or just up and the club's API not yet known across it)
-// only after a back-off that grows to two minutes, so a club back after a cut would
-// wait that long. A source is removed and added again, and goes on from the last
-// sequence its stream holds. The streams' states come in one listing.
-func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs) []string {
-	want := map[string]string{} // stream -> club
-	for _, c := range clubs {
-		want[ClubStream(c)] = c
-	}
-	var idle []*jetstream.StreamInfo
-	list := h.js.ListStreams(ctx)
-	for info := range list.Info() {
-		club, ok := want[info.Config.Name]
-		if !ok {
-			continue
-		}
-		// Stalled too: a source that says the club has more (its lag) while the
-		// stream has grown by nothing for sourceKickAfter, its heartbeats coming (at
-		// 200 clubs, one source of 202 after a 5-minute cut of every link took more
-		// than 2 minutes to go on by itself).
-		grew := seqs.grew(info.Config.Name, info.State.LastSeq)
-		if len(info.Config.Sources) == 0 {
-			idle = append(idle, info) // left without its source; kickSource says if it is a club's still
-		}
-		for _, si := range info.Sources {
-			if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
-				(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && time.Since(grew) >= sourceKickAfter) {
-				idle = append(idle, info)
-			}
-		}
-	}
-	if err := list.Err(); err != nil {
-		h.log.Warn().Err(err).Msg("league: the streams could not be listed to find idle sources; trying again")
-	}
-	var kicked []string
-	for _, info := range idle {
-		club := want[info.Config.Name]
-		if h.kickSource(ctx, club) {
-			kicked = append(kicked, club)
-		}
-	}
-	return kicked
-}
-
-// seenSeqs are the clubs' streams' last sequences as the listings saw them.
-type seenSeqs map[string]seenSeq
-
-// grew says when a club's stream last grew, as the listings saw it: last is its
-// last sequence now.
-func (m seenSeqs) grew(stream string, last uint64) time.Time {
-	if s, ok := m[stream]; ok && s.last == last {
-		return s.at
-	}
-	m[stream] = seenSeq{last: last, at: time.Now()}
-	return time.Now()
-}
-
-// seenSeq is a stream's last sequence, and when it was first seen so.
-type seenSeq struct {
-	last uint64
-	at   time.Time
-}
-
-// kickSource removes the source of a club's stream and adds it again; a stream
-// left without its source (a kick whose second update failed: an API timeout in
-// an election) is given it back. The stream's config is read again under h.mu:
-// SetClubs may have changed it since the listing.
-func (h *Hub) kickSource(ctx context.Context, club string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	i := slices.IndexFunc(h.clubs, func(c Club) bool { return c.Name == club })
-	if i < 0 {
-		return false // the club was removed meanwhile: its stream parked
-	}
-	s, err := h.js.Stream(ctx, ClubStream(club))
-	if err != nil {
-		return false
-	}
-	cfg := s.CachedInfo().Config
-	switch len(cfg.Sources) {
-	case 0:
-		h.log.Warn().Str("club", club).Msg("league: the club's stream was left without its source; it is given it back")
-	case 1:
-		// Parked without it a moment (a stream with neither subjects nor sources
-		// is refused), then given it back.
-		cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
-		if err := h.updateStream(ctx, cfg); err != nil {
-			h.log.Warn().Err(err).Str("club", club).Msg("league: could not set the club's source up again")
-			return false
-		}
-	default:
-		return false
-	}
-	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{source(h.clubs[i])}, nil
-	if err := h.updateStream(ctx, cfg); err != nil {
-		h.log.Error().Err(err).Str("club", club).Msg("league: the club's source is removed and could not be added again; the next look at the streams adds it")
-		return false
-	}
-	h.log.Info().Str("club", club).Msg("league: the club's link is up and its source was idle: set up again")
-	return true
-}
-
-// updateStream updates a stream; updateFault, set by a test, fails it first.
-func (h *Hub) updateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	if h.updateFault != nil {
-		if err := h.updateFault(cfg); err != nil {
-			return err
-		}
-	}
-	_, err := h.js.UpdateStream(ctx, cfg)
-	return err
 }
 
 // Conn is the hub's own in-process connection (every right).

@@ -222,6 +222,9 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 	_, club := startClub(t, h.LeafURL(), "north", "tn")
 	bustest.Wait(t, "north's link up", func() (bool, string) { l := h.Links(); return l["north"], fmt.Sprintf("links %v", l) })
 	got := make(chan string, 100)
+	// From north's own account at the hub, where its link is: the hub's own
+	// account does not reach the club's domain at all.
+	hub := league.AccountConn(t, h, "north")
 	for _, s := range []string{"scoreboard.>", "_INBOX.>", "$KV.>", "$SRV.>"} {
 		sub, err := club.Subscribe(s, func(m *nats.Msg) { got <- m.Subject })
 		if err != nil {
@@ -234,7 +237,6 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-got
-	hub := h.Conn()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The club answers the hub only on $JSC.R.<club> (what the sourcing's
@@ -467,8 +469,8 @@ func TestLeagueOldStreamParked(t *testing.T) {
 }
 
 // TestLeagueSharesFittedToDisk: shares that ask for more than the hub's disk has
-// (100 TB each) are fitted to half its filesystem's room, each club its part, and
-// the hub starts (JetStream would refuse a stream whose limit it cannot reserve).
+// (100 TB each) are fitted to half its filesystem's room (each club's stream and
+// its intake, which has the same share), each club its part, and the hub starts (JetStream would refuse a stream whose limit it cannot reserve).
 func TestLeagueSharesFittedToDisk(t *testing.T) {
 	dir, err := history.OpenStateDir(t.TempDir())
 	if err != nil {
@@ -490,16 +492,24 @@ func TestLeagueSharesFittedToDisk(t *testing.T) {
 	js, _ := jetstream.New(h.Conn())
 	var total int64
 	for _, club := range []string{"north", "south"} {
+		// Its stream, and its intake in its account, which has its share too.
 		s, err := js.Stream(ctx, league.ClubStream(club))
 		if err != nil {
 			t.Fatal(err)
 		}
-		total += s.CachedInfo().Config.MaxBytes
+		in, err := league.IntakeJS(h, club).Stream(ctx, league.IntakeStream(club))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.CachedInfo().Config.MaxBytes != in.CachedInfo().Config.MaxBytes {
+			t.Errorf("%s: stream %d bytes, intake %d", club, s.CachedInfo().Config.MaxBytes, in.CachedInfo().Config.MaxBytes)
+		}
+		total += s.CachedInfo().Config.MaxBytes + in.CachedInfo().Config.MaxBytes
 	}
 	// The hub reads the room again: a disk that others write on moves between the
 	// two readings (2,048 bytes over half of 39.7 GB, once, in a CI run).
 	if total > room/2+room/100 || total < room/2-room/100 {
-		t.Fatalf("the shares together: %d bytes; want half the room, %d of %d", total, room/2, room)
+		t.Fatalf("the shares and the intakes together: %d bytes; want half the room, %d of %d", total, room/2, room)
 	}
 }
 

@@ -131,8 +131,10 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 	if h.state != nil && total > 0 {
 		// As a club's history is fitted (history.FitStore): at most half the room
 		// of the state dir's filesystem, since JetStream reserves a stream's whole
-		// limit when it is created.
-		size, room, err := h.state.Fit(total)
+		// limit when it is created. Each club's intake has the club's share too
+		// (accounts.go): the room is for twice the shares.
+		size, room, err := h.state.Fit(2 * total)
+		size /= 2
 		switch {
 		case err != nil:
 			h.log.Warn().Err(err).Msg("league: the state dir's free space is unknown: each club keeps the share asked")
@@ -150,28 +152,43 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 	var done []streamWas
 	for i, c := range clubs {
 		name := ClubStream(c.Name)
-		was, err := h.streamConfig(ctx, name)
+		cfg := h.clubStreamConfig(c, want[i], ages[i])
+		ijs, err := h.intakeJS(c.Name)
+		var was, intakeWas *jetstream.StreamConfig
 		if err == nil {
-			_, err = h.js.CreateOrUpdateStream(ctx, h.clubStreamConfig(c, want[i], ages[i]))
+			intakeWas, err = streamConfig(ctx, ijs, IntakeStream(c.Name))
+		}
+		if err == nil {
+			// The intake first: the stream sources it, and a new intake starts where
+			// the stream stands.
+			err = h.makeIntake(ctx, c, cfg)
+		}
+		if err == nil {
+			done = append(done, streamWas{ijs, IntakeStream(c.Name), intakeWas})
+			was, err = streamConfig(ctx, h.js, name)
+		}
+		if err == nil {
+			_, err = h.js.CreateOrUpdateStream(ctx, cfg)
 		}
 		if err != nil {
 			h.undoStreams(ctx, done)
 			return fmt.Errorf("hub: stream %s: %w (no club of the new set is taken; the running clubs are kept)", name, err)
 		}
-		done = append(done, streamWas{name, was})
+		done = append(done, streamWas{h.js, name, was})
 	}
 	return nil
 }
 
 // streamWas is a stream's config before setStreams changed it; nil: it was not there.
 type streamWas struct {
+	js   jetstream.JetStream // the hub's, or the club's account's (its intake)
 	name string
 	cfg  *jetstream.StreamConfig
 }
 
 // streamConfig is a stream's config, nil if there is no such stream.
-func (h *Hub) streamConfig(ctx context.Context, name string) (*jetstream.StreamConfig, error) {
-	s, err := h.js.Stream(ctx, name)
+func streamConfig(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamConfig, error) {
+	s, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
 	}
@@ -189,9 +206,9 @@ func (h *Hub) undoStreams(ctx context.Context, done []streamWas) {
 	for _, d := range slices.Backward(done) {
 		var err error
 		if d.cfg == nil {
-			err = h.js.DeleteStream(ctx, d.name)
+			err = d.js.DeleteStream(ctx, d.name)
 		} else {
-			_, err = h.js.UpdateStream(ctx, *d.cfg)
+			_, err = d.js.UpdateStream(ctx, *d.cfg)
 		}
 		if err != nil {
 			h.log.Warn().Err(err).Str("stream", d.name).Msg("league: a reload not taken could not put the stream back as it was")
@@ -210,20 +227,23 @@ func (h *Hub) parkRemoved(ctx context.Context, clubs []Club) {
 	}
 	for _, old := range h.clubs {
 		if !kept[old.Name] {
-			h.park(ctx, ClubStream(old.Name), 0)
+			h.park(ctx, h.js, ClubStream(old.Name), 0)
+			if ijs, err := h.intakeJS(old.Name); err == nil {
+				h.park(ctx, ijs, IntakeStream(old.Name), 0)
+			}
 		}
 	}
 	if !h.migrated {
 		_, maxAge, _ := Club{}.share()
-		h.park(ctx, Stream, maxAge)
+		h.park(ctx, h.js, Stream, maxAge)
 		h.migrated = true
 	}
 }
 
 // park takes a stream's sources off, so it grows no more and keeps what it has
 // (maxAge, if not 0, ages it out). A stream not there is left so.
-func (h *Hub) park(ctx context.Context, name string, maxAge time.Duration) {
-	s, err := h.js.Stream(ctx, name)
+func (h *Hub) park(ctx context.Context, js jetstream.JetStream, name string, maxAge time.Duration) {
+	s, err := js.Stream(ctx, name)
 	if err != nil {
 		return
 	}
@@ -235,7 +255,7 @@ func (h *Hub) park(ctx context.Context, name string, maxAge time.Duration) {
 	if maxAge > 0 {
 		cfg.MaxAge = maxAge
 	}
-	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("stream", name).Msg("league: could not take the stream's sources off")
 		return
 	}

@@ -76,8 +76,9 @@ echo "$*" >>/tmp/systemctl.log
 
 // The amd64 package in a fresh Debian root: installed with the README's command, its
 // files, conffiles and unit where they belong, the unit enabled and started, the
-// binary answering a sample; the config edited as the README says and kept through
-// an upgrade to a later build, which restarts the daemon; removed (stopped), then
+// binary answering a sample; the config edited as the README says, and the hub's as
+// docs/league.md does, kept through an upgrade to a later build (the hub's still its
+// user's), which restarts the daemon and a running hub; removed (stopped), then
 // purged, leaving the root as it was.
 func TestChrootInstallUpgradePurge(t *testing.T) {
 	t.Parallel()
@@ -86,32 +87,7 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	if os.Geteuid() != 0 {
 		need(t, "chroot needs root")
 	}
-	suite := os.Getenv("SCOREBOARD_PACKAGE_SUITE")
-	if suite == "" {
-		suite = hostSuite(t)
-	}
-	// systemd for systemctl is-enabled and systemd-analyze; procps, the package's
-	// dependency (the root has no apt lists to fetch it from); sudo for the README's
-	// commands as written. .ci/run makes the root with the same command while its
-	// first stages run (most of it is downloading) and names it here: a fresh root,
-	// made for this test alone, which the test may change.
-	root := os.Getenv("SCOREBOARD_PACKAGE_ROOT")
-	if root == "" {
-		root = filepath.Join(t.TempDir(), "root")
-		run(t, "mmdebstrap", "--quiet", "--variant=apt", "--include=systemd,sudo,procps", suite, root)
-	} else if _, err := os.Stat(filepath.Join(root, "usr/bin/scoreboard")); err == nil {
-		t.Fatalf("SCOREBOARD_PACKAGE_ROOT=%s has scoreboard installed already: it must be a fresh root", root)
-	}
-
-	chroot(t, root, "dpkg-divert --quiet --local --rename --add /usr/bin/systemctl")
-	writeFile(t, filepath.Join(root, "usr/bin/systemctl"), []byte(systemctlShim), 0o755)
-	for _, dir := range []string{"run/systemd/system", "var/lib/private"} {
-		// /var/lib/private is systemd's, for every DynamicUser= service: made when the
-		// first one starts, and no package's to remove.
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := freshRoot(t, "SCOREBOARD_PACKAGE_ROOT")
 	before := tree(t, root)
 
 	deb := filepath.Base(d.deb("amd64"))
@@ -127,6 +103,9 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	for path, mode := range map[string]fs.FileMode{
 		"/usr/bin/scoreboard":                                  0o755,
 		"/usr/lib/systemd/system/scoreboard.service":           0o644,
+		"/usr/lib/systemd/system/scoreboard-hub.service":       0o644,
+		"/usr/lib/sysusers.d/scoreboard-hub.conf":              0o644,
+		"/etc/scoreboard/league-hub.toml":                      0o600,
 		"/etc/scoreboard":                                      0o755,
 		"/etc/scoreboard/scoreboard.toml":                      0o644,
 		"/etc/scoreboard/scoreboard.env":                       0o640,
@@ -147,8 +126,8 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", path, info.Mode().Perm(), mode)
 		}
 	}
-	if got := chroot(t, root, "dpkg-query --show --showformat='${Conffiles}' scoreboard"); !strings.Contains(got, "/etc/scoreboard/scoreboard.toml ") || !strings.Contains(got, "/etc/scoreboard/scoreboard.env ") {
-		t.Errorf("conffiles: %q, want scoreboard.toml and scoreboard.env", got)
+	if got := chroot(t, root, "dpkg-query --show --showformat='${Conffiles}' scoreboard"); !strings.Contains(got, "/etc/scoreboard/scoreboard.toml ") || !strings.Contains(got, "/etc/scoreboard/scoreboard.env ") || !strings.Contains(got, "/etc/scoreboard/league-hub.toml ") {
+		t.Errorf("conffiles: %q, want scoreboard.toml, scoreboard.env and league-hub.toml", got)
 	}
 	link := "/etc/systemd/system/multi-user.target.wants/scoreboard.service"
 	// deb-systemd-helper names the unit by /lib, which merged-/usr makes the same.
@@ -180,6 +159,12 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	if err != nil || !bytes.Contains(edited, []byte("\ndevice = \"/dev/serial0\"\n")) {
 		t.Fatalf("the edit did not take: %v\n%s", err, edited)
 	}
+	// The hub's file, edited as docs/league.md's walkthrough does.
+	chroot(t, root, `sudo sed -i '/^\[\[club\]\]/,$d' /etc/scoreboard/league-hub.toml`)
+	hubEdited, err := os.ReadFile(filepath.Join(root, "etc/scoreboard/league-hub.toml"))
+	if err != nil || bytes.Contains(hubEdited, []byte("\n[[club]]\n")) {
+		t.Fatalf("the hub's file edit did not take: %v\n%s", err, hubEdited)
+	}
 
 	// Upgrade to a later build: the edit is kept, and the daemon restarted, not
 	// stopped first.
@@ -197,12 +182,18 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	// Non-interactive, as unattended-upgrades runs it: were the package's own default
 	// changed too, dpkg would ask, and --force-confold answers "keep mine".
 	chroot(t, root, "cd /tmp && sudo apt install --yes -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ./"+nextDeb)
-	assertLog(t, root, []string{"restart scoreboard.service"}, []string{"stop"})
+	assertLog(t, root, []string{"restart scoreboard.service", "try-restart scoreboard-hub.service"}, []string{"stop"})
 	if got := chroot(t, root, "scoreboard version"); !oneVersionLine(got, next) {
 		t.Errorf("after the upgrade, scoreboard version: %q, want one line: scoreboard %s (commit ..., go...)", got, next)
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "etc/scoreboard/scoreboard.toml")); !bytes.Equal(got, edited) {
 		t.Errorf("the upgrade did not keep the edited conffile:\n%s", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "etc/scoreboard/league-hub.toml")); !bytes.Equal(got, hubEdited) {
+		t.Errorf("the upgrade did not keep the edited hub's file:\n%s", got)
+	}
+	if got := chroot(t, root, "stat -c '%a %U' /etc/scoreboard/league-hub.toml"); got != "600 scoreboard-hub\n" {
+		t.Errorf("after the upgrade, the hub's file: %q, want 600 scoreboard-hub", got)
 	}
 	if _, err := os.Readlink(filepath.Join(root, link)); err != nil {
 		t.Errorf("after the upgrade, the unit is no longer enabled: %v", err)
@@ -220,7 +211,7 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	// Remove: stopped, the binary gone, the configuration kept.
 	os.Remove(filepath.Join(root, "tmp/systemctl.log"))
 	chroot(t, root, "sudo apt remove --yes scoreboard")
-	assertLog(t, root, []string{"stop scoreboard.service"}, nil)
+	assertLog(t, root, []string{"stop scoreboard.service", "scoreboard-hub.service"}, nil)
 	if _, err := os.Stat(filepath.Join(root, "usr/bin/scoreboard")); err == nil {
 		t.Error("removed, but /usr/bin/scoreboard is still there")
 	}
@@ -249,6 +240,40 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	if got := chroot(t, root, "dpkg-query --show --showformat='${db:Status-Status}' scoreboard 2>&1 || true"); strings.Contains(got, "installed") && !strings.Contains(got, "not-installed") {
 		t.Errorf("dpkg still knows the package: %q", got)
 	}
+}
+
+// freshRoot is a fresh Debian root for one test, which the test may change: the
+// one named in env (.ci/run makes it with the same command while its first stages
+// run, most of it downloading), else one made now. systemctl in it is
+// systemctlShim, and /run/systemd/system is there, so the maintainer scripts act
+// as on a booted system.
+func freshRoot(t *testing.T, env string) string {
+	t.Helper()
+	suite := os.Getenv("SCOREBOARD_PACKAGE_SUITE")
+	if suite == "" {
+		suite = hostSuite(t)
+	}
+	// systemd for systemctl is-enabled and systemd-analyze; procps, the package's
+	// dependency (the root has no apt lists to fetch it from); sudo for the README's
+	// commands as written.
+	root := os.Getenv(env)
+	if root == "" {
+		root = filepath.Join(t.TempDir(), "root")
+		run(t, "mmdebstrap", "--quiet", "--variant=apt", "--include=systemd,sudo,procps", suite, root)
+	} else if _, err := os.Stat(filepath.Join(root, "usr/bin/scoreboard")); err == nil {
+		t.Fatalf("%s=%s has scoreboard installed already: it must be a fresh root", env, root)
+	}
+
+	chroot(t, root, "dpkg-divert --quiet --local --rename --add /usr/bin/systemctl")
+	writeFile(t, filepath.Join(root, "usr/bin/systemctl"), []byte(systemctlShim), 0o755)
+	for _, dir := range []string{"run/systemd/system", "var/lib/private"} {
+		// /var/lib/private is systemd's, for every DynamicUser= service: made when the
+		// first one starts, and no package's to remove.
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
 
 // readme returns the commands of README's Install section, by their first word after

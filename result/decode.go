@@ -184,19 +184,19 @@ func readUint(d []byte, i int) (n uint64, end int, ok bool) {
 
 // readInt reads the integer at d[i] that fits a Line; anything else is left to
 // encoding/json.
-func readInt(d []byte, i int) (n int, end int, ok bool) {
+func readInt(d []byte, i int) (n int64, end int, ok bool) {
 	neg := i < len(d) && d[i] == '-'
 	if neg {
 		i++
 	}
 	u, end, ok := readUint(d, i)
-	if !ok || u > 1<<31-1 {
-		return 0, 0, false // past what every int holds: encoding/json decides
+	if !ok || u > 1<<63-1 {
+		return 0, 0, false // past an int64: encoding/json decides
 	}
 	if neg {
-		return -int(u), end, true
+		return -int64(u), end, true
 	}
-	return int(u), end, true
+	return int64(u), end, true
 }
 
 // readFloat reads the number at d[i] as encoding/json does, with strconv.ParseFloat
@@ -506,7 +506,11 @@ func readPlayers(d []byte, i int) (*Players, int, bool) {
 			*s, end, err = readString(d, i)
 			ok = err == nil
 		} else {
-			*n, end, ok = readInt(d, i)
+			var v int64
+			v, end, ok = readInt(d, i)
+			// Past what every int holds (32 bits on armhf): encoding/json decides.
+			ok = ok && v >= -1<<31 && v <= 1<<31-1
+			*n = int(v)
 		}
 		if !ok {
 			return nil, 0, false

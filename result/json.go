@@ -20,7 +20,7 @@ func (r *Record) AppendJSON(b []byte) []byte {
 	b = strconv.AppendUint(b, r.Seq, 10)
 	if r.Line != 0 {
 		b = append(b, `,"line":`...)
-		b = strconv.AppendInt(b, int64(r.Line), 10)
+		b = strconv.AppendInt(b, r.Line, 10)
 	}
 	b = append(b, `,"answer":`...)
 	b = AppendJSONString(b, r.Answer)

@@ -42,10 +42,11 @@ func TestResultAppendJSON(t *testing.T) {
 }
 
 func FuzzResultAppendJSON(f *testing.F) {
-	f.Add("goscore", "hall", uint64(3), 21, "5 3\n", "", 1.5, "origin", "worker")
-	f.Add("othello", "p", uint64(0), 0, "", "othello: line 9: \"<bad>\" & \u2028", 1e-9, "", "")
-	f.Add("x", "\xff", uint64(1), -1, "\x00\x1f\x7f", "\xe2\x80", 1e300, "\u2029", "\\")
-	f.Fuzz(func(t *testing.T, problem, port string, seq uint64, line int, answer, errText string, us float64, origin, worker string) {
+	f.Add("goscore", "hall", uint64(3), int64(21), "5 3\n", "", 1.5, "origin", "worker")
+	f.Add("othello", "p", uint64(0), int64(0), "", "othello: line 9: \"<bad>\" & \u2028", 1e-9, "", "")
+	f.Add("x", "\xff", uint64(1), int64(-1), "\x00\x1f\x7f", "\xe2\x80", 1e300, "\u2029", "\\")
+	f.Add("capture", "hall", uint64(7), int64(1)<<40, "3\n", "", 2.0, "o", "w") // past 2^31 lines
+	f.Fuzz(func(t *testing.T, problem, port string, seq uint64, line int64, answer, errText string, us float64, origin, worker string) {
 		if math.IsNaN(us) || math.IsInf(us, 0) {
 			return // json.Marshal refuses them; a solve time is neither
 		}

@@ -20,7 +20,7 @@ type Record struct {
 	Port    string `json:"port"`
 	Seq     uint64 `json:"seq"`
 	// Line is the stream line the unit started on, when the port reader knows it.
-	Line int `json:"line,omitempty"`
+	Line int64 `json:"line,omitempty"`
 	// Answer is the exact text written to the port (empty on error).
 	Answer string `json:"answer"`
 	// Error says why the unit has no answer; absent when it has one.

@@ -52,7 +52,7 @@ func FuzzScannerMatchesContest(f *testing.F) {
 			f.Skipf("problem %s is not registered", name)
 		}
 	}
-	// Samples with every line end made "\r", and with the ends mixed.
+	// Samples with every line end made "\r", made "\n\r", and with the ends mixed.
 	for i, name := range []string{"goscore", "othello", "replay", "territory", "capture"} {
 		p, ok := engine.Lookup(name)
 		if !ok {
@@ -62,6 +62,7 @@ func FuzzScannerMatchesContest(f *testing.F) {
 		f.Add(uint8(i), bytes.ReplaceAll(in, []byte("\n"), []byte("\r")))
 		mixed := bytes.Replace(bytes.Replace(in, []byte("\n"), []byte("\r"), 3), []byte("\n"), []byte("\r\n"), 2)
 		f.Add(uint8(i), mixed)
+		f.Add(uint8(i), bytes.ReplaceAll(in, []byte("\n"), []byte("\n\r"))) // LF CR (review F14)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, in []byte) {
 		name := contestProblems[int(which)%len(contestProblems)]

@@ -22,11 +22,17 @@ import (
 // stray, anything else (or the stream's end) an empty line's end, which completes
 // no unit of any problem, so holding it delays no answer.
 //
+// "\n\r" is one end too (review F14): some terminals and old boards end their lines
+// in LF CR. The "\n" ends the line at once, and a "\r" right after it is dropped when
+// it comes. Only an "\n" that ended a line by itself takes a "\r" after it: after a
+// "\r\n", a "\r" ends an empty line, as after any line a "\r" does.
+//
 // It keeps the port's LineStats: bytes read, line ends, and the bytes since the last
 // line end, so that a device sending no line end at all can be told of.
 type lineEnds struct {
 	r     io.Reader
 	cr    bool // the last byte ended a line with "\r"
+	lf    bool // the last byte ended a line with "\n", no "\r\n"'s
 	held  bool // and a second "\r" came after it: an empty line, or a stray before "\n"
 	stats *LineStats
 	buf   [4096]byte
@@ -70,6 +76,8 @@ func (l *lineEnds) turn(dst, in []byte) []byte {
 		switch {
 		case b == '\n' && l.cr:
 			l.cr = false // the "\n" of a "\r\n": its line has ended
+		case b == '\r' && l.lf:
+			l.lf = false // the "\r" of an "\n\r": its line has ended
 		case b == '\r' && l.cr:
 			l.held = true
 		case b == '\r':
@@ -77,6 +85,7 @@ func (l *lineEnds) turn(dst, in []byte) []byte {
 			dst = append(dst, '\n')
 		default:
 			l.cr = false
+			l.lf = b == '\n'
 			dst = append(dst, b)
 		}
 	}

@@ -156,19 +156,11 @@ func TestScannerResetDropsPartialUnit(t *testing.T) {
 }
 
 // normalEnds is the scanner's rule for line ends, written another way, on the whole
-// stream at once: a run of k "\r" is k line ends, but one fewer (at least one) when
-// a "\n" follows it ("\r\n" and "\r\r\n" are one end each); every "\n" left is one.
-func normalEnds(in []byte) []byte {
-	return crRun.ReplaceAllFunc(in, func(run []byte) []byte {
-		k := bytes.Count(run, []byte("\r"))
-		if run[len(run)-1] == '\n' && k > 1 {
-			k--
-		}
-		return bytes.Repeat([]byte("\n"), k)
-	})
-}
+// stream at once: from the left, "\r\r\n", "\r\n", "\n\r" (an "\n" that is no
+// CRLF's, then "\r"), a lone "\r" and a lone "\n" are one end each.
+func normalEnds(in []byte) []byte { return lineEnd.ReplaceAll(in, []byte("\n")) }
 
-var crRun = regexp.MustCompile("\r+\n?")
+var lineEnd = regexp.MustCompile("\r\r\n|\r\n|\n\r|\r|\n")
 
 // The scanner takes "\n", "\r\n", "\r\r\n" and a lone "\r" as one line end each: a
 // stream with any mix of them gives the units, lines and errors of the same stream
@@ -177,6 +169,7 @@ func FuzzScanner(f *testing.F) {
 	for _, seed := range []string{
 		"a\r\nb\n", "a\rb\r", "a\r\r\nb\n", "\r\n\r\n", "a\rb\nc\r\nd", "\r", "\n\r", "a\r\n\rb\r\n",
 		"a\r\r\r\nb\r\r", "\r\r\r", "a\r\rb",
+		"a\n\rb\n\r", "a\n\r\n\rb\n\r", "\n\r\r\n", "a\n\r\rb", "a\r\n\rb\n\r\n", // LF CR (review F14)
 	} {
 		f.Add([]byte(seed), uint8(1))
 		f.Add([]byte(seed), uint8(3))
@@ -222,13 +215,14 @@ type chunkReader struct {
 func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
 
 // Line ends: "\r\n" is one end, never two (no empty line after it), and so is
-// "\r\r\n" (a CRLF device behind a layer that adds a CR); a lone "\r" is one; mixed in
-// one stream, each is one. A "\r" right after a line ended by "\r" is an empty line.
+// "\r\r\n" (a CRLF device behind a layer that adds a CR), and "\n\r" (a device that
+// ends its lines in LF CR); a lone "\r" is one; mixed in one stream, each is one. A "\r" right after a line ended by "\r" is an empty line.
 func TestScannerLineEnds(t *testing.T) {
 	p, _ := engine.Lookup("sio-pairs")
 	for _, c := range []struct{ in string }{
 		{"a\nb\nc\nd\n"}, {"a\r\nb\r\nc\r\nd\r\n"}, {"a\rb\rc\rd\r"}, {"a\rb\r\nc\nd\r"}, {"a\rb\r\nc\nd"},
 		{"a\r\r\nb\r\r\nc\r\r\nd\r\r\n"}, {"a\r\r\nb\rc\r\nd"},
+		{"a\n\rb\n\rc\n\rd\n\r"}, {"a\n\rb\r\nc\n\rd"}, // LF CR: one end (review F14)
 	} {
 		s := serialio.NewScanner(p, nil)
 		s.Reset(iotest.OneByteReader(strings.NewReader(c.in)))

@@ -24,7 +24,7 @@ type Board struct {
 	Port    string `json:"port"`
 	Problem string `json:"problem,omitempty"`
 	Seq     uint64 `json:"seq"`
-	Line    int    `json:"line,omitempty"`
+	Line    int64  `json:"line,omitempty"`
 	Answer  string `json:"answer"`
 	Error   string `json:"error,omitempty"`
 	Time    string `json:"time,omitempty"`
@@ -94,7 +94,7 @@ func appendEvent(d []byte, ev event) ([]byte, bool) {
 		d = strconv.AppendUint(d, b.Seq, 10)
 		if b.Line != 0 {
 			d = append(d, `,"line":`...)
-			d = strconv.AppendInt(d, int64(b.Line), 10)
+			d = strconv.AppendInt(d, b.Line, 10)
 		}
 		d = append(d, `,"answer":`...)
 		d = result.AppendJSONString(d, b.Answer)

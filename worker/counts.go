@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -129,7 +130,7 @@ func (w *Workers) replyOK(problem, port, reply string) bool {
 	}
 	w.countsOf(problem).refusedReplies.Add(1)
 	if e := w.warn.Warn(&w.log, "reply"); e != nil {
-		e.Str("problem", problem).Str("port", port).Str("reply", reply[:min(len(reply), 80)]).
+		e.Str("problem", problem).Str("port", port).Str("reply", logging.Clip(reply)).
 			Msg("request with a reply subject that is no inbox (_INBOX.>): not answered there")
 	}
 	return false

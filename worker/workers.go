@@ -51,6 +51,7 @@ type Workers struct {
 	id   string
 
 	dumps   []*nats.Subscription // one a problem
+	dumpOf  map[string]*nats.Subscription
 	queue   *dumpQueue
 	keys    *originKeys
 	drain   time.Duration
@@ -63,6 +64,10 @@ type Workers struct {
 	solve  metrics.Solve // nil without metrics
 
 	contests sync.Map // problem name -> *sync.Pool of *contest
+
+	// solveDropped is, per problem, the solve requests its endpoint's subscription
+	// dropped for want of room in its pending list (PendingSolveBytes).
+	solveDropped map[string]*solveDrops
 
 	// warn thins out floods of bad units, per port: ten a second are logged, then
 	// one in a hundred, each with the count of those left out.
@@ -102,8 +107,10 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		}
 	}
 	w.counts = map[string]*dumpCounts{"": {}}
+	w.solveDropped = map[string]*solveDrops{}
 	for _, name := range o.Problems {
 		w.counts[name] = &dumpCounts{}
+		w.solveDropped[name] = &solveDrops{}
 	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:         bus.ServiceName,
@@ -112,7 +119,10 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 		StatsHandler: w.endpointStats,
 		QueueGroup:   bus.QueueGroup,
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
-			w.log.Error().Err(err).Msg("service error")
+			if err.Description == nats.ErrSlowConsumer.Error() {
+				return // a solve flood: counted and logged by solveSlow
+			}
+			w.warn.Event(&w.log, zerolog.ErrorLevel, "service error").Err(err).Msg("service error")
 		},
 	})
 	if err != nil {
@@ -121,9 +131,17 @@ func Start(nc *nats.Conn, o Options, log zerolog.Logger) (*Workers, error) {
 	w.svc = svc
 	w.id = svc.Info().ID
 	w.log = w.log.With().Str("worker", w.id).Logger()
+	// micro put its own error handler in front of the connection's when the
+	// service was added; the drops of the solve endpoints are counted in front of it.
+	nc.SetErrorHandler(w.solveSlow(nc.ErrorHandler()))
+	o.Metrics.Counters("scoreboard_solve_requests_dropped_total",
+		"Solve requests a problem's endpoint dropped: they came faster than it solves them, beyond its pending bound.",
+		[]string{"problem"}, w.solveDroppedSeries)
+	msgs, bytes := pendingSolves, max(PendingSolveBytes, 2*int(nc.MaxPayload()))
 	for _, name := range o.Problems {
 		p, _ := engine.Lookup(name)
-		if err := svc.AddEndpoint(name, w.solveHandler(p), micro.WithEndpointSubject(w.subj.Solve(name))); err != nil {
+		if err := svc.AddEndpoint(name, w.solveHandler(p), micro.WithEndpointSubject(w.subj.Solve(name)),
+			micro.WithEndpointPendingLimits(msgs, bytes)); err != nil {
 			_ = svc.Stop()
 			return nil, fmt.Errorf("workers: endpoint %s: %w", name, err)
 		}
@@ -173,6 +191,7 @@ func (w *Workers) subscribeDumps(problems []string) error {
 	// nats.go drop that problem's dumps only, never another problem's ports'. A dump
 	// of a problem no worker serves is not taken (a request for it gets NATS's "no
 	// responders" at once), nor is a copy of a port's dumps published under it.
+	w.dumpOf = map[string]*nats.Subscription{}
 	for _, name := range problems {
 		sub, err := w.nc.QueueSubscribe(w.subj.Dump(name, "*"), bus.QueueGroup, w.takeDump)
 		if err != nil {
@@ -186,6 +205,7 @@ func (w *Workers) subscribeDumps(problems []string) error {
 			w.log.Warn().Err(err).Msg("set the dumps subscription's limits")
 		}
 		w.dumps = append(w.dumps, sub)
+		w.dumpOf[name] = sub
 	}
 	return nil
 }
@@ -472,7 +492,7 @@ func (w *Workers) describe(msg *nats.Msg) result.Record {
 	}
 	h, badSeq := bus.ReadDump(msg.Header)
 	if badSeq != "" {
-		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", badSeq).Msg("dump with a bad sequence header; using 0")
+		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", logging.Clip(badSeq)).Msg("dump with a bad sequence header; using 0")
 	}
 	return result.Record{Problem: problem, Port: port, Worker: w.id, Seq: h.Seq, Line: h.Line, Origin: h.Origin,
 		UnitDigest: bus.UnitDigest(msg.Data), Players: result.ParsePlayers(msg.Header.Get(bus.HeaderPlayers))}
@@ -500,7 +520,7 @@ func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {
 	}
 	ans, err := p.Solve(unit)
 	if err != nil {
-		res.Error = engine.Rebase(err, res.Line).Error()
+		res.Error = rebase(err, res.Line).Error()
 		return res
 	}
 	res.Answer = string(ans.AppendText(nil))
@@ -527,3 +547,21 @@ func headerSafe(s string) string {
 }
 
 const maxErrorHeader = 1024
+
+// rebase is engine.Rebase for a unit that starts at stream line line, in 64 bits: an
+// error's stream line past an int (the 32-bit builds, after 2^31 lines) is written in
+// its message, as the port's scanner writes its own.
+func rebase(err error, line int64) error {
+	var ie *engine.InputError
+	if line <= 0 || !errors.As(err, &ie) || ie.Line <= 0 {
+		return err
+	}
+	c := *ie
+	if abs := line + int64(ie.Line) - 1; int64(int(abs)) == abs {
+		c.Line = int(abs)
+	} else {
+		c.Msg = fmt.Sprintf("line %d: %s", abs, ie.Msg)
+		c.Line = 0
+	}
+	return &c
+}

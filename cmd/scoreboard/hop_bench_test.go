@@ -50,7 +50,7 @@ func newHopPayloads(tb testing.TB, in []byte, port, origin string) hopPayloads {
 			}
 			text, _ := p.Append(nil, unit)
 			res := result.Record{
-				Problem: "goscore", Port: port, Seq: uint64(len(hp.units) + 1), Line: f.Line,
+				Problem: "goscore", Port: port, Seq: uint64(len(hp.units) + 1), Line: int64(f.Line),
 				Answer: string(text), Result: structured, SolveMicros: 1.5, Origin: origin,
 				UnitDigest: bus.UnitDigest(unit), Worker: "NATSHOPBENCHWORKER0000",
 			}

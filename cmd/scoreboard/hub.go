@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/systemd"
 	webpkg "github.com/goclub/scoreboard/web"
 )
 
@@ -23,6 +25,7 @@ func init() { register(hubCommand) }
 
 func hubCommand(io stdio) *cobra.Command {
 	var path string
+	var check bool
 	cmd := &cobra.Command{
 		Use:   "hub",
 		Short: "a league's hub: the clubs' daemons join it as leaf nodes; it keeps each club's history in its stream LEAGUE_<CLUB>",
@@ -39,10 +42,12 @@ func hubCommand(io stdio) *cobra.Command {
 			"hub, history --club, watch --club and render --club read a club's units.\n" +
 			"docs/league.md.",
 		Example: "  scoreboard hub --config /etc/scoreboard/league-hub.toml\n" +
+			"  scoreboard hub --check --config /etc/scoreboard/league-hub.toml\n" +
 			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
 		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),
 	}
 	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log] and one [[club]] table per club")
+	cmd.Flags().BoolVar(&check, "check", false, "check the file (its clubs, its settings, the leaf listener's certificate) as the hub would at start, say it is good, and exit; a bad file exits non-zero with the hub's own errors")
 	load := addSettings(cmd, config.HubKeys()...)
 	cmd.AddCommand(hubKeyCommand(io))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +63,9 @@ func hubCommand(io stdio) *cobra.Command {
 		c, err := load(path)
 		if err != nil {
 			return err
+		}
+		if check {
+			return checkHub(c, cfg, path, io)
 		}
 		return runHub(cmd.Context(), c, cfg, path, io)
 	}
@@ -78,6 +86,10 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		LeafTLSClientCA: c.League.LeafTLSClientCA,
 	}
 	log, err := c.Logger(io.err)
+	if err != nil {
+		return err
+	}
+	notify, err := systemd.FromEnv()
 	if err != nil {
 		return err
 	}
@@ -114,6 +126,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 
 	g, gctx := errgroup.WithContext(ctx)
+	var clubs atomic.Int64
+	clubs.Store(int64(len(cfg.Clubs)))
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
@@ -138,6 +152,9 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// READY=1 once the leaf listener, the tools' and the page's are up, and SIGHUP
+	// reloads (systemctl reload waits for READY=1).
+	goHubSystemd(g, gctx, notify, hub, &clubs, log)
 	for {
 		select {
 		case <-gctx.Done():
@@ -145,25 +162,28 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			log.Info().Msg("hub stopped")
 			return err
 		case <-hup:
-			reloadHub(gctx, hub, delays, path, c.League.ClubMaxBytes, c.League.ClubMaxAge, log)
+			if n, ok := reloadHub(gctx, hub, delays, path, c.League.ClubMaxBytes, c.League.ClubMaxAge, log); ok {
+				clubs.Store(int64(n))
+			}
 		}
 	}
 }
 
-// reloadHub sets the clubs of the file at path; a bad file is logged and the
-// running clubs kept.
-func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path, maxBytes, maxAge string, log zerolog.Logger) {
+// reloadHub sets the clubs of the file at path, and says how many; a bad file is
+// logged and the running clubs kept.
+func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path, maxBytes, maxAge string, log zerolog.Logger) (int, bool) {
 	cfg, err := readHubConfig(path)
 	if err == nil {
 		err = hub.SetClubs(ctx, league.WithDefaults(cfg.Clubs, maxBytes, maxAge))
 	}
 	if err != nil {
 		log.Error().Err(err).Str("config", path).Msg("SIGHUP: the hub's file is not taken; the running clubs are kept")
-		return
+		return 0, false
 	}
 	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
 	hub.SetTables(cfg.TableMap())
 	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
+	return len(cfg.Clubs), true
 }
 
 // readHubConfig reads the hub's file; one others may read with tokens in it
