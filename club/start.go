@@ -146,9 +146,9 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 	cfg := &p.ports
 	cfg.Recent = daemon.NewRecent()
 	p.updater.LookUpFirst(cfg.Recent.Unit)
-	if r := p.updater.Recorder(); r != nil {
-		cfg.Record = r.Record
-	}
+	// The stream's only writer: what the ports read, and the outcomes they took.
+	r := p.updater.Recorder()
+	cfg.Record = r.Record
 	if err := d.startPairings(ctx, p, hnc); err != nil {
 		return err
 	}
@@ -157,11 +157,12 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 	}
 	// An answer reaches its port once its result is stored: not while the
 	// history is not storing (a full disk, a replicated stream without a
-	// leader), and never past daemon.DefaultStoreWait.
+	// leader), and never past daemon.DefaultStoreWait. The stream's ack of the
+	// recorder's copy says so, whatever else the stream holds or its readers do.
 	if !d.cfg.NoHold {
 		k, u := p.keeper, p.updater
 		cfg.Stored = daemon.NewStored(func() bool { return (k == nil || k.OK()) && u.Storing() })
-		p.updater.NoteStored(cfg.Stored.Note)
+		r.NoteStored(cfg.Stored.Note)
 	}
 	return nil
 }

@@ -104,9 +104,9 @@ type Config struct {
 	Recent *Recent
 	// Record, when set, takes a copy of each unit's dump as the port first
 	// publishes it and of each result the port takes as its outcome (a worker's,
-	// or its own error result): a replicated history's recorder
-	// (history.Recorder.Record), which stores them with acks whatever the bus's
-	// connections do meanwhile. It must not block.
+	// or its own error result): the history's recorder (history.Recorder.Record),
+	// the only writer of the history stream, which stores them with acks whatever
+	// the bus carries meanwhile. It must not block.
 	Record func(*nats.Msg)
 	// Players, when set, is the game on a port now, as result.Players' JSON ("":
 	// none): each unit is stamped with it as the port takes it, in its dump's

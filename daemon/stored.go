@@ -13,11 +13,12 @@ const DefaultStoreWait = 2 * time.Second
 // Stored tells the display writers which of their units have their result stored in
 // the history's stream, so that each holds an answer until its result is stored: a
 // kill -9 between the answer on the port and the result in the stream would lose the
-// result of an answered unit. The history's reader of the stream notes every result
-// it reads (Note); each display writer takes those of its own origin. A message a
-// consumer reads is in the store's file already (an R1 file store writes it before
-// any consumer can see it; a replicated one has its quorum), so it survives a
-// kill -9 of the daemon.
+// result of an answered unit. The history's recorder notes every result the stream
+// acks (Note), from the ack of its own publish: nothing else in the stream, nor a
+// reader behind it, holds a note back. Each display writer takes those of its own
+// origin. A message the stream acked is in the store's file already (an R1 file
+// store writes it before it acks; a replicated one has its quorum), so it survives
+// a kill -9 of the daemon.
 //
 // Holding costs a round trip through the stream, for a run of answers at once: the
 // display writer writes every answer stored, in order, as soon as it learns it.

@@ -140,6 +140,7 @@ func TestBucketCaughtUpAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, e.nc, "club")
 	u := history.NewUpdater(e.nc, e.js, "club", zerolog.Nop())
 	if err := u.Subscribe(); err != nil {
 		t.Fatal(err)

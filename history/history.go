@@ -1,18 +1,25 @@
-// Package history keeps every unit and its outcome in JetStream, and each port's
-// latest result in a KV bucket: it sets up the stream and the bucket, runs the actor
-// that keeps the bucket up to date, and reads the history back.
+// Package history keeps every unit the daemon's own ports read and the outcome
+// each took, in JetStream, and each port's latest result in a KV bucket: it sets up
+// the stream and the bucket, runs the actors that record into the stream and keep
+// the bucket up to date, and reads the history back.
 //
-// A stream of one replica captures the dump and result subjects on the server
-// itself: no port publishes to it, so history never holds a port back (a display
-// writer waits for its answers' results to be stored, 2 s at most: daemon.Stored),
-// and dumps from `scoreboard send` or any other client are kept too. It takes no
-// acks (NoAck), so a dump sent as a request still gets the worker's result as its
-// reply. A replicated stream stores only through its leader, and would lose what
-// the bus carried while it had none: it takes only the Recorder's acknowledged
-// copies, on the Repair subjects, which the Recorder sends again until they are
-// acked. Either way the stream drops a message whose Nats-Msg-Id it has seen within
-// its duplicates window (bus.DumpID, bus.ResultID): each unit and its first outcome
-// are kept once.
+// The stream takes nothing off the bus. Whatever its replicas, it captures only the
+// Repair subjects, which only the daemon may publish (a tool or a worker may not),
+// and stores each message under its own subject again (a subject transform). The
+// daemon's Recorder publishes there, with acks, a copy of each dump its ports
+// publish and of each result a port took as the unit's outcome (the answer it
+// matched to its dump by origin, seq and the unit's digest, or its own error
+// result), and sends again what is refused or not acked. So a tool's dumps, which it
+// may publish on the bus with any header (a port's origin and seqs, any
+// Nats-Msg-Id), are answered by the workers on the tool's inbox and kept nowhere:
+// they cannot take the place of a port's unit, push it out of the stream, or crowd
+// it out of the stream's intake, and the ids the stream deduplicates by
+// (bus.DumpID, bus.ResultID: each unit and its outcome kept once, a copy sent again
+// after a lost ack dropped) are the Recorder's alone.
+//
+// The ports never wait for the stream to publish: the Recorder copies without
+// blocking them. A display writer holds each answer until the stream has acked its
+// result (daemon.Stored, told by the Recorder as the ack comes), 2 s at most.
 package history
 
 import (
@@ -77,30 +84,24 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 	// bucket that cannot be made leaves the history without it (the daemon says so
 	// where it opens it): the units matter more than their players' names.
 	_, perr := pairing.Setup(ctx, js, c.Prefix, replicas)
+	// The stream takes only the Recorder's acknowledged copies, on the Repair
+	// subjects, stored under the original ones: nothing a tool publishes.
 	sc := jetstream.StreamConfig{
-		Name:        subj.Stream(),
-		Description: "scoreboard history: every dump (the unit's text) and result",
-		Subjects:    []string{c.Prefix + ".dump.>", c.Prefix + ".result.>"},
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		MaxAge:      c.MaxAge,
-		MaxBytes:    c.MaxBytes,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-		NoAck:       true,
-		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
-		MaxMsgSize:  MaxMsgSize(),
+		Name:             subj.Stream(),
+		Description:      "scoreboard history: every unit the daemon's ports read (the dump) and its outcome (the result)",
+		Subjects:         []string{subj.AllRepairs()},
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: subj.AllRepairs(), Destination: c.Prefix + ".>"},
+		Retention:        jetstream.LimitsPolicy,
+		Discard:          jetstream.DiscardOld,
+		MaxAge:           c.MaxAge,
+		MaxBytes:         c.MaxBytes,
+		Storage:          jetstream.FileStorage,
+		Replicas:         replicas,
+		Duplicates:       min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
+		MaxMsgSize:       MaxMsgSize(),
 	}
 	if perr == nil {
 		sc.Sources = []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)}
-	}
-	if replicas > 1 {
-		// A replicated stream would lose what the bus carries while it elects a
-		// leader: it takes only the daemon's Recorder's acknowledged copies, on the
-		// Repair subjects, stored under the original ones.
-		sc.Subjects = []string{subj.AllRepairs()}
-		sc.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subj.AllRepairs(), Destination: c.Prefix + ".>"}
-		sc.NoAck = false
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {

@@ -60,6 +60,7 @@ func startWith(t *testing.T, before func(*history.Updater)) *env {
 	if e.kv, err = history.Setup(ctx, e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, e.nc, bus.DefaultPrefix) // the ports' part
 	e.w = b.Workers(worker.Options{Problems: []string{"goscore", "othello"}, Concurrency: 2})
 	uctx, stop := context.WithCancel(ctx)
 	u := history.NewUpdater(b.Daemon(), e.js, bus.DefaultPrefix, zerolog.Nop())

@@ -40,22 +40,20 @@ const (
 // for seconds, and every message refused meanwhile waits behind the first.
 var recordRetry = backoff.Policy{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 
-// Recorder is the actor that stores every dump and result the bus carries in a
-// replicated history stream, with acknowledged publishes. A replicated stream
-// stores only on the node that leads it: a stream that captured the bus subjects
-// (as one of one replica does) would miss whatever the bus carried from the loss
-// of its leader until another was elected and its interest had reached every
-// server, with nothing to tell what was missed. So a replicated stream captures
-// only the Repair subjects (stored under the original ones, by a subject
-// transform), and the recorder publishes each dump and result it sees there, keeps
-// it until the stream acks it, and sends it again, after a back-off, for as long as
-// the stream does not: through any sequence of leader changes. Its Nats-Msg-Id
-// makes a message sent again that the stream had stored (its ack lost with the
-// leader) a duplicate, dropped within the window (RecordDuplicates at least).
+// Recorder is the actor that writes the history stream: the only one. The stream
+// takes nothing off the bus (a tool may publish any dump there, with any header),
+// only the Repair subjects, which the daemon alone may publish. The daemon's ports
+// hand the recorder (Record) each dump they publish and each result they take as a
+// unit's outcome; it publishes each on its Repair subject (stored under the
+// original one, by the stream's subject transform), keeps it until the stream acks
+// it, and sends it again, after a back-off, for as long as the stream does not: a
+// replicated stream without a leader for a while, a stream whose intake is full. Its
+// Nats-Msg-Id, the port's, makes a message sent again that the stream had stored
+// (its ack lost) a duplicate, dropped within the window.
 //
-// It never holds a port back: the ports publish on the bus, and the recorder takes
-// its copies from a subscription. What it cannot keep (more than recordBytes
-// waiting; a stop whose drain ends first) is counted and logged.
+// It never holds a port back: Record only queues. What it cannot keep (more than
+// recordBytes waiting; a stop whose drain ends first) is counted and logged. As the
+// stream acks a result it tells the display writer that waits for it (NoteStored).
 type Recorder struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream // the recorder's own: its pending bound and ack wait
@@ -66,14 +64,14 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	again    []*recording // refused, sent before fresh, oldest first
-	fresh    []*recording // from the bus, oldest first
+	fresh    []*recording // handed by Record, oldest first
 	bytes    int
 	failures int       // refusals in a row
 	pause    time.Time // no publish before this (the back-off)
 	wake     chan struct{}
 
-	subs []*nats.Subscription
-	own  sync.Map // origins of the daemon's own ports, recorded by Record
+	// noted, if set, is told of each result the stream acks (NoteStored).
+	noted atomic.Pointer[func(origin string, seq uint64)]
 
 	// refusing is failures > 0, read without the lock: every display writer asks
 	// it (Storing) for every outcome it holds.
@@ -83,14 +81,18 @@ type Recorder struct {
 	waiting                 atomic.Int64
 }
 
-// recording is a message to store, as the bus carried it, on its Repair subject.
+// recording is a message to store, as the port published it, on its Repair subject.
 type recording struct {
 	msg  *nats.Msg
 	id   string
 	size int
+	// origin and seq are a result's unit, from its id: told to NoteStored once
+	// the stream acks it; "" for a dump.
+	origin string
+	seq    uint64
 }
 
-// NewRecorder makes the actor for the stream of prefix on nc; Subscribe, then Run.
+// NewRecorder makes the actor for the stream of prefix on nc; Run runs it.
 func NewRecorder(nc *nats.Conn, prefix string, log zerolog.Logger) (*Recorder, error) {
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(recordInFlight), jetstream.WithPublishAsyncTimeout(recordAckWait))
 	if err != nil {
@@ -128,66 +130,28 @@ func (r *Recorder) Held() int {
 // concurrent use.
 func (r *Recorder) Storing() bool { return !r.refusing.Load() }
 
-// Subscribe subscribes to the dumps and the results, and returns once the server
-// has the subscriptions: everything published after it is recorded.
-func (r *Recorder) Subscribe() error {
-	for _, s := range []string{r.subj.Prefix + ".dump.>", r.subj.AllResults()} {
-		sub, err := r.nc.Subscribe(s, r.fromBus)
-		if err != nil {
-			r.unsubscribe()
-			return fmt.Errorf("history record: subscribe to %s: %w", s, err)
-		}
-		// The callback only appends; recordBytes is the bound that counts.
-		if err := sub.SetPendingLimits(-1, recordBytes); err != nil {
-			r.log.Warn().Err(err).Msg("set the history recorder's subscription limits")
-		}
-		r.subs = append(r.subs, sub)
-	}
-	if err := r.nc.FlushTimeout(5 * time.Second); err != nil {
-		r.log.Warn().Err(err).Msg("the server has not confirmed the history recorder's subscriptions yet")
-	}
-	return nil
-}
-
-func (r *Recorder) unsubscribe() {
-	for _, sub := range r.subs {
-		_ = sub.Unsubscribe()
-	}
-}
+// NoteStored has the recorder tell stored of every result the stream acks (its
+// port's origin and its unit's seq): the result is in the store then (an R1 file
+// store writes it before it acks; a replicated one has its quorum), and the display
+// writer holding the unit's answer for it (daemon.Stored) may write it. It comes
+// from the publish's own ack, so that no other message in the stream, nor a reader
+// behind, holds an answer back. Call it before the ports start.
+func (r *Recorder) NoteStored(stored func(origin string, seq uint64)) { r.noted.Store(&stored) }
 
 // Record takes a dump or result from the daemon's own ports (daemon.Config.Record):
-// what a port published and took as its outcome reaches the stream even when the
-// daemon's connection was away as the bus carried it (its node lost), when the
-// subscriptions cannot see it. The subscriptions leave the messages of an origin
-// recorded here to it. Safe for concurrent use; it never blocks.
-func (r *Recorder) Record(m *nats.Msg) {
-	if d, _ := bus.ReadDump(m.Header); d.Origin != "" {
-		r.own.Store(d.Origin, struct{}{})
-	}
-	r.keep(m)
-}
-
-// fromBus is the subscriptions' callback: a message of the daemon's own ports is
-// left to Record.
-func (r *Recorder) fromBus(m *nats.Msg) {
-	d, _ := bus.ReadDump(m.Header) // a dump's
-	origin := d.Origin
-	if origin == "" {
-		origin, _, _ = bus.ParseResultID(m.Header.Get(bus.HeaderMsgID))
-	}
-	if origin != "" {
-		if _, ok := r.own.Load(origin); ok {
-			return
-		}
-	}
-	r.keep(m)
-}
+// what a port published and took as its outcome reaches the stream with acks,
+// whatever the bus and the stream do meanwhile. Safe for concurrent use; it never
+// blocks.
+func (r *Recorder) Record(m *nats.Msg) { r.keep(m) }
 
 // keep queues a message, and lets the oldest go beyond recordBytes.
 func (r *Recorder) keep(m *nats.Msg) {
 	rec := &recording{
 		msg: &nats.Msg{Subject: r.subj.Repair(m.Subject), Header: m.Header, Data: m.Data},
 		id:  m.Header.Get(bus.HeaderMsgID),
+	}
+	if origin, seq, ok := bus.ParseResultID(rec.id); ok {
+		rec.origin, rec.seq = origin, seq
 	}
 	rec.size = len(rec.msg.Subject) + len(m.Data) + 64
 	for k, vs := range m.Header {
@@ -218,7 +182,7 @@ func (r *Recorder) keep(m *nats.Msg) {
 	if dropped > 0 {
 		n := r.dropped.Add(uint64(dropped))
 		r.warn.Event(&r.log, zerolog.ErrorLevel, "record dropped").Int("dropped", dropped).Uint64("dropped_total", n).Int("bytes", recordBytes).
-			Msg("history: the replicated stream has not taken the dumps and results for so long that the recorder's memory is full: the oldest are not kept; bring back a majority of the stream's nodes so that it elects a leader")
+			Msg("history: the stream has not taken the ports' dumps and results for so long that the recorder's memory is full: the oldest are not kept; a replicated stream needs a majority of its nodes back to elect a leader")
 	}
 	select {
 	case r.wake <- struct{}{}:
@@ -258,7 +222,7 @@ func (r *Recorder) refused(rec *recording, err error) {
 	r.resent.Add(1)
 	if failures == 1 {
 		r.warn.Warn(&r.log, "record refused").Err(err).Str("stream", r.stream).
-			Msg("history: the replicated stream does not take the dumps and results (no leader yet?); the recorder keeps them, and sends them again until it does")
+			Msg("history: the stream does not take the ports' dumps and results (no leader yet? its intake full?); the recorder keeps them, and sends them again until it does")
 	}
 	select {
 	case r.wake <- struct{}{}:
@@ -287,7 +251,7 @@ func (r *Recorder) giveUp(rec *recording, err error) {
 	r.mu.Unlock()
 	n := r.dropped.Add(1)
 	r.warn.Warn(&r.log, "record given up").Err(err).Str("subject", rec.msg.Subject).Int("bytes", len(rec.msg.Data)).Uint64("dropped_total", n).
-		Msg("history: the replicated stream did not take a dump or result, and sending it again would not help (refused for what it is, or without a Nats-Msg-Id and maybe held already): not kept")
+		Msg("history: the stream did not take a dump or result, and sending it again would not help (refused for what it is, or without a Nats-Msg-Id and maybe held already): not kept")
 }
 
 // acked counts a message stored, and ends the back-off.
@@ -299,9 +263,14 @@ func (r *Recorder) acked(rec *recording) {
 	r.refusing.Store(false)
 	r.mu.Unlock()
 	r.stored.Add(1)
+	if rec.origin != "" {
+		if f := r.noted.Load(); f != nil {
+			(*f)(rec.origin, rec.seq)
+		}
+	}
 	if spell > 0 {
 		r.log.Info().Str("stream", r.stream).Int("refusals", spell).Uint64("resent_total", r.resent.Load()).
-			Msg("history: the replicated stream takes the dumps and results again; what it refused is sent again")
+			Msg("history: the stream takes the ports' dumps and results again; what it refused is sent again")
 	}
 }
 
@@ -313,29 +282,18 @@ type inFlight struct {
 
 // Run records until ctx ends; then it stops taking from the bus and goes on
 // publishing what it holds until flushBy's time, and counts what is left as
-// dropped. It subscribes first, unless Subscribe did.
+// dropped.
 func (r *Recorder) Run(ctx context.Context, flushBy func() time.Time) error {
-	if r.subs == nil {
-		if err := r.Subscribe(); err != nil {
-			return err
-		}
-	}
 	acks := make(chan inFlight, recordInFlight)
 	ackerDone := make(chan struct{})
 	go r.acker(acks, ackerDone)
 	r.send(ctx, acks, nil)
 
-	// The stop: whatever the subscriptions hold is taken first (the ports and the
-	// workers have stopped), then published until the deadline.
+	// The stop: what the ports handed over is published until the deadline.
 	deadline := time.Now().Add(5 * time.Second)
 	if flushBy != nil {
 		deadline = flushBy()
 	}
-	drainBy := time.Now().Add(time.Second)
-	if deadline.Before(drainBy) {
-		drainBy = deadline
-	}
-	r.drainSubs(drainBy)
 	stop, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	r.send(stop, acks, r.empty)
@@ -350,23 +308,9 @@ func (r *Recorder) Run(ctx context.Context, flushBy func() time.Time) error {
 	if left > 0 {
 		n := r.dropped.Add(uint64(left))
 		r.log.Error().Int("not_stored", left).Uint64("dropped_total", n).Str("stream", r.stream).
-			Msg("stopping: the replicated history stream has not acked every dump and result within the drain; those are not in the history")
+			Msg("stopping: the history stream has not acked every dump and result within the drain; those are not in the history")
 	}
 	return nil
-}
-
-// drainSubs stops the subscriptions once their callbacks have taken what reached
-// them, until deadline.
-func (r *Recorder) drainSubs(deadline time.Time) {
-	for _, sub := range r.subs {
-		_ = sub.Drain()
-	}
-	for _, sub := range r.subs {
-		for sub.IsValid() && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	r.unsubscribe()
 }
 
 // empty reports whether nothing waits to be published or acked.

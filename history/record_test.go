@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,9 +17,9 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 )
 
-// recordEnv is a stream as Setup makes a replicated one (the Repair subjects only,
-// stored under the original ones, with acks), on one server under a prefix of its
-// own, and a recorder for it. away and back make the stream stop and start taking
+// recordEnv is a stream as Setup makes it (the Repair subjects only, stored under
+// the original ones, with acks), on one server under a prefix of its own, and a
+// recorder for it. away and back make the stream stop and start taking
 // the Repair subjects: to a publisher that is what a stream without a leader is
 // (no responder), and back is the election.
 type recordEnv struct {
@@ -49,9 +50,6 @@ func startRecord(t *testing.T, prefix string) *recordEnv {
 		t.Fatal(err)
 	}
 	if e.r, err = history.NewRecorder(e.nc, prefix, bustest.Logger(t)); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.r.Subscribe(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,8 +87,8 @@ func (e *recordEnv) subjects(t *testing.T, s ...string) {
 func (e *recordEnv) away(t *testing.T) { e.subjects(t, e.subj.Prefix+".elsewhere") }
 func (e *recordEnv) back(t *testing.T) { e.subjects(t, e.subj.AllRepairs()) }
 
-// publish publishes units from..to of origin as a daemon and a worker do: a dump
-// and its result, each with its id.
+// publish hands the recorder units from..to of origin as a daemon's port does: a
+// dump and the result it took, each with its id.
 func (e *recordEnv) publish(t *testing.T, origin string, from, to int) {
 	t.Helper()
 	for seq := from; seq <= to; seq++ {
@@ -99,14 +97,8 @@ func (e *recordEnv) publish(t *testing.T, origin string, from, to int) {
 			Header: nats.Header{bus.HeaderSeq: {s}, bus.HeaderOrigin: {origin}, bus.HeaderMsgID: {bus.DumpID(origin, uint64(seq))}}}
 		res := &nats.Msg{Subject: e.subj.Result("goscore", "lobby"), Data: []byte(`{"seq":` + s + `}`),
 			Header: nats.Header{bus.HeaderMsgID: {bus.ResultID(origin, uint64(seq))}}}
-		for _, m := range []*nats.Msg{dump, res} {
-			if err := e.nc.PublishMsg(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := e.nc.Flush(); err != nil {
-		t.Fatal(err)
+		e.r.Record(dump)
+		e.r.Record(res)
 	}
 }
 
@@ -173,8 +165,8 @@ func (e *recordEnv) want(t *testing.T, origin string, from, to int) {
 // A stream that does not take the recorder's publishes (no leader) for a while,
 // twice, gets every dump and result once it does, each once, under its own subject
 // with its headers: the recorder keeps what got no ack and sends it again, and a
-// message the bus carried twice (a worker answering a unit again) is stored once.
-// No subscriber of the bus sees the recorder's copies.
+// message handed twice is stored once. No subscriber of the dumps and results sees
+// the recorder's copies; each result acked is noted (NoteStored), once.
 func TestRecorderStoresEverythingThroughLeaderlessSpells(t *testing.T) {
 	e := startRecord(t, "recordtest")
 	var dumpsSeen, resultsSeen atomic.Int64
@@ -183,6 +175,13 @@ func TestRecorderStoresEverythingThroughLeaderlessSpells(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	var noted sync.Map
+	var notes atomic.Int64
+	e.r.NoteStored(func(origin string, seq uint64) {
+		notes.Add(1)
+		noted.Store(origin+"."+strconv.FormatUint(seq, 10), true)
+	})
 
 	const units = 50
 	e.publish(t, "o", 1, 10)
@@ -216,23 +215,41 @@ func TestRecorderStoresEverythingThroughLeaderlessSpells(t *testing.T) {
 	if e.r.Dropped() != 0 {
 		t.Errorf("the recorder dropped %d messages", e.r.Dropped())
 	}
-	// Every message the bus carried reached its subscribers once: the copies go
-	// to the Repair subjects, which nobody else takes.
-	if want := int64(units + 2); dumpsSeen.Load() != want || resultsSeen.Load() != want {
-		t.Errorf("subscribers saw %d dumps and %d results, want %d and %d", dumpsSeen.Load(), resultsSeen.Load(), want, want)
+	// The copies go to the Repair subjects, which no worker or watcher takes.
+	if dumpsSeen.Load() != 0 || resultsSeen.Load() != 0 {
+		t.Errorf("subscribers saw %d dumps and %d results, want none", dumpsSeen.Load(), resultsSeen.Load())
+	}
+	// Each result acked is noted, a duplicate too (the stream acks it).
+	for seq := 1; seq <= units; seq++ {
+		if _, ok := noted.Load("o." + strconv.Itoa(seq)); !ok {
+			t.Errorf("the result of unit %d was stored and never noted", seq)
+		}
+	}
+	if n := notes.Load(); n != units+2 {
+		t.Errorf("%d notes, want %d: one for each result acked (unit %d twice more), none for a dump", n, units+2, units)
 	}
 }
 
-// A dump by hand (no Nats-Msg-Id) is recorded too, once.
-func TestRecorderStoresADumpByHand(t *testing.T) {
+// A dump a client publishes on the bus (by hand, or a tool's with a port's origin
+// and its id) is not recorded: the stream holds only what the ports hand over.
+func TestRecorderTakesNothingOffTheBus(t *testing.T) {
 	e := startRecord(t, "recordhand")
 	if err := e.nc.Publish(e.subj.Dump("goscore", "desk"), []byte("by hand")); err != nil {
 		t.Fatal(err)
 	}
-	bustest.Wait(t, "the dump by hand stored", func() (bool, string) {
-		_, total := e.held(t)
-		return total == 1, fmt.Sprintf("%d messages held", total)
-	})
+	forged := &nats.Msg{Subject: e.subj.Dump("goscore", "lobby"), Data: []byte("unit 1"),
+		Header: nats.Header{bus.HeaderSeq: {"1"}, bus.HeaderOrigin: {"o"}, bus.HeaderMsgID: {bus.ResultID("o", 1)}}}
+	if err := e.nc.PublishMsg(forged); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, "o", 1, 1)
+	e.want(t, "o", 1, 1)
+	if _, total := e.held(t); total != 2 {
+		t.Errorf("the stream holds %d messages, want the port's unit and its result only", total)
+	}
 }
 
 // A stop while the stream takes nothing ends within its deadline, and counts what
@@ -272,9 +289,7 @@ func TestRecorderGivesUpWhatTheStreamRefusesForGood(t *testing.T) {
 	}
 	big := &nats.Msg{Subject: e.subj.Dump("goscore", "lobby"), Data: make([]byte, 2048),
 		Header: nats.Header{bus.HeaderSeq: {"1"}, bus.HeaderOrigin: {"big"}, bus.HeaderMsgID: {bus.DumpID("big", 1)}}}
-	if err := e.nc.PublishMsg(big); err != nil {
-		t.Fatal(err)
-	}
+	e.r.Record(big)
 	e.publish(t, "o", 1, 20)
 	e.want(t, "o", 1, 20)
 	bustest.Wait(t, "the large dump given up", func() (bool, string) {

@@ -37,11 +37,12 @@ type Start struct {
 // recovering a held store dropped, for the systemd status.
 func (s Start) Run(ctx context.Context, nc *nats.Conn, log zerolog.Logger) (_ *Updater, damaged string, _ error) {
 	cfg := s.Config
-	// Every attempt of a unit, and a worker answering the last one late, with room
-	// to spare; the ids of a busy port held longer would only cost the server memory.
+	// The recorder sends again what got no ack within recordAckWait, after its
+	// back-off: a unit's span of attempts covers that with room to spare, and the
+	// ids of a busy port held longer would only cost the server memory.
 	cfg.Duplicates = max(10*time.Second, 2*time.Duration(s.Attempts)*s.RequestTimeout)
 	if cfg.Replicas > 1 {
-		// The recorder sends again what got no ack, after elections and back-off.
+		// And after elections too.
 		cfg.Duplicates = max(cfg.Duplicates, RecordDuplicates)
 	}
 	js, err := NewJetStream(nc)
@@ -75,13 +76,11 @@ func (s Start) Run(ctx context.Context, nc *nats.Conn, log zerolog.Logger) (_ *U
 	log.Info().Str("component", "history").Str("stream", subj.Stream()).Str("bucket", subj.Boards()).
 		Str("store", where).Dur("max_age_ms", cfg.MaxAge).Int64("max_bytes", cfg.MaxBytes).Int("replicas", cfg.Replicas).Str("sync", sync).Msg("history on")
 	u := NewUpdater(nc, js, cfg.Prefix, log)
-	if cfg.Replicas > 1 {
-		r, err := NewRecorder(nc, cfg.Prefix, log)
-		if err != nil {
-			return nil, "", err
-		}
-		u.WithRecorder(r)
+	r, err := NewRecorder(nc, cfg.Prefix, log)
+	if err != nil {
+		return nil, "", err
 	}
+	u.WithRecorder(r)
 	// The stream may lose its leader between its set-up and the readers' start (a
 	// node killed as the daemon starts): tried again as the set-up is.
 	deadline := time.Now().Add(setupPatience)

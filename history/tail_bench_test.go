@@ -173,10 +173,11 @@ func tailStore(b *testing.B, units int) (js jetstream.JetStream, restart func() 
 		seqs[port]++
 		seq := seqs[port]
 		n := strconv.FormatUint(seq, 10)
-		dump := &nats.Msg{Subject: s.Dump("goscore", port), Data: unit, Header: nats.Header{}}
+		// On the Repair subjects, as the daemon's recorder stores them.
+		dump := &nats.Msg{Subject: s.Repair(s.Dump("goscore", port)), Data: unit, Header: nats.Header{}}
 		origin := "bench-" + port // a port's own, as a daemon's display has
 		bus.DumpHeader{Port: port, Seq: seq, Line: int64(seq), Origin: origin, Attempt: 1}.Put(dump.Header)
-		result := &nats.Msg{Subject: s.Result("goscore", port), Header: nats.Header{bus.HeaderMsgID: {bus.ResultID(origin, seq)}},
+		result := &nats.Msg{Subject: s.Repair(s.Result("goscore", port)), Header: nats.Header{bus.HeaderMsgID: {bus.ResultID(origin, seq)}},
 			Data: []byte(`{"problem":"goscore","port":"` + port + `","seq":` + n + `,"answer":"177 175\n","origin":"` + origin + `","worker":"w","unit_digest":"00112233445566778899aabbccddeeff"}`)}
 		if err := nc.PublishMsg(dump); err != nil {
 			b.Fatal(err)

@@ -55,7 +55,8 @@ func problemOf(port string) string {
 
 func (e *tailEnv) dump(t *testing.T, port, origin string, seq uint64) {
 	t.Helper()
-	m := nats.NewMsg(e.subj.Dump(problemOf(port), port))
+	// On its Repair subject, as the daemon's recorder stores a port's.
+	m := nats.NewMsg(e.subj.Repair(e.subj.Dump(problemOf(port), port)))
 	m.Data = []byte(fmt.Sprintf("unit %s %s %d\n", port, origin, seq))
 	bus.DumpHeader{Port: port, Seq: seq, Line: int64(seq), Origin: origin}.Put(m.Header)
 	if err := e.nc.PublishMsg(m); err != nil {
@@ -67,7 +68,7 @@ func (e *tailEnv) dump(t *testing.T, port, origin string, seq uint64) {
 // that the stream keeps it as a worker's late answer beyond its window would be.
 func (e *tailEnv) result(t *testing.T, port, origin string, seq uint64, again bool) {
 	t.Helper()
-	m := nats.NewMsg(e.subj.Result(problemOf(port), port))
+	m := nats.NewMsg(e.subj.Repair(e.subj.Result(problemOf(port), port)))
 	m.Data = []byte(`{"problem":"` + problemOf(port) + `","port":"` + port + `","seq":` + strconv.FormatUint(seq, 10) +
 		`,"origin":"` + origin + `","answer":"` + strconv.FormatBool(again) + "\\n" + `"}`)
 	if !again && seq > 0 {

@@ -21,8 +21,6 @@ import (
 const (
 	// updaterQueue is how many results wait for the actor, read from the stream
 	// ahead of it; the reader waits beyond (a consumer of the stream drops nothing).
-	// The reader also tells the display writers which results are stored
-	// (NoteStored), so it must not wait on an actor busy with a look-up (up to 5 s):
 	// 65,536 is 20 s of three ports' flood (1 MB of queue).
 	updaterQueue = 1 << 16
 	// putTimeout bounds the wait for the bucket's ack of a put.
@@ -66,10 +64,10 @@ func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
 // stored after. So at start-up it puts each port's latest wherever the bucket holds
 // another (a daemon killed before its last put), after a lost connection or
 // JetStream it goes on where it was, and what the bucket holds last is the stream's
-// last, never a result the stream did not keep. It never holds a port back: the
-// ports publish on the bus, and the stream captures on the server; a reader of its
-// own tells the display writers which results are stored (NoteStored), which they
-// wait for, boundedly, before they write the answers.
+// last, never a result the stream did not keep. The stream holds only what the
+// daemon's own ports read and the outcomes they took (the Recorder is its only
+// writer), so a port's board is always one of that port's units: a tool's dump,
+// whatever its subject and headers, is never one. It never holds a port back.
 //
 // It puts at most one value a port at a time, without waiting for the ack, and when
 // results come faster than the bucket acks, only a port's latest value is put. A put
@@ -82,9 +80,8 @@ type Updater struct {
 	log  zerolog.Logger
 	warn *logging.Sampler
 
-	local  func(port, origin string, seq uint64) []byte    // see LookUpFirst
-	stored atomic.Pointer[func(origin string, seq uint64)] // see NoteStored
-	ports  map[string]*portValue
+	local func(port, origin string, seq uint64) []byte // see LookUpFirst
+	ports map[string]*portValue
 	// refusedPorts counts the results of ports not kept (see port).
 	refusedPorts atomic.Int64
 	stream       jetstream.Stream // found at the first lookup
@@ -109,7 +106,7 @@ type Updater struct {
 	handed  atomic.Uint64
 	lagging int
 
-	record *Recorder // nil for a stream of one replica
+	record *Recorder // the stream's only writer; nil in a reader's tests
 	// stopLeft gives, when a stop begins, the time it may take (StopWithin); stopBy
 	// is the stop's deadline once it began.
 	stopLeft func() time.Duration
@@ -153,15 +150,6 @@ func NewUpdater(nc *nats.Conn, js jetstream.JetStream, prefix string, log zerolo
 // held ten seconds); at a flood that doubled the history's cost. Call it before Run.
 func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte) { u.local = local }
 
-// NoteStored has the updater's reader of the stream tell stored of every result it
-// reads (its publisher's origin and its unit's seq, from its Nats-Msg-Id), as it
-// reads it: the result is in the store then, and a display writer holding the unit's
-// answer for it (daemon.Stored) may write it. It is called from the reader, not the
-// actor, so that a slow put or look-up does not hold answers back; the reader starts
-// at the stream's end (the start window has its own), so that a start on a stream of
-// large dumps does not either. Call it before the ports start.
-func (u *Updater) NoteStored(stored func(origin string, seq uint64)) { u.stored.Store(&stored) }
-
 // Puts is how many values the bucket has acked; Refused how many it refused;
 // LostUnits how many values were put without their unit, not found in the stream
 // after lookupTries look-ups.
@@ -171,7 +159,7 @@ func (u *Updater) LostUnits() uint64 { return u.lost.Load() }
 
 // Pending is how many results the bucket has not taken yet: those in the stream not
 // read yet, those queued for the updater and the puts waiting for their ack, and
-// the dumps and results a replicated stream's recorder holds. Safe
+// the dumps and results the recorder holds. Safe
 // for concurrent use (it feeds scoreboard_history_pending); a bucket that keeps up
 // holds it near 0.
 func (u *Updater) Pending() int {
@@ -182,17 +170,16 @@ func (u *Updater) Pending() int {
 	return n
 }
 
-// Storing reports whether the stream is taking the results: always for a stream
-// that captures them, and while its recorder is not refused for a replicated one.
-// Safe for concurrent use.
+// Storing reports whether the stream is taking the results: while its recorder is
+// not refused. Safe for concurrent use.
 func (u *Updater) Storing() bool { return u.record == nil || u.record.Storing() }
 
-// Recorder is the replicated stream's recorder, nil for a stream of one replica.
+// Recorder is the stream's recorder.
 func (u *Updater) Recorder() *Recorder { return u.record }
 
-// WithRecorder makes Subscribe and Run run r too, beside the updater: a replicated
-// stream's Recorder rides on the updater's life, so the daemon starts and stops one
-// actor for its history either way. A stop lets r store what it holds before the
+// WithRecorder makes Run run r too, beside the updater: the stream's Recorder
+// rides on the updater's life, so the daemon starts and stops one actor for its
+// history. A stop lets r store what it holds before the
 // updater's catch-up reads the stream's latest results.
 func (u *Updater) WithRecorder(r *Recorder) { u.record = r }
 
@@ -213,9 +200,8 @@ func (u *Updater) Subscribe() error {
 	u.stream = stream
 	last := stream.CachedInfo().State.LastSeq
 	// Two readers: the start window's, which stops at last, and the reader of what
-	// is stored from now on, which tells the display writers (NoteStored). One
-	// reader of both took seconds through a window of large dumps under load, every
-	// answer held meanwhile; a second consumer of every result cost 12-15% of the
+	// is stored from now on. One reader of both took seconds through a window of
+	// large dumps under load; a second consumer of every result cost 12-15% of the
 	// daemon's CPU at a flood.
 	u.windowEnd = last
 	u.handed.Store(last) // what the window holds is the window reader's
@@ -232,14 +218,6 @@ func (u *Updater) Subscribe() error {
 		u.windowRead.Store(true)
 	} else {
 		go u.readWindow(u.windowIt)
-	}
-	if u.record != nil {
-		if err := u.record.Subscribe(); err != nil {
-			close(u.quit)
-			u.it.Stop()
-			<-u.reader
-			return err
-		}
 	}
 	return nil
 }

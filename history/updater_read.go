@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/backoff"
 )
 
@@ -96,11 +94,6 @@ func (u *Updater) read() {
 		}
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
-		}
-		if note := u.stored.Load(); note != nil {
-			if origin, seq, ok := bus.ParseResultID(m.Headers().Get(nats.MsgIdHdr)); ok {
-				(*note)(origin, seq)
-			}
 		}
 		select {
 		case u.msgs <- m:

@@ -237,6 +237,7 @@ func TestLeagueHubCannotWriteClubFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-got
+	<-got // and the copy the club's history takes (its ports' part: CaptureHistory)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The club answers the hub only on $JSC.R.<club> (what the sourcing's

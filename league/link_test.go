@@ -120,6 +120,7 @@ func setupHistory(t *testing.T, b *bustest.Bus) *nats.Conn {
 	if _, err := history.Setup(ctx, js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 26}); err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, nc, bus.DefaultPrefix) // the club's ports
 	return nc
 }
 

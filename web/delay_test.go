@@ -147,6 +147,7 @@ func startDelayEnv(t *testing.T, d *web.Delays) *delayEnv {
 	if e.kv, err = history.Setup(ctx, e.js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 64 << 20}); err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, b.Daemon(), bus.DefaultPrefix) // the port's part
 	b.Workers(worker.Options{Problems: []string{"goscore"}, Concurrency: 1})
 	u := history.NewUpdater(b.Daemon(), e.js, bus.DefaultPrefix, zerolog.Nop())
 	if err := u.Subscribe(); err != nil {

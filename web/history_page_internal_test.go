@@ -88,11 +88,12 @@ func (p *historyPage) units(t *testing.T, port string, from, n, answerBytes int)
 	answer := strings.Repeat("a", answerBytes)
 	nc := p.b.Daemon()
 	for seq := from; seq < from+n; seq++ {
-		m := nats.NewMsg(p.subj.Dump("goscore", port))
+		// On the Repair subjects, as the daemon's recorder stores a port's.
+		m := nats.NewMsg(p.subj.Repair(p.subj.Dump("goscore", port)))
 		unit, _ := faulttest.GoscoreBoard(seq)
 		m.Data = []byte(unit)
 		bus.DumpHeader{Port: port, Seq: uint64(seq), Line: int64(seq), Origin: "o1"}.Put(m.Header)
-		r := nats.NewMsg(p.subj.Result("goscore", port))
+		r := nats.NewMsg(p.subj.Repair(p.subj.Result("goscore", port)))
 		r.Data = []byte(`{"problem":"goscore","port":"` + port + `","seq":` + strconv.Itoa(seq) + `,"origin":"o1","answer":"` + answer + `"}`)
 		r.Header.Set(bus.HeaderMsgID, bus.ResultID("o1", uint64(seq)))
 		for _, msg := range []*nats.Msg{m, r} {

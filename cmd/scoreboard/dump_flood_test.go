@@ -56,13 +56,14 @@ func TestFaultDumpFlood(t *testing.T) {
 		perSecond     int // 0: as fast as the client publishes
 		maxHWM        int // KiB
 	}{
-		// The history keeps every dump the flood publishes up to the largest unit of
-		// any problem (the oversize ones it refuses: history.MaxMsgSize), and
-		// nats-server holds each block of the stream it writes in memory for 10 s
-		// after the history's reader last read it: 20 max-size dumps a second peaked
-		// at 309 to 393 MB, with four busy loops on the two cores. Before the stream
-		// refused the oversize ones, their flood peaked at 402 to 445 MB; now 147 to
-		// 150 MB, like the junk flood.
+		// The bounds are from when the history kept every dump the flood published
+		// up to the largest unit of any problem (the oversize ones it refused:
+		// history.MaxMsgSize), and nats-server held each block of the stream it
+		// wrote in memory for 10 s after the history's reader last read it: 20
+		// max-size dumps a second peaked at 309 to 393 MB, with four busy loops on
+		// the two cores; the oversize ones' flood at 402 to 445 MB before the stream
+		// refused them, then 147 to 150 MB, like the junk flood. The history now
+		// keeps nothing a tool publishes (issue 41, F12).
 		{"junk", "scoreboard.dump.goscore.other", []byte("junk\n"), rate, 192 << 10},
 		{"oversize", "scoreboard.dump.goscore.other", oversize, 0, 256 << 10},
 		{"max-size", "scoreboard.dump.capture.other", big, 20, 512 << 10},

@@ -190,29 +190,35 @@ func TestHistoryFullDiskFault(t *testing.T) {
 		next+20, full, historyCount(js, "scoreboard.result.>"), strings.Count(run.Output(), "history is not storing"))
 }
 
-// The issue's report: `send` of 40 boards to a daemon, and 1 s after it returns the
+// The issue's report: 40 boards at once on a port, and 1 s after the last answer the
 // bucket holds the port's latest result in the stream (it held unit 1 for good).
+// (It was `send`'s 40 boards: a tool's units are kept nowhere now, and send's
+// answers still come.)
 func TestHistoryBucketAfterSend(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", addr, "--http", "off", "--state-dir", t.TempDir())
+	pt := runPTY(t)
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", addr, "--http", "off", "--state-dir", t.TempDir(),
+		"--port", pt.Path, "--port-name", "bar1", "--problem", "goscore", "--baud", "115200")
+	runWaitOpened(t, pt, run)
 	run.WaitOutput("scoreboard running", 60*time.Second)
+	url := "nats://" + addr
 	var in, want bytes.Buffer
-	for k := range 40 {
+	for k := range 3 {
 		u, a := faulttest.GoscoreBoard(k)
 		in.WriteString(u)
 		want.WriteString(a)
 	}
-	url := "nats://" + addr
-	if code, out, errs := runLocked(t, in.String(), "send", "--nats-url", url, "--port-name", "bar1", "goscore"); code != 0 || out != want.String() {
+	if code, out, errs := runLocked(t, in.String(), "send", "--nats-url", url, "--port-name", "desk", "goscore"); code != 0 || out != want.String() {
 		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
 	}
+	diskUnits(t, pt.Master, pt.Master, 0, 40, run)
 	returned := time.Now()
 	js := historyJetStream(t, url)
-	// Within 1.5 s of send's return, not of the wait's start.
-	bustest.WaitWithin(t, 1500*time.Millisecond-time.Since(returned), "the bucket at bar1's latest, 1.5 s after send returned", func() (bool, string) {
+	// Within 1.5 s of the last answer, not of the wait's start.
+	bustest.WaitWithin(t, 1500*time.Millisecond-time.Since(returned), "the bucket at bar1's latest, 1.5 s after its last answer", func() (bool, string) {
 		return soakBucketMatches(js, []*soakPort{{name: "bar1"}})
 	})
-	// 1 s after send returned (the issue's idle second), the bucket holds unit 40.
+	// 1 s after the last answer (the issue's idle second), the bucket holds unit 40.
 	kv, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS")
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +230,16 @@ func TestHistoryBucketAfterSend(t *testing.T) {
 	var r historyRecord
 	json.Unmarshal(v.Value(), &r)
 	if r.Seq != 40 {
-		t.Errorf("the bucket holds bar1's unit %d, want 40, send's last", r.Seq)
+		t.Errorf("the bucket holds bar1's unit %d, want 40, the port's last", r.Seq)
 	}
-	t.Logf("the bucket holds bar1's unit %d, %v after send returned", r.Seq, time.Since(returned).Round(time.Millisecond))
+	t.Logf("the bucket holds bar1's unit %d, %v after its last answer", r.Seq, time.Since(returned).Round(time.Millisecond))
+	// send's units were answered, and are kept nowhere.
+	if _, err := kv.Get(context.Background(), "desk"); err == nil {
+		t.Errorf("the bucket holds a board of send's port desk")
+	}
+	for _, rec := range historyJSON(t, url) {
+		if rec.Port != "bar1" {
+			t.Errorf("the history holds %s %s #%d, not the port's", rec.Port, rec.Problem, rec.Seq)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // historyUnits counts the units of a sample input, as a port reader frames them.
@@ -91,8 +93,8 @@ func historyCount(js jetstream.JetStream, subject string) uint64 {
 	return n
 }
 
-// The done-when test: run as a process with a state dir and two pty ports (goscore and
-// othello; replay, territory and capture come by `send`), SIGKILL, a restart on the
+// The done-when test: run as a process with a state dir and a pty port of each
+// problem (a tool's `send` is kept nowhere: the history is the ports'), SIGKILL, a restart on the
 // same dir, and every result is in `history --json`, in order, and each port's
 // latest in the bucket, read with nats.go's jetstream. Units read while the only
 // other worker is frozen are killed unanswered, or answered by the daemon's own
@@ -100,6 +102,8 @@ func historyCount(js jetstream.JetStream, subject string) uint64 {
 func TestHistoryKill9(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	lobby, hall := runPTY(t), runPTY(t)
+	// The other problems' ports: the history keeps what the daemon's ports read.
+	desks := map[string]*serialio.PTY{"desk-replay": runPTY(t), "desk-territory": runPTY(t), "desk-capture": runPTY(t)}
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	url := "nats://" + addr
 	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
@@ -123,13 +127,31 @@ name = "hall"
 device = %q
 problem = "othello"
 baud = 115200
-`, addr, t.TempDir(), lobby.Path, hall.Path), 0o600)
+[[port]]
+name = "desk-replay"
+device = %q
+problem = "replay"
+baud = 115200
+[[port]]
+name = "desk-territory"
+device = %q
+problem = "territory"
+baud = 115200
+[[port]]
+name = "desk-capture"
+device = %q
+problem = "capture"
+baud = 115200
+`, addr, t.TempDir(), lobby.Path, hall.Path, desks["desk-replay"].Path, desks["desk-territory"].Path, desks["desk-capture"].Path), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := proctest.Start(t, bin, "run", "--config", conf)
 	runWaitOpened(t, lobby, run)
 	runWaitOpened(t, hall, run)
+	for _, pt := range desks {
+		runWaitOpened(t, pt, run)
+	}
 	run.WaitOutput("scoreboard running", 60*time.Second)
 	js := historyJetStream(t, url)
 
@@ -144,23 +166,18 @@ baud = 115200
 	for _, p := range ports {
 		in := samples.Read(t, p.problem+".in")
 		p.units, p.want = historyUnits(t, p.problem, in), samples.Read(t, p.problem+".out")
+		pt := desks[p.name]
 		switch p.name {
-		case "lobby", "hall":
-			pt := lobby
-			if p.name == "hall" {
-				pt = hall
-			}
-			if _, err := pt.Master.Write(in); err != nil {
-				t.Fatal(err)
-			}
-			if got := runReadAnswers(t, pt, len(p.want), run); !bytes.Equal(got, p.want) {
-				t.Fatalf("%s answers\n got %q\nwant %q", p.name, got, p.want)
-			}
-		default:
-			code, out, errs := runLocked(t, string(in), "send", "--nats-url", url, "--port-name", p.name, p.problem)
-			if code != 0 || out != string(p.want) {
-				t.Fatalf("send %s: exit %d, %q (want %q): %s", p.problem, code, out, p.want, errs)
-			}
+		case "lobby":
+			pt = lobby
+		case "hall":
+			pt = hall
+		}
+		if _, err := pt.Master.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		if got := runReadAnswers(t, pt, len(p.want), run); !bytes.Equal(got, p.want) {
+			t.Fatalf("%s answers\n got %q\nwant %q", p.name, got, p.want)
 		}
 	}
 	total := 0
@@ -324,12 +341,23 @@ baud = 115200
 // with the limits given; the history and watch's replay read them.
 func TestHistoryExternalJetStream(t *testing.T) {
 	ns := proctest.StartNATS(t, proctest.NATSOptions{JetStream: true})
-	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-url", ns.URL(),
+	ext, ext2 := runPTY(t), runPTY(t)
+	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[[port]]\nname = \"ext\"\ndevice = %q\nproblem = \"goscore\"\n[[port]]\nname = \"ext2\"\ndevice = %q\nproblem = \"othello\"\n",
+		ext.Path, ext2.Path), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--config", conf, "--nats-url", ns.URL(),
 		"--history-replicas", "1", "--history-max-age", "7d", "--history-max-bytes", "64MiB")
+	runWaitOpened(t, ext, run)
+	runWaitOpened(t, ext2, run)
 	run.WaitOutput("scoreboard running", 60*time.Second)
 	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
-	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "--port-name", "ext", "goscore"); code != 0 || out != string(want) {
-		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
+	if _, err := ext.Master.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if got := runReadAnswers(t, ext, len(want), run); !bytes.Equal(got, want) {
+		t.Fatalf("ext's answers %q, want %q", got, want)
 	}
 	bustest.Wait(t, "the history", func() (bool, string) {
 		recs := historyJSON(t, ns.URL())
@@ -341,8 +369,10 @@ func TestHistoryExternalJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.CachedInfo().Config
-	if c.MaxAge != 7*24*time.Hour || c.MaxBytes != 64<<20 || !c.NoAck || c.Replicas != 1 || c.Storage != jetstream.FileStorage {
-		t.Errorf("stream config: max age %v, max bytes %d, no ack %v, replicas %d, storage %v", c.MaxAge, c.MaxBytes, c.NoAck, c.Replicas, c.Storage)
+	// It takes only the daemon's recorder's copies, with acks.
+	if c.MaxAge != 7*24*time.Hour || c.MaxBytes != 64<<20 || c.NoAck || c.Replicas != 1 || c.Storage != jetstream.FileStorage ||
+		!slices.Equal(c.Subjects, []string{"scoreboard.repair.>"}) {
+		t.Errorf("stream config: max age %v, max bytes %d, no ack %v, replicas %d, storage %v, subjects %v", c.MaxAge, c.MaxBytes, c.NoAck, c.Replicas, c.Storage, c.Subjects)
 	}
 	if _, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
 		t.Errorf("bucket: %v", err)
@@ -355,8 +385,11 @@ func TestHistoryExternalJetStream(t *testing.T) {
 	// The kept Go games as one SGF collection: the two goscore boards as set-up
 	// positions, in the order kept; an Othello unit is no Go game and is left out.
 	oin, owant := samples.Pair(t, samples.Case{Problem: "othello", File: "othello"})
-	if code, out, errs := runLocked(t, string(oin), "send", "--nats-url", ns.URL(), "--port-name", "ext2", "othello"); code != 0 || out != string(owant) {
-		t.Fatalf("send othello: exit %d, %q: %s", code, out, errs)
+	if _, err := ext2.Master.Write(oin); err != nil {
+		t.Fatal(err)
+	}
+	if got := runReadAnswers(t, ext2, len(owant), run); !bytes.Equal(got, owant) {
+		t.Fatalf("ext2's answers %q, want %q", got, owant)
 	}
 	code, out, errs = runLocked(t, "", "history", "--sgf", "--nats-url", ns.URL())
 	if code != 0 || strings.Count(out, "(;") != 2 || !strings.Contains(out, "FF[4]") || !strings.Contains(out, "SZ[19]") || !strings.Contains(out, "AB[") {

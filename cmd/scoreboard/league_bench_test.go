@@ -333,6 +333,7 @@ func startBenchClub(t *testing.T, root, name, leaf string) *benchClub {
 	if _, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30}); err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, c.nc, bus.DefaultPrefix) // the club's ports
 	return c
 }
 

@@ -90,6 +90,7 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	if _, err := history.Setup(ctx, gjs, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 28}); err != nil {
 		t.Fatal(err)
 	}
+	bustest.CaptureHistory(t, good.nc, bus.DefaultPrefix) // the club's ports
 
 	// The hostile club: a plain nats-server, JetStream domain "evil", joined to the
 	// hub as a leaf with evil's token, taking messages of up to 4 MB.

@@ -475,6 +475,7 @@ func (s *storm) addClubs(t *testing.T, names []string) []*stormClub {
 		if c.js == nil {
 			t.FailNow()
 		}
+		bustest.CaptureHistory(t, c.nc, bus.DefaultPrefix) // the club's ports
 	}
 	for i, c := range clubs {
 		s.wg.Add(1)

@@ -21,18 +21,21 @@ import (
 )
 
 // TestRunPageDelayed: a real 'scoreboard run --http-delay 10s' says its delay on
-// /api/status and holds a unit sent with 'scoreboard send' from /api/boards until
+// /api/status and holds a unit its port read from /api/boards until
 // its board was stored 10 s ago, then shows it: the setting reaches the page.
 // 'history' shows the unit at once: the arbiters' tools are not delayed.
 func TestRunPageDelayed(t *testing.T) {
-	// Long enough that 'send' (a process), the bucket's read and the first question
-	// fit in it on a busy machine: at 3 s an in-process sibling test was once never
+	// Long enough that the unit, the bucket's read and the first question fit in it
+	// on a busy machine: at 3 s an in-process sibling test was once never
 	// asked while its unit was held, under -race in CI's race suite.
 	const delay = 10 * time.Second
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	natsAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", natsAddr, "--http", httpAddr, "--http-delay", delay.String())
+	pt := runPTY(t)
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", natsAddr, "--http", httpAddr, "--http-delay", delay.String(),
+		"--port", pt.Path, "--port-name", "desk", "--problem", "goscore", "--baud", "115200")
+	runWaitOpened(t, pt, run)
 	run.WaitOutput("serving the scoreboard page", 60*time.Second)
 	proctest.WaitTCP(t, httpAddr, 30*time.Second)
 	base := "http://" + httpAddr
@@ -44,10 +47,7 @@ func TestRunPageDelayed(t *testing.T) {
 		t.Fatalf("/api/status delay_seconds %v, want %v", status.Delay, delay.Seconds())
 	}
 
-	in, _ := busSample(t, "goscore")
-	if code, out, errs := runCmd(t, in, "send", "--nats-url", "nats://"+natsAddr, "--port-name", "desk", "goscore"); code != 0 {
-		t.Fatalf("send: exit %d\n%s\n%s", code, out, errs)
-	}
+	diskUnits(t, pt.Master, pt.Master, 0, 2, run)
 	js, err := jetstream.New(busConnect(t, "nats://"+natsAddr))
 	if err != nil {
 		t.Fatal(err)

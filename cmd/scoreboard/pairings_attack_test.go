@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 	"github.com/goclub/scoreboard/pairing"
@@ -115,8 +113,9 @@ func TestPairingsToolAttack(t *testing.T) {
 }
 
 // TestPairingsBucketRefused: a server where the pairings bucket cannot be made (a
-// stream of its name, of another shape, is there) runs the daemon with its history
-// and its ports, without players, saying so once; a load gets no answer.
+// stream of its name in memory is there, which cannot be made a file one) runs the
+// daemon with its history and its workers, without players, saying so once; a
+// load gets no answer.
 func TestPairingsBucketRefused(t *testing.T) {
 	proctest.SkipShort(t, "a nats-server and a daemon process")
 	ns := proctest.StartNATS(t, proctest.NATSOptions{JetStream: true})
@@ -131,10 +130,9 @@ func TestPairingsBucketRefused(t *testing.T) {
 	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", ns.URL(), "--port-name", "ext", "goscore"); code != 0 || out != string(want) {
 		t.Fatalf("send: exit %d, %q: %s", code, out, errs)
 	}
-	bustest.Wait(t, "the history", func() (bool, string) {
-		recs := historyJSON(t, ns.URL())
-		return len(recs) == 2, fmt.Sprint(len(recs), " records")
-	})
+	if _, err := js.Stream(t.Context(), "SCOREBOARD"); err != nil {
+		t.Fatalf("the history without the pairings: %v", err)
+	}
 	if code, out := pairingsLoad(t, proctest.Scoreboard(t), "--nats-url", ns.URL(), "--timeout", "2s", "../../pairing/testdata/round.csv"); code == 0 ||
 		!strings.Contains(out, "no daemon answers on scoreboard.pairings.load") {
 		t.Fatalf("a load without the bucket: exit %d: %s", code, out)

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +15,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // TestPortFilterOneName: history and watch name their port filter --port, and
@@ -24,8 +29,14 @@ func TestPortFilterOneName(t *testing.T) {
 	defer cancel()
 	var stderr proctest.Buffer
 	done := make(chan int, 1)
+	desk, hall := runPTY(t), runPTY(t)
+	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[[port]]\nname = \"desk\"\ndevice = %q\nproblem = \"goscore\"\n[[port]]\nname = \"hall\"\ndevice = %q\nproblem = \"goscore\"\n",
+		desk.Path, hall.Path), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		done <- runMain(ctx, []string{"run", "--nats-listen", listen, "--http-listen", "off", "--daemon-state-dir", t.TempDir(), "--log-format", "json"},
+		done <- runMain(ctx, []string{"run", "--config", conf, "--nats-listen", listen, "--http-listen", "off", "--daemon-state-dir", t.TempDir(), "--log-format", "json"},
 			stdio{strings.NewReader(""), io.Discard, &stderr})
 	}()
 	defer func() {
@@ -40,11 +51,28 @@ func TestPortFilterOneName(t *testing.T) {
 	bustest.Wait(t, "run ready", func() (bool, string) {
 		return strings.Contains(stderr.String(), `"message":"ready"`), stderr.String()
 	})
-	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", url, "--port-name", "desk", "goscore"); code != 0 || out != string(want) {
-		t.Fatalf("send desk: exit %d, %q, %s", code, out, errs)
-	}
-	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", url, "--port-name", "hall", "goscore"); code != 0 || out != string(want) {
-		t.Fatalf("send hall: exit %d, %q, %s", code, out, errs)
+	// Each port reads the sample's two boards, and answers them.
+	for _, pt := range []*serialio.PTY{desk, hall} {
+		octx, ocancel := context.WithTimeout(ctx, 60*time.Second)
+		err := pt.WaitOpened(octx)
+		ocancel()
+		if err != nil {
+			t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+		}
+		if _, err := pt.Master.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(want))
+		read := make(chan error, 1)
+		go func() { _, err := io.ReadFull(pt.Master, got); read <- err }()
+		select {
+		case err := <-read:
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: answers %q (%v), want %q", pt.Path, got, err, want)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: no answers within 60 s; stderr:\n%s", pt.Path, stderr.String())
+		}
 	}
 	bustest.Wait(t, "both ports in the history", func() (bool, string) {
 		_, out, _ := runLocked(t, "", "history", "--nats-url", url)

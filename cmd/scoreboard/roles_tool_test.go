@@ -25,11 +25,17 @@ import (
 func TestRolesToolOnRunsHistory(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	url := "nats://" + addr
-	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--state-dir", t.TempDir(), "--nats-listen", addr, "--http", "off")
+	pt := runPTY(t)
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--state-dir", t.TempDir(), "--nats-listen", addr, "--http", "off",
+		"--port", pt.Path, "--port-name", "hall", "--problem", "goscore", "--baud", "115200")
+	runWaitOpened(t, pt, run)
 	run.WaitOutput("scoreboard running", 60*time.Second)
 	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
-	if code, out, errs := runLocked(t, string(in), "send", "--nats-url", url, "--port-name", "hall", "goscore"); code != 0 || out != string(want) {
-		t.Fatalf("send as a tool: exit %d, %q: %s", code, out, errs)
+	if _, err := pt.Master.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if got := runReadAnswers(t, pt, len(want), run); string(got) != string(want) {
+		t.Fatalf("the port's answers %q, want %q", got, want)
 	}
 	bustest.Wait(t, "history as a tool", func() (bool, string) {
 		recs := historyJSON(t, url)

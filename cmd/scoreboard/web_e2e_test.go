@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,11 +18,11 @@ import (
 	"github.com/goclub/scoreboard/internal/browsertest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/serialio"
 )
 
 // The "done when", end to end: a real 'scoreboard run' serves the page on
-// --http; units of every problem published with 'scoreboard send' show on their
-// tiles, score and picture, within 1 s and without a reload; the daemon is stopped
+// --http; units of every problem read on its port (a pty) show on their tiles, score and picture, within 1 s and without a reload; the daemon is stopped
 // and started again and the page recovers by itself; the page requests no host but
 // its own; and a 1920x1080 screenshot is not blank.
 func TestWebPageEndToEnd(t *testing.T) {
@@ -32,8 +33,22 @@ func TestWebPageEndToEnd(t *testing.T) {
 	natsAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	natsURL := "nats://" + natsAddr
+	// A port of each problem: the page shows what the daemon's ports read.
+	ptys := map[string]*serialio.PTY{}
+	var conf strings.Builder
+	for _, problem := range engine.Names() {
+		ptys["desk-"+problem] = runPTY(t)
+		fmt.Fprintf(&conf, "[[port]]\nname = \"desk-%s\"\ndevice = %q\nproblem = %q\n", problem, ptys["desk-"+problem].Path, problem)
+	}
+	confFile := filepath.Join(t.TempDir(), "scoreboard.toml")
+	if err := os.WriteFile(confFile, []byte(conf.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	start := func() *proctest.Process {
-		run := proctest.Start(t, proctest.Scoreboard(t), "run", "--nats-listen", natsAddr, "--http", httpAddr)
+		run := proctest.Start(t, proctest.Scoreboard(t), "run", "--config", confFile, "--nats-listen", natsAddr, "--http", httpAddr)
+		for _, pt := range ptys {
+			runWaitOpened(t, pt, run)
+		}
 		run.WaitOutput("serving the scoreboard page", 60*time.Second)
 		proctest.WaitTCP(t, httpAddr, 30*time.Second)
 		return run
@@ -59,9 +74,12 @@ func TestWebPageEndToEnd(t *testing.T) {
 
 	send := func(problem, port, in string) time.Time {
 		t.Helper()
-		code, out, errs := runCmd(t, in, "send", "--nats-url", natsURL, "--port-name", port, problem)
-		if code != 0 {
-			t.Fatalf("send %s: exit %d\n%s\n%s", problem, code, out, errs)
+		pt := ptys[port]
+		if _, err := pt.Master.Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := runReadAnswers(t, pt, len(allAnswers(t, problem, in)), run), allAnswers(t, problem, in); string(got) != want {
+			t.Fatalf("%s: answers %q, want %q", port, got, want)
 		}
 		return time.Now()
 	}
@@ -79,7 +97,7 @@ func TestWebPageEndToEnd(t *testing.T) {
 			delay := time.UnixMilli(v.Applied).Sub(sent)
 			delays = append(delays, delay)
 			if delay > time.Second {
-				t.Errorf("%s input %d: shown %v after send returned, want within 1s", problem, i+1, delay)
+				t.Errorf("%s input %d: shown %v after its answers, want within 1s", problem, i+1, delay)
 			}
 			if v.Stones == 0 || (i > 0 && v.Pic == prev.Pic) {
 				t.Errorf("%s input %d: the picture did not change (%d stones)", problem, i+1, v.Stones)
@@ -87,7 +105,7 @@ func TestWebPageEndToEnd(t *testing.T) {
 			prev = v
 		}
 	}
-	t.Logf("delays from send to shown: %v", delays)
+	t.Logf("delays from the answers to shown: %v", delays)
 
 	// The daemon restarts: the page shows it lost the server, then recovers without a
 	// reload, with the kept boards, and follows new units again.
@@ -95,7 +113,7 @@ func TestWebPageEndToEnd(t *testing.T) {
 		t.Fatalf("run after SIGTERM: %v", err)
 	}
 	b.WaitConn(t, "reconnecting…")
-	start()
+	run = start()
 	b.WaitConn(t, "live")
 	before := b.ReadTile(t, "desk-goscore")
 	in, _ := busSample(t, "goscore")
@@ -135,6 +153,27 @@ func webInputs(t *testing.T, problem string) []string {
 }
 
 // lastAnswer is the answer to the last unit of an input: what its tile shows last.
+// allAnswers is every answer to in, as its port writes them.
+func allAnswers(t *testing.T, problem, in string) string {
+	t.Helper()
+	p, _ := engine.Lookup(problem)
+	var all []byte
+	fr := p.NewFramer()
+	for line := range strings.Lines(in) {
+		for _, f := range fr.Feed(nil, []byte(strings.TrimRight(line, "\r\n"))) {
+			if f.Err != nil {
+				t.Fatalf("%s input: %v", problem, f.Err)
+			}
+			ans, err := p.Solve(f.Unit)
+			if err != nil {
+				t.Fatalf("%s input: %v", problem, err)
+			}
+			all = ans.AppendText(all)
+		}
+	}
+	return string(all)
+}
+
 func lastAnswer(t *testing.T, problem, in string) string {
 	t.Helper()
 	p, _ := engine.Lookup(problem)
