@@ -380,7 +380,11 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Logf("%s: %d messages to %d in the backup, %d in the stream at the end", st.Name, counts[i].Msgs, st.LastSeq, len(all))
 		if strings.HasPrefix(st.Name, "KV_") {
 			// A bucket is copied as it is when the backup reads it: each key's value
-			// then (its board, which Recovered found in the history).
+			// then (its board, which Recovered found in the history); one never
+			// written (the pairings', no round loaded) is restored empty.
+			if len(all) == 0 && len(got) == 0 {
+				continue
+			}
 			if len(got) != 1 || got[0].Seq > st.LastSeq {
 				t.Errorf("%s: restored %v, want the one key's value up to %d", st.Name, got, st.LastSeq)
 			}

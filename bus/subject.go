@@ -35,6 +35,9 @@ const (
 	// answering, so that another worker answers the next attempt, rather than
 	// giving it an error result that would be written as the unit's outcome.
 	HeaderAttempt = "Scoreboard-Attempt"
+	// HeaderPlayers is the game on the dump's port when it read the unit, as
+	// result.Players' JSON: the worker copies it into the result (its players).
+	HeaderPlayers = "Scoreboard-Players"
 )
 
 // HeaderMsgID is JetStream's deduplication header: the history stream stores a message
@@ -192,6 +195,14 @@ func (s Subjects) Stream() string {
 // Boards is the name of the KV bucket that holds each port's latest result
 // ("SCOREBOARD_BOARDS").
 func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }
+
+// Pairings is the name of the KV bucket that holds the game on each port now
+// ("SCOREBOARD_PAIRINGS", package pairing).
+func (s Subjects) Pairings() string { return s.Stream() + "_PAIRINGS" }
+
+// PairingsLoad is the daemon's endpoint that loads a round of pairings: a tool
+// may request it; the daemon checks the round and writes its bucket.
+func (s Subjects) PairingsLoad() string { return s.Prefix + ".pairings.load" }
 
 // AllDumps matches every dump of every problem and port.
 func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }

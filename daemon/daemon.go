@@ -132,6 +132,13 @@ func (s *supervisor) run(reloads <-chan Config) error {
 	}
 }
 
+// samePort says whether a reload leaves a port running as it is: its table is
+// the pairings' (read at each load), not the port's.
+func samePort(a, b PortConfig) bool {
+	a.Table, b.Table = 0, 0
+	return a == b
+}
+
 // reload makes the running ports next's.
 func (s *supervisor) reload(next Config) {
 	next.Ports = append([]PortConfig(nil), next.Ports...)
@@ -151,7 +158,7 @@ func (s *supervisor) reload(next Config) {
 	}
 	var stopped []*running
 	for name, r := range s.ports {
-		if pc, ok := want[name]; !ok || pc != r.pc {
+		if pc, ok := want[name]; !ok || !samePort(pc, r.pc) {
 			if !ok {
 				removed = append(removed, name)
 			}
@@ -163,7 +170,7 @@ func (s *supervisor) reload(next Config) {
 	}
 	for _, pc := range next.Ports {
 		old := findPort(stopped, pc.Name)
-		if r, ok := s.ports[pc.Name]; ok && r.pc == pc {
+		if r, ok := s.ports[pc.Name]; ok && samePort(r.pc, pc) {
 			unchanged = append(unchanged, pc.Name)
 			continue
 		}

@@ -67,8 +67,8 @@ func Config(bs []*Board, natsAddr, httpAddr, stateDir string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# scoreboard demo: two simulated scoreboards.\n[nats]\nlisten = %q\n\n[daemon]\nstate_dir = %q\n\n[http]\nlisten = %q\n",
 		natsAddr, stateDir, httpAddr)
-	for _, bd := range bs {
-		fmt.Fprintf(&b, "\n[[port]]\nname = %q\ndevice = %q\nproblem = %q\nbaud = 115200\n", bd.Name, bd.PTY.Path, bd.Problem)
+	for i, bd := range bs {
+		fmt.Fprintf(&b, "\n[[port]]\nname = %q\ndevice = %q\nproblem = %q\nbaud = 115200\ntable = %d\n", bd.Name, bd.PTY.Path, bd.Problem, i+1)
 	}
 	return []byte(b.String())
 }
@@ -104,6 +104,7 @@ func Next(pageURL, natsURL, stateDir string, temporary bool) string {
 	fmt.Fprintf(&b, "  What was kept:        NATS_URL=%s scoreboard history --port hall\n", natsURL)
 	fmt.Fprintf(&b, "  Solve a board:        NATS_URL=%s scoreboard send goscore testdata/samples/goscore.in\n", natsURL)
 	fmt.Fprintf(&b, "  Its picture:          scoreboard render goscore testdata/samples/goscore.in > board.svg\n")
+	fmt.Fprintf(&b, "  Who plays:            NATS_URL=%s scoreboard pairings load tournament.xml (docs/pairings.md)\n", natsURL)
 	fmt.Fprintf(&b, "  A real scoreboard:    scoreboard ports, then scoreboard run --port-device /dev/serial/by-id/... --port-problem goscore\n")
 	fmt.Fprintf(&b, "  (From a clone, without the binary installed: go run ./cmd/scoreboard in place of scoreboard.)\n\n")
 	if temporary {

@@ -13,6 +13,7 @@ type Setup struct {
 	Boards []*Board
 	Conf   string // the daemon's config file, for run --config
 	Next   string // what to try once it runs
+	NATS   string // the daemon's NATS URL
 	rmDir  string // the throwaway state directory; "": the user's
 }
 
@@ -55,7 +56,8 @@ func Prepare(o Options) (_ *Setup, err error) {
 	if err := os.WriteFile(s.Conf, Config(s.Boards, nats, http, o.StateDir), 0o600); err != nil {
 		return nil, err
 	}
-	s.Next = Next("http://"+http+"/", "nats://"+nats, o.StateDir, s.rmDir != "")
+	s.NATS = "nats://" + nats
+	s.Next = Next("http://"+http+"/", s.NATS, o.StateDir, s.rmDir != "")
 	return s, nil
 }
 

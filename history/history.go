@@ -34,6 +34,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -78,6 +79,11 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		return nil, fmt.Errorf("history: jetstream account info: %w", err)
 	}
 	replicas := max(c.Replicas, 1)
+	// The pairings' bucket first: the stream sources it (pairing.HistorySource),
+	// so that the hub's sourcing of the history brings each port's game too. A
+	// bucket that cannot be made leaves the history without it (the daemon says so
+	// where it opens it): the units matter more than their players' names.
+	_, perr := pairing.Setup(ctx, js, c.Prefix, replicas)
 	// The stream takes only the Recorder's acknowledged copies, on the Repair
 	// subjects, stored under the original ones: nothing a tool publishes.
 	sc := jetstream.StreamConfig{
@@ -93,6 +99,9 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Replicas:         replicas,
 		Duplicates:       min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
 		MaxMsgSize:       MaxMsgSize(),
+	}
+	if perr == nil {
+		sc.Sources = []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)}
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {

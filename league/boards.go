@@ -78,6 +78,10 @@ func (h *Hub) RunBoards(ctx context.Context) error {
 		}
 		return err
 	}
+	if err := h.setupPairings(ctx); err != nil {
+		// The boards matter more than their players' names.
+		h.log.Error().Err(err).Msg("league: pairings are OFF: the boards are kept and shown without players")
+	}
 	type running struct {
 		cancel context.CancelFunc
 		done   chan struct{}
@@ -215,6 +219,8 @@ func (h *Hub) followBoards(ctx context.Context, club string, w *boardWriter) err
 			d, _ := bus.ReadDump(m.Headers())
 			units[fmt.Sprintf("%s %d", d.Origin, d.Seq)] = m.Data()
 			unitBytes += len(m.Data())
+		case "pairing":
+			h.takePairing(ctx, club, rest, m.Data())
 		case "result":
 			r, reason := checkResult(rest, m.Data())
 			if reason != "" {
@@ -266,7 +272,8 @@ func checkDump(rest string, unit []byte) string {
 // checkResult reads a club's result (rest: result.<problem>.<port>) and says why it
 // is junk, or "": what the page shows is valid UTF-8 and JSON, a result of a known
 // problem on a port that is a subject token, the one its subject names, with an
-// answer no longer than the problem's longest.
+// answer no longer than the problem's longest, and players no longer than a dump
+// may carry.
 func checkResult(rest string, data []byte) (result.Record, string) {
 	parts := strings.Split(rest, ".")
 	switch {
@@ -291,6 +298,8 @@ func checkResult(rest string, data []byte) (result.Record, string) {
 		return r, "bad_subject"
 	case len(r.Answer) > p.Limits().MaxAnswer || len(r.Error) > maxErrorBytes:
 		return r, "too_large"
+	case r.Players != nil && len(r.Players.JSON()) > result.MaxPlayers:
+		return r, "too_large" // more than any round's names: a dump's header is cut there
 	}
 	return r, ""
 }

@@ -22,6 +22,8 @@ func TestCheckResult(t *testing.T) {
 		{"result.goscore.t1", `{"problem":"goscore","port":"t1","seq":1,"answer":"` + strings.Repeat("9", 100) + `"}`, "too_large"},
 		{"result.goscore.t1", `{"problem":"goscore","port":"t1","seq":1,"error":"` + strings.Repeat("e", maxErrorBytes+1) + `"}`, "too_large"},
 		{"result.goscore.t1", `{"problem":"goscore","port":"t1","pad":"` + strings.Repeat("p", maxResultBytes) + `"}`, "too_large"},
+		{"result.goscore.t1", `{"problem":"goscore","port":"t1","seq":1,"answer":"1 1\n","players":{"round":2,"black":"Zoé","white":"王"}}`, ""},
+		{"result.goscore.t1", `{"problem":"goscore","port":"t1","seq":1,"answer":"1 1\n","players":{"black":"` + strings.Repeat("x", 3000) + `"}}`, "too_large"},
 	} {
 		if _, got := checkResult(c.rest, []byte(c.data)); got != c.want {
 			t.Errorf("%s %.80q: %q, want %q", c.rest, c.data, got, c.want)

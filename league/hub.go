@@ -70,6 +70,8 @@ type Hub struct {
 	updateFault func(jetstream.StreamConfig) error
 	// accounts are the clubs' accounts at the embedded server, by club (accounts.go).
 	accounts map[string]*server.Account
+	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
+	pairings hubPairings
 }
 
 // Start starts the hub's server and sets up a stream per club, sourcing the club.

@@ -62,6 +62,8 @@ func runDemo(ctx context.Context, stateDir, httpAddr, natsAddr string, baud int,
 	for _, b := range d.Boards {
 		g.Go(func() error { return b.Play(playCtx, baud, pause) })
 	}
+	// Who plays on each board: the demo's round, once the daemon answers.
+	g.Go(func() error { return demo.LoadPairings(playCtx, d.NATS) })
 	g.Go(func() error {
 		defer stopPlaying()
 		run := runCommand(io)

@@ -339,7 +339,8 @@ func TestWatchUnitOrderAndLines(t *testing.T) {
 
 // TestDemo: 'scoreboard demo' (the built binary) starts the daemon with two simulated
 // scoreboards that play the samples in a loop: the page it prints the address of
-// shows both boards past their sample's last unit. It says what to try next, keeps
+// shows both boards past their sample's last unit, and its round of pairings names
+// hall's players in the history. It says what to try next, keeps
 // its history in a throwaway directory, and removes it when stopped.
 func TestDemo(t *testing.T) {
 	httpAddr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
@@ -376,6 +377,11 @@ func TestDemo(t *testing.T) {
 			}
 		}
 		return looped == 2, fmt.Sprintf("boards %+v", boards)
+	})
+	// The demo's round names the players: hall's latest units carry them.
+	bustest.Wait(t, "hall's players in its history", func() (bool, string) {
+		code, out, errs := runLocked(t, "", "history", "--json", "--nats-url", "nats://"+natsAddr, "--port", "hall", "--last", "1")
+		return code == 0 && strings.Contains(out, `"black":"Zoé Lefèvre","black_rank":"2d","white":"王小明"`), out + errs
 	})
 	if err := p.Stop(); err != nil {
 		t.Errorf("demo after SIGTERM: %v", err)
