@@ -56,18 +56,22 @@ func WorkerPermissions(s Subjects) *server.Permissions {
 
 // ToolPermissions are the rights of a client without credentials under the prefix of
 // s: request solve endpoints, publish dumps, read everything under the prefix and
-// $SRV, and read the history stream and the boards bucket (JetStream's read-only API:
-// stream info, message and direct gets, ephemeral consumers and their flow control).
+// $SRV, and read the history stream and the boards and pairings buckets (JetStream's
+// read-only API: stream info, message and direct gets, ephemeral consumers and their
+// flow control). It may ask the daemon to load a round of pairings (PairingsLoad), as
+// it may publish a dump the boards will show: the daemon checks what it is given and
+// writes; the buckets stay the daemon's alone to write.
 func ToolPermissions(s Subjects) *server.Permissions {
 	pub := []string{
 		s.Prefix + ".solve.*",
 		s.Prefix + ".dump.>",
+		s.PairingsLoad(),
 		"$SRV.>",
 		"$JS.API.INFO",
 		"$JS.API.STREAM.NAMES",
 		"$JS.API.STREAM.LIST",
 	}
-	for _, stream := range []string{s.Stream(), "KV_" + s.Boards()} {
+	for _, stream := range []string{s.Stream(), "KV_" + s.Boards(), "KV_" + s.Pairings()} {
 		pub = append(pub,
 			"$JS.API.STREAM.INFO."+stream,
 			"$JS.API.STREAM.MSG.GET."+stream,

@@ -193,6 +193,14 @@ func (s Subjects) Stream() string {
 // ("SCOREBOARD_BOARDS").
 func (s Subjects) Boards() string { return s.Stream() + "_BOARDS" }
 
+// Pairings is the name of the KV bucket that holds the game on each port now
+// ("SCOREBOARD_PAIRINGS", package pairing).
+func (s Subjects) Pairings() string { return s.Stream() + "_PAIRINGS" }
+
+// PairingsLoad is the daemon's endpoint that loads a round of pairings: a tool
+// may request it; the daemon checks the round and writes its bucket.
+func (s Subjects) PairingsLoad() string { return s.Prefix + ".pairings.load" }
+
 // AllDumps matches every dump of every problem and port.
 func (s Subjects) AllDumps() string { return s.Prefix + ".dump.*.*" }
 

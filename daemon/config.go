@@ -39,6 +39,9 @@ type PortConfig struct {
 	// OnReopen is what becomes of an answer whose unit was read before the device
 	// went away and came back: OnReopenDrop (the default, "") or OnReopenWrite.
 	OnReopen string
+	// Table is the tournament table played on the port: the pairings loaded give
+	// it that table's game (package pairing). 0: none, the port shows no players.
+	Table int
 }
 
 // Config is the daemon's configuration. Zero durations and counts take the defaults.

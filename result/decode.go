@@ -150,7 +150,7 @@ func readKey(d []byte, i int) (key []byte, end int, ok bool) {
 }
 
 func foldsToField(key []byte) bool {
-	for _, f := range [...]string{"problem", "port", "seq", "line", "answer", "error", "result", "solve_us", "origin", "unit_digest", "worker", "outcome"} {
+	for _, f := range [...]string{"problem", "port", "seq", "line", "answer", "error", "result", "solve_us", "origin", "unit_digest", "worker", "outcome", "players"} {
 		if len(key) == len(f) && strings.EqualFold(string(key), f) {
 			return true
 		}

@@ -50,6 +50,52 @@ func (r *Record) AppendJSON(b []byte) []byte {
 		b = append(b, `,"outcome":`...)
 		b = AppendJSONString(b, r.Outcome)
 	}
+	if r.Players != nil {
+		b = append(b, `,"players":`...)
+		b = r.Players.appendJSON(b)
+	}
+	return append(b, '}')
+}
+
+// appendJSON appends p as encoding/json writes it.
+func (p *Players) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	n := len(b)
+	str := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+		b = AppendJSONString(b, v)
+	}
+	num := func(k string, v int) {
+		if v == 0 {
+			return
+		}
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	str("tournament", p.Tournament)
+	num("round", p.Round)
+	num("table", p.Table)
+	str("date", p.Date)
+	str("place", p.Place)
+	str("black", p.Black)
+	str("black_rank", p.BlackRank)
+	str("white", p.White)
+	str("white_rank", p.WhiteRank)
+	num("handicap", p.Handicap)
+	str("result", p.Result)
 	return append(b, '}')
 }
 

@@ -40,6 +40,27 @@ type Record struct {
 	// Outcome is OutcomeStopped for the result a daemon publishes for a unit still
 	// unanswered when its drain bound ended; absent otherwise.
 	Outcome string `json:"outcome,omitempty"`
+	// Players are who played the unit, as the pairings loaded said when the port
+	// read it (the dump's Scoreboard-Players header, which the daemon stamps): a
+	// round loaded later does not rename it. Absent on a port without a game.
+	Players *Players `json:"players,omitempty"`
+}
+
+// Players are a unit's game as the pairing program had it: the round, the table,
+// Black and White (first name and name) with their ranks, the handicap, and the
+// file's result in SGF's RE form.
+type Players struct {
+	Tournament string `json:"tournament,omitempty"`
+	Round      int    `json:"round,omitempty"`
+	Table      int    `json:"table,omitempty"`
+	Date       string `json:"date,omitempty"`
+	Place      string `json:"place,omitempty"`
+	Black      string `json:"black,omitempty"`
+	BlackRank  string `json:"black_rank,omitempty"`
+	White      string `json:"white,omitempty"`
+	WhiteRank  string `json:"white_rank,omitempty"`
+	Handicap   int    `json:"handicap,omitempty"`
+	Result     string `json:"result,omitempty"`
 }
 
 // OutcomeStopped is the Outcome of a unit the daemon stopped before any worker
