@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -33,18 +34,29 @@ type Game struct {
 	Result string `json:"result,omitempty"`
 }
 
-// Bounds of what a game's text takes in an event: a board's event with its
-// players stays under 1 KB (TestGameEventUnderOneKB) whatever the file spells.
-// The page cuts a long name with an ellipsis anyway; the name beyond these is
-// never shown, nor searched.
+// Bounds of what a game's text takes in an event, in runes and in the bytes of
+// its JSON (an escaped "<" is 6): a board's event with its players stays under
+// 1 KB (TestGameEventUnderOneKB) whatever the file spells. The page cuts a long
+// name with an ellipsis anyway; the name beyond these is never shown, nor
+// searched.
 const (
-	maxNameRunes   = 40
-	maxRankRunes   = 4
-	maxResultRunes = 8
+	maxNameRunes, maxNameJSON     = 40, 100
+	maxRankRunes, maxRankJSON     = 4, 12
+	maxResultRunes, maxResultJSON = 8, 16
 	// maxGames bounds the ports the page knows a game of: a league of 200 clubs
 	// has some 800 tables.
 	maxGames = 8192
 )
+
+// clipJSON is clip(s, n), shortened until its JSON takes at most max bytes.
+func clipJSON(s string, n, max int) string {
+	c := clip(s, n)
+	for len(result.AppendJSONString(nil, c)) > max {
+		_, size := utf8.DecodeLastRuneInString(c)
+		c = strings.TrimRight(c[:len(c)-size], " ")
+	}
+	return c
+}
 
 // clip makes s fit the page: valid UTF-8, no control characters and no
 // directional ones (a right-to-left override would turn the rest of a tile
@@ -64,12 +76,12 @@ func clip(s string, n int) string {
 			continue
 		}
 		if space {
+			if runes+1 >= n {
+				break // a space, and no room for what follows it
+			}
 			b.WriteByte(' ')
 			runes++
 			space = false
-			if runes == n {
-				break
-			}
 		}
 		b.WriteRune(r)
 		runes++
@@ -90,9 +102,9 @@ func (g *Game) clipped() *Game {
 		return nil
 	}
 	c := *g
-	c.Black = Player{clip(g.Black.Name, maxNameRunes), clip(g.Black.Rank, maxRankRunes)}
-	c.White = Player{clip(g.White.Name, maxNameRunes), clip(g.White.Rank, maxRankRunes)}
-	c.Result = clip(g.Result, maxResultRunes)
+	c.Black = Player{clipJSON(g.Black.Name, maxNameRunes, maxNameJSON), clipJSON(g.Black.Rank, maxRankRunes, maxRankJSON)}
+	c.White = Player{clipJSON(g.White.Name, maxNameRunes, maxNameJSON), clipJSON(g.White.Rank, maxRankRunes, maxRankJSON)}
+	c.Result = clipJSON(g.Result, maxResultRunes, maxResultJSON)
 	return &c
 }
 
@@ -130,6 +142,26 @@ func (g *Game) plays(q string) bool {
 
 // foldName is a name as a search compares it: lower case, spaces as one.
 func foldName(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// WithPairings has the page follow the pairings' bucket of its prefix
+// (SCOREBOARD_PAIRINGS; a hub's LEAGUE_PAIRINGS, keyed <club>.<port>) and show
+// each port's game on its tile; call it before Run.
+func (s *Server) WithPairings() { s.WithGames(pairing.Bucket(s.subj.Prefix), decodePairing) }
+
+// decodePairing reads a value of the pairings' bucket: nil when the port has no
+// game in the round loaded (a table of none), or when the value is none the
+// pairings' package takes.
+func decodePairing(_ string, value []byte) (*Game, error) {
+	c, err := pairing.Decode(value)
+	if err != nil || c.Table == 0 {
+		return nil, err
+	}
+	return &Game{
+		Round: c.Round, Table: c.Table, Handicap: c.Handicap, Result: c.Result,
+		Black: Player{Name: c.Black.FullName(), Rank: c.Black.Rank},
+		White: Player{Name: c.White.FullName(), Rank: c.White.Rank},
+	}, nil
+}
 
 // GameDecoder reads a value of the pairings' bucket: the game of the port its key
 // names. The pairings' package gives it (the page does not read tournament files).

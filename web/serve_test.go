@@ -26,6 +26,9 @@ type pageOpts struct {
 	// games is a pairings' bucket the page follows, its values a web.Game's JSON
 	// (gameJSON); none when empty.
 	games string
+	// pairings: the page follows its prefix's pairings' bucket, as run's and the
+	// hub's do (WithPairings).
+	pairings bool
 }
 
 // gameJSON reads a test's pairings' bucket: a web.Game as JSON.
@@ -53,6 +56,9 @@ func serveTestPage(t testing.TB, nc *nats.Conn, o pageOpts) (base string, stop f
 	srv.WithDelays(o.delays)
 	if o.games != "" {
 		srv.WithGames(o.games, gameJSON)
+	}
+	if o.pairings {
+		srv.WithPairings()
 	}
 	var h http.Handler
 	if o.guard != nil {
