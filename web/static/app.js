@@ -56,18 +56,19 @@ function tileFor(port) {
   const name = el("a", "port", club ? port.slice(club.length + 1) : port);
   name.href = "/boards/" + encodeURIComponent(port);
   const problem = el("span", "problem");
-  h.append(name, problem);
   const game = gameBlock();
+  h.append(name, problem, game.line);
   const meta = el("div", "meta");
   const seq = el("span", "seq");
   const time = el("span", "time");
   const state = el("span", "state");
-  meta.append(seq, time, state);
+  // The players first, beside the unit's line when the tile is wide enough.
+  meta.append(game.root, seq, time, state);
   const pic = el("div", "pic");
   const caption = el("div", "caption");
   const answer = el("pre", "answer");
   const links = el("div", "links");
-  root.append(h, game.root, meta, pic, caption, answer, links);
+  root.append(h, meta, pic, caption, answer, links);
   t = { root, problem, seq, time, state, pic, caption, answer, links, game, key: "", club, at: 0, stateText: "", stateCls: "" };
   if (club && !large && !clubs.has(club)) {
     const head = el("h2", "club");

@@ -73,8 +73,10 @@ function reopenDelay() {
 }
 function reopened() { refusals = 0; }
 
-// gameBlock makes the block of a tile's game: its round, table, handicap and
-// result on one line, then Black and White with their ranks. Every name is
+// gameBlock makes what a tile shows of its game: its round, table, handicap and
+// result (line, which the tile puts beside its port's name), and Black and White
+// with their ranks (root: on one line when the tile is wide, else one a line,
+// as they fit). Every name is
 // text (textContent), each in an isolate of its own direction (<bdi dir=auto>),
 // so that no name, of any script, turns the tile's other text around; a long
 // one is cut with an ellipsis by the style sheet, whole in its title.
@@ -82,9 +84,9 @@ function gameBlock() {
   const root = document.createElement("div");
   root.className = "game";
   root.hidden = true;
-  const line = document.createElement("div");
+  const line = document.createElement("span");
   line.className = "round";
-  root.append(line);
+  line.hidden = true;
   const sides = {};
   for (const colour of ["black", "white"]) {
     const p = document.createElement("div");
@@ -112,6 +114,7 @@ function showGame(gb, g) {
   if (text === gb.text) return false;
   gb.text = text;
   gb.root.hidden = !g;
+  gb.line.hidden = !g;
   if (!g) return true;
   const parts = ["Round " + g.round, "Table " + g.table];
   if (g.handicap) parts.push("handicap " + g.handicap);

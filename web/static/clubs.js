@@ -54,8 +54,8 @@ function rowFor(b, club) {
   const where = el("div", "where");
   const port = el("span", "port", b.port.slice(club.length + 1));
   const seq = el("span", "seq");
-  where.append(port, seq);
   const game = gameBlock();
+  where.append(port, game.line, seq);
   const answer = el("div", "answer");
   a.append(where, game.root, answer);
   li.append(a);

@@ -10,6 +10,7 @@ let key = "", up = false, delay = 0, known = false;
 
 // Who plays: under the port's name (board.js).
 const game = gameBlock();
+$("problem").after(game.line);
 $("board").querySelector(".top").append(game.root);
 
 async function update(b) {
