@@ -35,6 +35,9 @@ const (
 	// answering, so that another worker answers the next attempt, rather than
 	// giving it an error result that would be written as the unit's outcome.
 	HeaderAttempt = "Scoreboard-Attempt"
+	// HeaderPlayers is the game on the dump's port when it read the unit, as
+	// result.Players' JSON: the worker copies it into the result (its players).
+	HeaderPlayers = "Scoreboard-Players"
 )
 
 // HeaderMsgID is JetStream's deduplication header: the history stream stores a message

@@ -29,9 +29,10 @@ type parts struct {
 
 	pageLn, metricsLn net.Listener // nil: not served
 
-	updater *history.Updater // nil: no history bucket
-	keeper  *history.Keeper  // nil: no store of its own to watch
-	damaged string           // what recovering the store dropped, for the status
+	updater  *history.Updater // nil: no history bucket
+	pairings *pairings        // nil: no history, so no pairings bucket
+	keeper   *history.Keeper  // nil: no store of its own to watch
+	damaged  string           // what recovering the store dropped, for the status
 
 	pnc, wbnc *nats.Conn // the ports' and the page's connections (the workers' is d.wnc)
 	met       *metrics.Metrics
@@ -148,6 +149,9 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 	if r := p.updater.Recorder(); r != nil {
 		cfg.Record = r.Record
 	}
+	if err := d.startPairings(ctx, p, hnc); err != nil {
+		return err
+	}
 	if b.store != nil && b.embedded != nil {
 		p.keeper = history.NewKeeper(b.embedded, b.store, history.MinBytes, cfg.Recent.Units, d.log)
 	}
@@ -236,7 +240,7 @@ func (d *Daemon) goPorts(g *errgroup.Group, runCtx context.Context, p *parts, st
 			<-runCtx.Done()
 			return nil
 		}
-		err := daemon.RunReloading(runCtx, p.pnc, p.ports, d.cfg.Reloads, d.log)
+		err := daemon.RunReloading(runCtx, p.pnc, p.ports, p.teeReloads(runCtx, d.cfg.Reloads), d.log)
 		// The error results the ports published must leave before the connection
 		// closes.
 		if ferr := p.pnc.FlushTimeout(2 * time.Second); ferr != nil {
@@ -265,6 +269,9 @@ func (d *Daemon) goHistory(g *errgroup.Group, runCtx, histCtx context.Context, p
 	}
 	if k := p.keeper; k != nil {
 		g.Go(func() error { k.Run(runCtx); return nil })
+	}
+	if pr := p.pairings; pr != nil {
+		g.Go(func() error { pr.follow(runCtx); return nil })
 	}
 	// The link to the league hub: its changes are logged.
 	if b := p.bus; b.hubLinked != nil {

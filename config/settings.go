@@ -25,6 +25,7 @@ import (
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/logging"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/serialio"
 	"github.com/goclub/scoreboard/web"
 )
@@ -562,6 +563,18 @@ var settings = []*Setting{
 		doc: "A unit that cannot be answered (bad input, or no worker in time) is logged and\n" +
 			"published as an error result; the scoreboard gets nothing, as the contest protocol\n" +
 			"has no error line. true writes a one-line error to the port instead."},
+	{key: "port.table", group: GroupPort, def: 0, example: 12,
+		help: "the tournament `table` played on the port: the pairings loaded name its players (0: none)",
+		port: func(p *daemon.PortConfig) any { return &p.Table },
+		doc: "The tournament table played on this scoreboard: `scoreboard pairings load` gives\n" +
+			"the port that table's game, whose players the page, the history and the game\n" +
+			"records name (docs/pairings.md). 0, or left out: no players shown.",
+		check: func(v any) string {
+			if n := v.(int); n < 0 || n > pairing.MaxTable {
+				return fmt.Sprintf("%d: want 0 (none) to %d", n, pairing.MaxTable)
+			}
+			return ""
+		}},
 	{key: "port.on_reopen", group: GroupPort, def: daemon.OnReopenDrop, also: daemon.OnReopenWrite, alsoNote: "a scoreboard that keeps its place",
 		help: "an answer whose unit was read before the device went away and came back: \"drop\" it (a scoreboard that rebooted) or \"write\" it (a cable bumped)",
 		port: func(p *daemon.PortConfig) any { return &p.OnReopen },

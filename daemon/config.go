@@ -95,6 +95,11 @@ type Config struct {
 	// (history.Recorder.Record), which stores them with acks whatever the bus's
 	// connections do meanwhile. It must not block.
 	Record func(*nats.Msg)
+	// Players, when set, is the game on a port now, as result.Players' JSON ("":
+	// none): each unit is stamped with it as the port takes it, in its dump's
+	// Scoreboard-Players header, which the workers copy into its result. It must
+	// not block.
+	Players func(port string) string
 	// Stored, when set, has the display writers hold each answer until the history
 	// has stored its unit's result, at most StoreWait (default DefaultStoreWait).
 	Stored    *Stored
@@ -196,8 +201,13 @@ func CheckPorts(ports []PortConfig) []PortError {
 	fail := func(i int, key, format string, args ...any) {
 		errs = append(errs, PortError{Index: i, Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	names, devices := map[string]int{}, map[string]int{}
+	names, devices, tables := map[string]int{}, map[string]int{}, map[int]int{}
 	for i, p := range ports {
+		if j, dup := tables[p.Table]; dup && p.Table != 0 {
+			fail(i, "table", "%d is also the table of [[port]] %d: a game is played on one board", p.Table, j+1)
+		} else {
+			tables[p.Table] = i
+		}
 		if !bus.ValidToken(p.Name) {
 			fail(i, "name", "%q: want lowercase letters, digits, '-' and '_' (it is a subject token)", p.Name)
 		} else if j, dup := names[p.Name]; dup {

@@ -287,13 +287,16 @@ func (d *display) canTake() bool {
 // drain bound, it gives the unit up at once.
 func (d *display) take(it item) {
 	d.last = it.seq
+	if d.cfg.Players != nil {
+		it.players = d.cfg.Players(d.pc.Name)
+	}
 	if d.drained && it.err == nil {
 		d.giveUp(&flight{it: it}, stopGiveUp)
 		return
 	}
 	if it.err != nil {
 		d.warn.Warn(&d.log, "bad unit").Uint64("seq", it.seq).Int64("line", it.line).Err(it.err).Msg("bad unit")
-		res := d.publishError(it.seq, it.line, it.err.Error(), "reader", false)
+		res := d.publishError(&it, it.err.Error(), "reader", false)
 		d.settle(&it, &res)
 		return
 	}
@@ -341,6 +344,11 @@ func (d *display) publish(f *flight) {
 		m.Header[bus.HeaderLine] = []string{strconv.FormatInt(f.it.line, 10)}
 	} else {
 		delete(m.Header, bus.HeaderLine)
+	}
+	if f.it.players != "" {
+		m.Header[bus.HeaderPlayers] = []string{f.it.players}
+	} else {
+		delete(m.Header, bus.HeaderPlayers)
 	}
 	m.Data = f.it.unit
 	m.Reply = d.inbox + "." + strconv.FormatUint(d.slot(f.it.seq), 10)
@@ -456,7 +464,7 @@ func (d *display) expire(now time.Time) {
 func (d *display) giveUp(f *flight, why string) {
 	delete(d.inFlight, f.it.seq)
 	d.log.Error().Uint64("seq", f.it.seq).Int64("line", f.it.line).Dur(logging.FieldElapsed, time.Since(f.it.read)).Msg(why)
-	res := d.publishError(f.it.seq, f.it.line, why, "daemon", why == stopGiveUp)
+	res := d.publishError(&f.it, why, "daemon", why == stopGiveUp)
 	d.settle(&f.it, &res)
 }
 
@@ -464,8 +472,10 @@ func (d *display) giveUp(f *flight, why string) {
 // outcome "stopped" for one the drain bound ended: the history keeps it as it keeps
 // any result. It comes back to answer, which ignores it: the unit already has its
 // outcome. It returns the result, the unit's outcome.
-func (d *display) publishError(seq uint64, line int64, msg, who string, stopped bool) result.Record {
-	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Error: msg, Origin: d.origin, Worker: who}
+func (d *display) publishError(it *item, msg, who string, stopped bool) result.Record {
+	seq, line := it.seq, it.line
+	res := result.Record{Problem: d.pc.Problem, Port: d.pc.Name, Seq: seq, Error: msg, Origin: d.origin, Worker: who,
+		Players: result.ParsePlayers(it.players)}
 	if int64(int(line)) == line { // a result's line is an int: past it (armhf), none
 		res.Line = int(line)
 	}

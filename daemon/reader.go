@@ -99,6 +99,9 @@ type item struct {
 	digest string
 	err    error // an *engine.InputError: the input was skipped
 	read   time.Time
+	// players is the port's game when the unit was taken (Config.Players), the
+	// dump's and its result's players: a round loaded later does not rename it.
+	players string
 }
 
 // reader is a port's reader actor: it opens the device (and reopens it when it goes

@@ -27,6 +27,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -71,6 +72,11 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		return nil, fmt.Errorf("history: jetstream account info: %w", err)
 	}
 	replicas := max(c.Replicas, 1)
+	// The pairings' bucket first: the stream sources it (pairing.HistorySource),
+	// so that the hub's sourcing of the history brings each port's game too.
+	if _, err := pairing.Setup(ctx, js, c.Prefix, replicas); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
 	sc := jetstream.StreamConfig{
 		Name:        subj.Stream(),
 		Description: "scoreboard history: every dump (the unit's text) and result",
@@ -84,6 +90,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		NoAck:       true,
 		Duplicates:  min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
 		MaxMsgSize:  MaxMsgSize(),
+		Sources:     []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)},
 	}
 	if replicas > 1 {
 		// A replicated stream would lose what the bus carries while it elects a

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/goclub/scoreboard/bus"
@@ -44,15 +45,24 @@ type Player struct {
 	EGFPin    string `json:"egf_pin,omitempty"`
 }
 
-// FullName is the player's first name and name, as a tile or a record shows it.
+// FullName is the player's first name and name, as a tile or a record shows it;
+// a Chinese, Japanese or Korean name as its own script writes it, the family
+// name first, with no space (王小明).
 func (p Player) FullName() string {
 	switch {
 	case p.FirstName == "":
 		return p.Name
 	case p.Name == "":
 		return p.FirstName
+	case eastAsian(p.Name) && eastAsian(p.FirstName):
+		return p.Name + p.FirstName
 	}
 	return p.FirstName + " " + p.Name
+}
+
+func eastAsian(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.In(r, unicode.Han, unicode.Hangul, unicode.Hiragana, unicode.Katakana)
 }
 
 // Game is one game of a round.

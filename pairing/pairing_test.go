@@ -26,7 +26,7 @@ func TestCurrentRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %+v, want %+v", got, c)
 	}
 	p := c.Players()
-	if p.Black != "Jürgen Müller" || p.White != "昌镐 李" || p.Round != 3 || p.Table != 12 || p.Result != "W+" {
+	if p.Black != "Jürgen Müller" || p.White != "李昌镐" || p.Round != 3 || p.Table != 12 || p.Result != "W+" {
 		t.Fatalf("players %+v", p)
 	}
 }

@@ -94,3 +94,28 @@ type Kept struct {
 	// StreamSeq is the stream sequence of the result a bucket's value holds.
 	StreamSeq uint64 `json:"stream_seq,omitempty"`
 }
+
+// MaxPlayers bounds the players' JSON a dump's header may carry: a round's longest
+// names are a few hundred bytes.
+const MaxPlayers = 2048
+
+// ParsePlayers reads a dump's Scoreboard-Players header: nil when it is empty,
+// too long or not a Players object (a unit is never refused for its players).
+func ParsePlayers(s string) *Players {
+	if s == "" || len(s) > MaxPlayers {
+		return nil
+	}
+	var p Players
+	if json.Unmarshal([]byte(s), &p) != nil || p == (Players{}) {
+		return nil
+	}
+	return &p
+}
+
+// JSON is p as a dump's Scoreboard-Players header carries it; "" for nil.
+func (p *Players) JSON() string {
+	if p == nil {
+		return ""
+	}
+	return string(p.appendJSON(nil))
+}

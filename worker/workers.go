@@ -475,7 +475,7 @@ func (w *Workers) describe(msg *nats.Msg) result.Record {
 		w.warn.Warn(&w.log, port).Str("port", port).Str("seq", badSeq).Msg("dump with a bad sequence header; using 0")
 	}
 	return result.Record{Problem: problem, Port: port, Worker: w.id, Seq: h.Seq, Line: h.Line, Origin: h.Origin,
-		UnitDigest: bus.UnitDigest(msg.Data)}
+		UnitDigest: bus.UnitDigest(msg.Data), Players: result.ParsePlayers(msg.Header.Get(bus.HeaderPlayers))}
 }
 
 func (w *Workers) solveDump(msg *nats.Msg) (res result.Record) {

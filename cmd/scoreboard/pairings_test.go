@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/internal/samples"
+)
+
+// pairingsLoad runs the built binary's `pairings load`; its exit code and output.
+func pairingsLoad(t *testing.T, bin string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, append([]string{"pairings", "load"}, args...)...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatalf("pairings load: %v: %s", err, out)
+	}
+	return 0, string(out)
+}
+
+// unitsPlayers is each unit's players' black and white in `history --json` of
+// port, in order.
+func unitsPlayers(t *testing.T, url, port string) []string {
+	t.Helper()
+	code, out, errs := runLocked(t, "", "history", "--json", "--nats-url", url, "--port", port)
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, errs)
+	}
+	var got []string
+	for line := range strings.Lines(out) {
+		var r struct {
+			Players *struct {
+				Round        int
+				Black, White string
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if r.Players == nil {
+			got = append(got, "-")
+			continue
+		}
+		got = append(got, fmt.Sprintf("%d %s/%s", r.Players.Round, r.Players.Black, r.Players.White))
+	}
+	return got
+}
+
+// TestPairingsLoadRestart: a real daemon with two pty ports at tables 1 and 2
+// loads the OpenGotha file's latest round (tables 3 and 4 listed as without a
+// port); the units read then carry their players in the history; loading round
+// 1 replaces it and leaves the earlier units' players as they were; after a
+// restart on the same state dir round 1 is still there, and the next unit names
+// its players. A bad file changes nothing and says its line.
+func TestPairingsLoadRestart(t *testing.T) {
+	proctest.SkipShort(t, "a daemon process with two ports, restarted")
+	bin := proctest.Scoreboard(t)
+	lobby, hall := runPTY(t), runPTY(t)
+	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
+	url := "nats://" + addr
+	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	err := os.WriteFile(conf, fmt.Appendf(nil, `
+[nats]
+listen = %q
+[http]
+listen = "off"
+[daemon]
+state_dir = %q
+[[port]]
+name = "lobby"
+device = %q
+problem = "goscore"
+baud = 115200
+table = 1
+[[port]]
+name = "hall"
+device = %q
+problem = "goscore"
+baud = 115200
+table = 2
+`, addr, t.TempDir(), lobby.Path, hall.Path), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evry, _ := filepath.Abs("../../pairing/testdata/evry.xml")
+	start := func() *proctest.Process {
+		run := proctest.Start(t, bin, "run", "--config", conf)
+		runWaitOpened(t, lobby, run)
+		runWaitOpened(t, hall, run)
+		run.WaitOutput("scoreboard running", 60*time.Second)
+		return run
+	}
+	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
+	play := func(run *proctest.Process) {
+		if _, err := lobby.Master.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		runReadAnswers(t, lobby, len(want), run)
+	}
+	run := start()
+
+	code, out := pairingsLoad(t, bin, "--nats-url", url, evry)
+	if code != 0 || !strings.Contains(out, "table 1 on lobby: Jürgen Müller-Straße (3k) - 王小明 (1d)") ||
+		!strings.Contains(out, "tables without a port (not shown; give a [[port]] its table, or at a hub map it in [tables]): 3, 4") {
+		t.Fatalf("load round 2: exit %d:\n%s", code, out)
+	}
+	play(run)
+	n := historyUnits(t, "goscore", in)
+	round2 := "2 Jürgen Müller-Straße/王小明"
+	waitPlayers := func(want []string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got := unitsPlayers(t, url, "lobby")
+			if strings.Join(got, ",") == strings.Join(want, ",") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("lobby's units' players:\n got %q\nwant %q", got, want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	units := func(n int, s string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = s
+		}
+		return out
+	}
+	waitPlayers(units(n, round2))
+
+	code, out = pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry)
+	if code != 0 || !strings.Contains(out, "table 1 on lobby: 王小明 (1d) - Zoé Lefèvre (2d)") {
+		t.Fatalf("load round 1: exit %d:\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(bad, []byte("1,1,a,1d,b,2d\n1,1,c,1d,d\n"), 0o600)
+	if code, out := pairingsLoad(t, bin, "--nats-url", url, bad); code == 0 || !strings.Contains(out, "bad.csv:2: 5 columns: want 6 to 8") {
+		t.Fatalf("a bad file: exit %d:\n%s", code, out)
+	}
+	if err := run.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+
+	run = start()
+	play(run)
+	round1 := "1 王小明/Zoé Lefèvre"
+	waitPlayers(append(units(n, round2), units(n, round1)...))
+	t.Logf("%d units a round, named by the round loaded when each was read", n)
+}
