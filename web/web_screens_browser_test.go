@@ -200,7 +200,7 @@ const screensJS = `((phone, vw, vh) => {
 	if (texts === 0) bad.push("no text on the page");
 	// Every player's line in its order, whatever the name's direction: the stone,
 	// the name, the rank, left to right (an isolate each), on one line.
-	for (const pl of document.querySelectorAll(".tile .game:not([hidden]) .player")) {
+	for (const pl of [...document.querySelectorAll(".tile .game .player")].filter(e => e.getClientRects().length > 0)) {
 		const [st, nm, rk] = [".stone", ".name", ".rank"].map(s => pl.querySelector(s).getBoundingClientRect());
 		if (!(st.right <= nm.left + 1 && nm.right <= rk.left + 1) || Math.abs(st.top + st.height / 2 - (rk.top + rk.height / 2)) > rk.height)
 			bad.push(pl.closest("[data-port]").dataset.port + ": player " + JSON.stringify(pl.textContent) + " out of order: stone " + box(st) + ", name " + box(nm) + ", rank " + box(rk));
@@ -217,7 +217,7 @@ const screensJS = `((phone, vw, vh) => {
 		if (e.hidden || r.width === 0) bad.push("#" + id + " not shown");
 		else if (!inside(r, screen)) bad.push("#" + id + " " + box(r) + " beyond the screen " + vw + "x" + vh);
 	}
-	return {bad, names, games: document.querySelectorAll(".tile .game:not([hidden])").length, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
+	return {bad, names, games: [...document.querySelectorAll(".tile .game")].filter(e => e.getClientRects().length > 0).length, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
 		cols: +getComputedStyle(document.getElementById("tiles")).getPropertyValue("--cols")};
 })`
 

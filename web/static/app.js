@@ -9,7 +9,9 @@ const large = location.pathname.startsWith("/boards/")
 // events (?club=), not the whole league's.
 const onlyClub = location.pathname.startsWith("/clubs/")
   ? decodeURIComponent(location.pathname.slice("/clubs/".length)) : null;
-const only = onlyClub ? "?club=" + encodeURIComponent(onlyClub) : "";
+// One port's page follows that port's events alone: a phone that found a player's
+// board is sent that board, not the league's.
+const only = onlyClub ? "?club=" + encodeURIComponent(onlyClub) : large ? "?port=" + encodeURIComponent(large) : "";
 const tilesEl = document.getElementById("tiles");
 const tiles = new Map();
 // On a league hub's page a port is <club>.<port>: each club's tiles follow a heading
