@@ -176,4 +176,17 @@ func TestEventBytesPerViewer(t *testing.T) {
 		}
 		t.Logf("viewer /api/events%s: %d bytes, %d events: %.0f bytes a second, %.0f bytes an event", v.query, b, ev, float64(b)/el, per)
 	}
+	// The index of clubs (/clubs) reads /api/boards when it loads and every 10 s,
+	// gzipped as a browser asks for it.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/boards", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_, _, plain := get(t, base+"/api/boards")
+	t.Logf("the index's /api/boards: %d bytes, %d gzipped (%s): %.0f bytes a second at one load every 10 s",
+		len(plain), len(gz), resp.Header.Get("Content-Encoding"), float64(len(gz))/10)
 }
