@@ -57,6 +57,12 @@ token = "change-me-south"
 # Its broadcast delay on the league page, if not http_delay above (SIGHUP applies
 # a change at once):
 # delay = "15m"
+
+# The tournament's tables, for the organiser's pairings (scoreboard pairings load
+# --hub FILE, docs/pairings.md): each table's club.port. SIGHUP reads them again.
+# [tables]
+# 1 = "north.table1"
+# 2 = "south.lobby"
 `)
 	return b.Bytes()
 }

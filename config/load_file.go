@@ -96,8 +96,13 @@ func (l *loader) readFile(data []byte) {
 			if !l.has("league.listen") {
 				l.fail(key, "[[club]] tables are a league hub's (scoreboard hub --config); a club joins one with [hub] url and club")
 			}
+		case key == "tables":
+			// A league hub's tournament tables (club.port), as [[club]].
+			if !l.has("league.listen") {
+				l.fail(key, "[tables] is a league hub's (scoreboard hub --config); a club names a port's table with [[port]] table")
+			}
 		default:
-			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http], [hub], [league] and [[port]], and a hub's [[club]])")
+			l.fail(key, "unknown key (known: the tables [nats], [log], [daemon], [history], [http], [hub], [league] and [[port]], and a hub's [[club]] and [tables])")
 		}
 	}
 }

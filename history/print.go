@@ -31,7 +31,11 @@ func Print(ctx context.Context, js jetstream.JetStream, prefix string, q Query, 
 		switch f {
 		case SGF:
 			if e.Answered() && render.HasSGF(e.Problem) {
-				recs = append(recs, render.Record{Problem: e.Problem, Unit: e.Unit})
+				rec := render.Record{Problem: e.Problem, Unit: e.Unit}
+				if r, err := e.Record(); err == nil && r.Players != nil {
+					rec.Game = render.Game{Players: r.Players, Date: e.Time}
+				}
+				recs = append(recs, rec)
 			}
 			return nil
 		case JSON:

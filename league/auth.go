@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/pairing"
 )
 
 // auth gives each connection its rights. A club's leaf connection, with the club's
@@ -341,6 +342,9 @@ func ToolPermissions() *server.Permissions {
 				api + "CONSUMER.INFO.*.*", api + "CONSUMER.MSG.NEXT.*.*",
 				api + "CONSUMER.DELETE.*.*", api + "CONSUMER.NAMES.*", api + "CONSUMER.LIST.*",
 				"$JS.FC." + boardsStream + ".>", // the kv readers' flow control
+				"$JS.FC.KV_" + PairingsBucket + ".>",
+				// The organiser's pairings load: the hub checks the round and writes.
+				pairing.LoadSubject(SubjectPrefix),
 			},
 			// Outside the allow list anyway; said again so that a broader allow list
 			// can never let a tool tell a link state, deliver as a club, or answer.

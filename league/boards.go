@@ -73,6 +73,9 @@ func (h *Hub) RunBoards(ctx context.Context) error {
 	if err := setupBoards(ctx, h.js, h.replicas); err != nil {
 		return err
 	}
+	if err := h.setupPairings(ctx); err != nil {
+		return err
+	}
 	type running struct {
 		cancel context.CancelFunc
 		done   chan struct{}
@@ -210,6 +213,8 @@ func (h *Hub) followBoards(ctx context.Context, club string, w *boardWriter) err
 			d, _ := bus.ReadDump(m.Headers())
 			units[fmt.Sprintf("%s %d", d.Origin, d.Seq)] = m.Data()
 			unitBytes += len(m.Data())
+		case "pairing":
+			h.takePairing(ctx, club, rest, m.Data())
 		case "result":
 			r, reason := checkResult(rest, m.Data())
 			if reason != "" {

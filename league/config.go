@@ -47,6 +47,15 @@ type Club struct {
 // settings, which the config package reads and checks.
 type Config struct {
 	Clubs []Club `toml:"club"`
+	// Tables maps a tournament table to the club.port it is played on, for the
+	// organiser's pairings loads at the hub (scoreboard pairings load --hub).
+	Tables map[string]string `toml:"tables"`
+}
+
+// TableMap is the file's [tables], checked by ParseConfig.
+func (c Config) TableMap() map[int]string {
+	t, _ := ParseTables(c.Tables, Names(c.Clubs))
+	return t
 }
 
 // Domain is the hub's own JetStream domain; no club may take it.
@@ -67,6 +76,9 @@ func ParseConfig(file string, data []byte) (Config, error) {
 		}
 	}
 	if err := CheckClubs(c.Clubs); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", file, err))
+	}
+	if _, err := ParseTables(c.Tables, Names(c.Clubs)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", file, err))
 	}
 	return c, errors.Join(errs...)

@@ -92,3 +92,24 @@ func TestShippedHubConfig(t *testing.T) {
 
 // testKey is a user's public nkey.
 const testKey = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"
+
+// TestParseConfigTables: the hub file's [tables] map a table to club.port; each
+// wrong entry is said, naming it.
+func TestParseConfigTables(t *testing.T) {
+	good := "[[club]]\nname = \"north\"\ntoken = \"t\"\n[tables]\n1 = \"north.t1\"\n12 = \"north.t2\"\n"
+	c, err := league.ParseConfig("hub.toml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.TableMap(); len(m) != 2 || m[1] != "north.t1" || m[12] != "north.t2" {
+		t.Fatalf("tables %v", m)
+	}
+	bad := "[[club]]\nname = \"north\"\ntoken = \"t\"\n[tables]\n0 = \"north.t1\"\n2 = \"south.t1\"\n3 = \"north\"\n4 = \"north.t9\"\n5 = \"north.t9\"\n"
+	_, err = league.ParseConfig("hub.toml", []byte(bad))
+	for _, want := range []string{`[tables] "0": a table is a number from 1`, `[tables] 2 = "south.t1": "south" is no [[club]]`,
+		`[tables] 3 = "north": want "club.port"`, `[tables] 4 and 5 are both north.t9`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+}

@@ -68,6 +68,8 @@ type Hub struct {
 	clubsChanged chan struct{}
 	// updateFault, set by a test under mu, fails a stream's update (an API timeout).
 	updateFault func(jetstream.StreamConfig) error
+	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
+	pairings hubPairings
 }
 
 // Start starts the hub's server and sets up a stream per club, sourcing the club.

@@ -11,7 +11,8 @@ import (
 // keeper refused: malformed (not a result's JSON), invalid_utf8, unknown_problem,
 // bad_port, bad_subject (its subject is not its problem's and port's), too_large (a
 // unit, a result, an answer or an error longer than its problem's), bad_unit (a
-// unit its problem cannot read), too_many_ports. The log samples them.
+// unit its problem cannot read), too_many_ports, bad_pairing (a port's game that is
+// no pairing.Current, or one out of its bounds). The log samples them.
 type junkCounts struct {
 	mu     sync.Mutex
 	counts map[JunkKey]uint64

@@ -46,6 +46,8 @@ type Board struct {
 
 	// unit is the unit's text, drawn only when its picture is asked for.
 	unit []byte
+	// game is its game record's game info: the unit's players, club and date.
+	game render.Game
 }
 
 // event is one message of the page's event stream.
@@ -384,7 +386,7 @@ func (h *hub) put(ctx context.Context, b *Board) {
 			if render.HasSGF(b.Problem) {
 				b.SGF = "/pictures/" + b.Port + "/" + name + ".sgf"
 			}
-			p := &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, name: name, unit: b.unit}
+			p := &picture{port: b.Port, problem: b.Problem, seq: b.Seq, revision: b.Revision, name: name, unit: b.unit, game: b.game}
 			s.pictures = append(s.pictures, p)
 			h.keep(p)
 			if n := len(s.pictures) - keptPictures; n > 0 {

@@ -23,7 +23,8 @@ type picture struct {
 	seq, revision uint64
 	name          string // pictureName's
 	unit          []byte
-	kept          bool // in its port's pictures (the hub's to read and write)
+	game          render.Game // the game record's game info
+	kept          bool        // in its port's pictures (the hub's to read and write)
 
 	svgOnce, sgfOnce sync.Once
 	svg, sgf         []byte
@@ -137,7 +138,7 @@ func (p *picture) SVG() ([]byte, error) {
 func (p *picture) SGF() ([]byte, error) {
 	p.sgfOnce.Do(func() {
 		draws.Add(1)
-		p.sgf, p.sgfErr = render.SGF(p.problem, p.unit)
+		p.sgf, p.sgfErr = render.SGFGame(p.problem, p.unit, p.game)
 	})
 	return p.sgf, p.sgfErr
 }

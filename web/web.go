@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/render"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -228,6 +229,10 @@ func decodeBoard(key string, value []byte) (*Board, error) {
 	}
 	if r.Unit != "" {
 		b.unit = []byte(r.Unit)
+	}
+	if r.Players != nil {
+		at, _ := time.Parse(time.RFC3339Nano, r.Time)
+		b.game = render.Game{Players: r.Players, Club: clubOf(key), Date: at}
 	}
 	return b, nil
 }

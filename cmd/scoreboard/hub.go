@@ -110,6 +110,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		}
 	}
 	defer hub.Shutdown()
+	hub.SetTables(cfg.TableMap())
 	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -162,6 +163,7 @@ func reloadHub(ctx context.Context, hub *league.Hub, delays *webpkg.Delays, path
 		return
 	}
 	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
+	hub.SetTables(cfg.TableMap())
 	log.Info().Str("config", path).Int("clubs", len(cfg.Clubs)).Msg("SIGHUP: clubs reloaded")
 }
 

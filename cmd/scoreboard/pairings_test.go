@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
 )
@@ -71,12 +74,13 @@ func TestPairingsLoadRestart(t *testing.T) {
 	lobby, hall := runPTY(t), runPTY(t)
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	url := "nats://" + addr
+	web := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
 	err := os.WriteFile(conf, fmt.Appendf(nil, `
 [nats]
 listen = %q
 [http]
-listen = "off"
+listen = %q
 [daemon]
 state_dir = %q
 [[port]]
@@ -91,7 +95,7 @@ device = %q
 problem = "goscore"
 baud = 115200
 table = 2
-`, addr, t.TempDir(), lobby.Path, hall.Path), 0o600)
+`, addr, web, t.TempDir(), lobby.Path, hall.Path), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +146,20 @@ table = 2
 		return out
 	}
 	waitPlayers(units(n, round2))
+	// watch --json names them too, and the page's game record of the board.
+	if code, out, errs := runLocked(t, "", "watch", "--json", "--nats-url", url, "--port", "lobby", "--since", "1h", "--count", strconv.Itoa(n)); code != 0 ||
+		strings.Count(out, `"players":{"tournament":"Open d'Évry 2026","round":2,"table":1,`) != n {
+		t.Fatalf("watch --json: exit %d: %s%s", code, out, errs)
+	}
+	if code, out, errs := runLocked(t, "", "history", "--sgf", "--nats-url", url, "--port", "lobby"); code != 0 || strings.Count(out, "PB[Jürgen Müller-Straße]") != n {
+		t.Fatalf("history --sgf: exit %d: %s%s", code, out, errs)
+	}
+	sgf := pageSGF(t, "http://"+web, "lobby")
+	for _, p := range []string{"EV[Open d'Évry 2026]", "RO[2]", "PB[Jürgen Müller-Straße]", "BR[3k]", "PW[王小明]", "WR[1d]", "RE[B+F]", "PC[Salle des fêtes, Évry]"} {
+		if !strings.Contains(sgf, p) {
+			t.Errorf("the page's game record has no %s: %s", p, sgf)
+		}
+	}
 
 	code, out = pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry)
 	if code != 0 || !strings.Contains(out, "table 1 on lobby: 王小明 (1d) - Zoé Lefèvre (2d)") {
@@ -161,4 +179,32 @@ table = 2
 	round1 := "1 王小明/Zoé Lefèvre"
 	waitPlayers(append(units(n, round2), units(n, round1)...))
 	t.Logf("%d units a round, named by the round loaded when each was read", n)
+}
+
+// pageSGF is the game record the page serves for port's board.
+func pageSGF(t *testing.T, base, port string) string {
+	t.Helper()
+	var link string
+	bustest.Wait(t, "the board's game record on the page", func() (bool, string) {
+		resp, err := http.Get(base + "/api/boards")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var boards []struct{ Port, SGF string }
+		_ = json.NewDecoder(resp.Body).Decode(&boards)
+		for _, b := range boards {
+			if b.Port == port {
+				link = b.SGF
+			}
+		}
+		return link != "", fmt.Sprintf("%d boards", len(boards))
+	})
+	resp, err := http.Get(base + link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data)
 }
