@@ -32,6 +32,10 @@ type Game struct {
 	// Result is the game's result as the file has it ("B+", "W+R", "0"), empty
 	// while it is played.
 	Result string `json:"result,omitempty"`
+
+	// folded are Black's and White's names as a search compares them (foldName),
+	// made once when the game is kept, not for each event and stream.
+	folded [2]string
 }
 
 // Bounds of what a game's text takes in an event, in runes and in the bytes of
@@ -105,6 +109,7 @@ func (g *Game) clipped() *Game {
 	c.Black = Player{clipJSON(g.Black.Name, maxNameRunes, maxNameJSON), clipJSON(g.Black.Rank, maxRankRunes, maxRankJSON)}
 	c.White = Player{clipJSON(g.White.Name, maxNameRunes, maxNameJSON), clipJSON(g.White.Rank, maxRankRunes, maxRankJSON)}
 	c.Result = clipJSON(g.Result, maxResultRunes, maxResultJSON)
+	c.folded = [2]string{foldName(c.Black.Name), foldName(c.White.Name)}
 	return &c
 }
 
@@ -137,7 +142,7 @@ func appendGame(d []byte, g *Game) []byte {
 // plays says whether the game has a player whose name holds q, q folded already
 // (foldName).
 func (g *Game) plays(q string) bool {
-	return g != nil && q != "" && (strings.Contains(foldName(g.Black.Name), q) || strings.Contains(foldName(g.White.Name), q))
+	return g != nil && q != "" && (strings.Contains(g.folded[0], q) || strings.Contains(g.folded[1], q))
 }
 
 // foldName is a name as a search compares it: lower case, spaces as one.
