@@ -85,7 +85,8 @@ func streamOf(t *testing.T, page, query string) func() []playerEvent {
 // /api/events, asked by its player's name, shows its board or its players; once
 // the delay is past, they show lobby's board with Jürgen Müller-Straße and
 // 王小明, and the player's stream has told lobby's board alone, and no sooner
-// than the delay after the load. A club's page has no clubs: ?club= is a 400.
+// than the delay after the load. A club's page has no clubs: ?club= is a 400,
+// /clubs and /clubs/<name> 404s.
 func TestPagePlayersDaemon(t *testing.T) {
 	proctest.SkipShort(t, "a daemon process with two ports")
 	const delay = 8 * time.Second
@@ -151,6 +152,16 @@ table = 2
 	}
 	if held := time.Since(loaded); held >= delay {
 		t.Fatalf("the held view was read %v after the load, past the delay %v: nothing was tried within it", held, delay)
+	}
+	for _, path := range []string{"/clubs", "/clubs/north", "/clubs/lobby"} {
+		resp, err := http.Get(page + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s on a club's page: %s, want 404 (a club's page has no clubs)", path, resp.Status)
+		}
 	}
 	for _, q := range []string{"?club=north", "?player=x", "?player=" + strings.Repeat("x", 50)} {
 		resp, err := http.Get(page + "/api/events" + q)
