@@ -45,11 +45,16 @@ func (p *pairings) Players(port string) string {
 	return p.now[port]
 }
 
-// follow keeps now up to date until ctx ends, watching again after a failure.
-func (p *pairings) follow(ctx context.Context) {
+// follow keeps now up to date until ctx ends, watching again after a failure;
+// ready is closed once the bucket's values are all taken.
+func (p *pairings) follow(ctx context.Context, ready chan<- struct{}) {
 	for ctx.Err() == nil {
 		err := pairing.Follow(ctx, p.kv, func(c pairing.Change) {
 			if c.Ready {
+				if ready != nil {
+					close(ready)
+					ready = nil
+				}
 				return
 			}
 			p.mu.Lock()
@@ -142,6 +147,19 @@ func (d *Daemon) startPairings(ctx context.Context, p *parts, hnc *nats.Conn) er
 	}
 	p.pairings = newPairings(kv, prefix, p.ports.Ports, d.log)
 	p.ports.Players = p.pairings.Players
+	// The ports' first units are stamped too: the games are taken before the
+	// ports start (a bucket that does not answer in time is followed on).
+	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d.onClose(stop)
+	ready := make(chan struct{})
+	go p.pairings.follow(fctx, ready)
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		d.log.Warn().Str("bucket", pairing.Bucket(prefix)).Msg("the pairings bucket did not answer within 5s: the ports start without their games, which come when it does")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	// The endpoint lives as long as the daemon: Shutdown closes hnc.
 	return p.pairings.serve(context.WithoutCancel(ctx), hnc)
 }

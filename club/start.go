@@ -270,9 +270,6 @@ func (d *Daemon) goHistory(g *errgroup.Group, runCtx, histCtx context.Context, p
 	if k := p.keeper; k != nil {
 		g.Go(func() error { k.Run(runCtx); return nil })
 	}
-	if pr := p.pairings; pr != nil {
-		g.Go(func() error { pr.follow(runCtx); return nil })
-	}
 	// The link to the league hub: its changes are logged.
 	if b := p.bus; b.hubLinked != nil {
 		g.Go(func() error { watchHubLink(runCtx, b.hubLinked, b.hub, d.log); return nil })
