@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,10 +210,10 @@ const screensJS = `((phone, vw, vh) => {
 	if (document.body.dataset.pwned) bad.push("a player's name ran as HTML: " + document.body.dataset.pwned);
 	if (document.querySelectorAll("script").length !== 2 || document.querySelector("main img")) bad.push("a player's name made elements: " + document.querySelectorAll("script").length + " scripts");
 	const screen = {left: 0, top: 0, right: vw, bottom: vh};
-	for (const id of ["conn", "delay", "clock", "history-off"]) {
+	for (const id of ["conn", "delay", "clock", "history-off", "find"]) {
 		const e = document.getElementById(id);
 		if (!e) { bad.push("no #" + id); continue; }
-		if (id === "history-off" && e.hidden) continue;
+		if ((id === "history-off" || id === "find") && e.hidden) continue;
 		const r = e.getBoundingClientRect();
 		if (e.hidden || r.width === 0) bad.push("#" + id + " not shown");
 		else if (!inside(r, screen)) bad.push("#" + id + " " + box(r) + " beyond the screen " + vw + "x" + vh);
@@ -257,7 +258,19 @@ func TestPageOnEveryScreen(t *testing.T) {
 	start := time.Now()
 	loads := 0
 	for _, pg := range pages {
-		base, _ := serveBoards(t, pg.boards, testDelays())
+		d := testDelays()
+		hub := strings.HasPrefix(pg.name, "hub")
+		if hub {
+			// A hub's page knows its clubs: its header links to their index.
+			var clubs []string
+			for _, b := range pg.boards {
+				if c, _, _ := strings.Cut(b.port, "."); !slices.Contains(clubs, c) {
+					clubs = append(clubs, c)
+				}
+			}
+			d.SetLeague(clubs, map[string]time.Duration{"club-02": 0, "club-03": 2 * time.Second})
+		}
+		base, _ := serveBoards(t, pg.boards, d)
 		for _, sc := range screens {
 			what := fmt.Sprintf("%s at %dx%d", pg.name, sc.width, sc.height)
 			b.Viewport(t, sc.width, sc.height, sc.phone)
@@ -281,6 +294,9 @@ func TestPageOnEveryScreen(t *testing.T) {
 					}
 					t.Errorf("  %s", s)
 				}
+			}
+			if find := browsertest.Eval[bool](t, b, `!document.getElementById("find").hidden`); find != hub {
+				t.Errorf("%s: the link to the clubs' index shown %v, want %v", what, find, hub)
 			}
 			if want := max(len(pg.boards)-1, 1); got.Games != want || got.Names != 2*want {
 				t.Errorf("%s: %d tiles show a game, %d names, want %d and %d (every port but the last has a game)", what, got.Games, got.Names, want, 2*want)
