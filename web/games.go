@@ -229,3 +229,70 @@ func playerQuery(v string) (string, error) {
 	}
 	return q, nil
 }
+
+// filter is what an event stream follows: one port, or a club's ports, or the
+// ports where a player plays (a folded part of a name), a club's or any; the zero
+// filter is every port.
+type filter struct{ port, club, player string }
+
+// every says whether f is every port's stream, whose events are batched.
+func (f filter) every() bool { return f == filter{} }
+
+// matches says whether f follows port, whose games (before and after an event)
+// are given: a stream of a player is told the game that takes the player away
+// from a table too.
+func (f filter) matches(port string, games ...*Game) bool {
+	switch {
+	case f.port != "":
+		return f.port == port
+	case f.club != "" && clubOf(port) != f.club:
+		return false
+	case f.player != "":
+		for _, g := range games {
+			if g.plays(f.player) {
+				return true
+			}
+		}
+		return false
+	}
+	return f.club != ""
+}
+
+// setGame makes g the port's game (nil: none), shown on its tile. A port without
+// a tile gets one with its players, within the bounds of the tiles without a
+// board, unless it is delayed (held): its game waits for its first board, as its
+// state does (put), for a tile would tell when its table started.
+func (h *hub) setGame(ctx context.Context, port string, g *Game, held bool) {
+	h.call(ctx, func() {
+		was := h.games[port]
+		if g == nil {
+			delete(h.games, port)
+		} else if was != nil || len(h.games) < maxGames {
+			h.games[port] = g
+		} else {
+			return
+		}
+		s := h.ports[port]
+		if s == nil {
+			if g == nil || held || !h.count(clubOf(port)) {
+				return
+			}
+			s = &shown{stateOnly: true}
+			h.ports[port] = s
+		}
+		nb := &Board{Port: port}
+		if s.board != nil {
+			c := *s.board
+			nb = &c
+		}
+		nb.Game = g
+		if s.stateOnly && nb.State == nil && g == nil {
+			// A tile of its game alone, which is gone.
+			h.uncountState(port, s)
+			delete(h.ports, port)
+			h.broadcast(port, encode(event{Type: "remove", Port: port}), was)
+			return
+		}
+		h.show(s, nb, was)
+	})
+}
