@@ -61,52 +61,7 @@ type indexView struct {
 // page-search-phone.png and page-club-phone.png.
 func TestHubIndexSearchOnPhone(t *testing.T) {
 	b := browsertest.New(t)
-	d := leagueDelays()
-	p := startLeaguePage(t, d)
-	// More clubs than the test's streams: the index is a list of many.
-	clubs := slices.Sorted(maps.Keys(leagueClubs))
-	for i := range 8 {
-		clubs = append(clubs, fmt.Sprintf("club-%02d-of-the-north-london-go-and-othello-society", i+1))
-	}
-	d.SetLeague(clubs, map[string]time.Duration{"a-b": time.Hour})
-	games := map[string][2]string{
-		"north.t1": {"Sedol Lee", "张伟"},
-		"north.t2": {"Aurelio Álvarez-Núñez de la Peña y Fernández-Villaverde", "محمد عبد الرحمن القحطاني"},
-		"south.t1": {`<script>document.body.dataset.pwned = "script"</script>`, `<img src=x onerror="document.body.dataset.pwned = 'img'">`},
-		"a-b.t1":   {"Hidden Player", "יוסף כהן"},
-	}
-	// south.t0 is the page's first state (startLeaguePage): a port without a unit.
-	want := []string{"south.t0"}
-	for i, club := range clubs {
-		if club == "a-b" {
-			continue
-		}
-		for j := range 1 + i%3 {
-			port := fmt.Sprintf("%s.t%d", club, j+1)
-			if _, ok := games[port]; !ok && j < 2 {
-				games[port] = [2]string{fmt.Sprintf("Player %d-%d Black", i, j), fmt.Sprintf("Player %d-%d White", i, j)}
-			}
-			want = append(want, port)
-		}
-	}
-	p.round(t, 4, games)
-	seq := uint64(0)
-	for _, port := range append(slices.Clone(want), "a-b.t1") {
-		seq++
-		p.board(t, port, seq)
-	}
-	slices.Sort(want)
-	bustest.Wait(t, "every live club's board with its game", func() (bool, string) {
-		_, got := playedBoards(t, p.base, "")
-		n := 0
-		for _, s := range got {
-			if strings.Contains(s, " - ") {
-				n++
-			}
-		}
-		return len(got) == len(want) && n == len(games)-1, fmt.Sprintf("%d boards, %d with a game: %v", len(got), n, got)
-	})
-
+	p, want := indexLeague(t)
 	b.Viewport(t, 390, 844, true)
 	b.Do(t, 30*time.Second, chromedp.Navigate(p.base+"/clubs"))
 	read := func() indexView { return browsertest.Eval[indexView](t, b, indexJS) }
@@ -187,4 +142,58 @@ func TestHubIndexSearchOnPhone(t *testing.T) {
 	if slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, "/api/events") }) {
 		t.Errorf("a page took the whole league's events: %v", urls)
 	}
+}
+
+// indexLeague is a league hub's page of 11 clubs (a-b delayed an hour) with 1 to
+// 3 boards each, every board but each club's third named in round 4, some names
+// long, right to left or hostile; it returns the page once every live board shows
+// its game, and the ports it shows.
+func indexLeague(t *testing.T) (*leaguePage, []string) {
+	t.Helper()
+	d := leagueDelays()
+	p := startLeaguePage(t, d)
+	// More clubs than the test's streams: the index is a list of many.
+	clubs := slices.Sorted(maps.Keys(leagueClubs))
+	for i := range 8 {
+		clubs = append(clubs, fmt.Sprintf("club-%02d-of-the-north-london-go-and-othello-society", i+1))
+	}
+	d.SetLeague(clubs, map[string]time.Duration{"a-b": time.Hour})
+	games := map[string][2]string{
+		"north.t1": {"Sedol Lee", "张伟"},
+		"north.t2": {"Aurelio Álvarez-Núñez de la Peña y Fernández-Villaverde", "محمد عبد الرحمن القحطاني"},
+		"south.t1": {`<script>document.body.dataset.pwned = "script"</script>`, `<img src=x onerror="document.body.dataset.pwned = 'img'">`},
+		"a-b.t1":   {"Hidden Player", "יוסף כהן"},
+	}
+	// south.t0 is the page's first state (startLeaguePage): a port without a unit.
+	want := []string{"south.t0"}
+	for i, club := range clubs {
+		if club == "a-b" {
+			continue
+		}
+		for j := range 1 + i%3 {
+			port := fmt.Sprintf("%s.t%d", club, j+1)
+			if _, ok := games[port]; !ok && j < 2 {
+				games[port] = [2]string{fmt.Sprintf("Player %d-%d Black", i, j), fmt.Sprintf("Player %d-%d White", i, j)}
+			}
+			want = append(want, port)
+		}
+	}
+	p.round(t, 4, games)
+	seq := uint64(0)
+	for _, port := range append(slices.Clone(want), "a-b.t1") {
+		seq++
+		p.board(t, port, seq)
+	}
+	slices.Sort(want)
+	bustest.Wait(t, "every live club's board with its game", func() (bool, string) {
+		_, got := playedBoards(t, p.base, "")
+		n := 0
+		for _, s := range got {
+			if strings.Contains(s, " - ") {
+				n++
+			}
+		}
+		return len(got) == len(want) && n == len(games)-1, fmt.Sprintf("%d boards, %d with a game: %v", len(got), n, got)
+	})
+	return p, want
 }

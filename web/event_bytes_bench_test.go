@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,42 +47,10 @@ func TestEventBytesPerViewer(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("SCOREBOARD_BENCH_EVENT_SECONDS")); err == nil && v > 0 {
 		seconds = v
 	}
-	const perClub, rate = 4, 2 // boards a club, units a second a board
-	ns := bustest.Start(t, bustest.Options{JetStream: true, Prefix: league.SubjectPrefix})
+	const rate = 2 // units a second a board
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, _ := jetstream.New(ns.Daemon())
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: league.Bucket, History: 1, Storage: jetstream.MemoryStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := pairing.Setup(ctx, js, league.SubjectPrefix, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names, ports []string
-	round := pairing.Round{Info: pairing.Info{Tournament: "League", Round: 1}}
-	tables := map[int]string{}
-	for c := range clubs {
-		club := fmt.Sprintf("club-%03d", c+1)
-		names = append(names, club)
-		for p := range perClub {
-			port := fmt.Sprintf("%s.table-%d", club, p+1)
-			ports = append(ports, port)
-			n := len(ports)
-			round.Games = append(round.Games, pairing.Game{Table: n, Handicap: n % 3,
-				Black: pairing.Player{Name: fmt.Sprintf("Müller-Straße %04d", n), FirstName: "Jürgen", Rank: "3k"},
-				White: pairing.Player{Name: fmt.Sprintf("王小明 %04d", n), Rank: "1d"}})
-			tables[n] = port
-		}
-	}
-	if _, err := pairing.Apply(ctx, pk, round, tables, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d := web.NewDelays(0, nil)
-	d.SetLeague(names, nil)
-	base, _ := serveTestPage(t, ns.Tool(), pageOpts{prefix: league.SubjectPrefix, delays: d, pairings: true})
-
+	base, js, kv, ports := namedLeague(t, ctx, clubs)
 	seq := uint64(0)
 	put := func() {
 		seq++
@@ -103,37 +72,10 @@ func TestEventBytesPerViewer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type viewer struct {
-		query  string
-		bytes  atomic.Int64
-		events atomic.Int64
-	}
-	viewers := []*viewer{{query: ""}, {query: "?club=club-001"}, {query: "?player=" + url.QueryEscape("müller-straße 0007")}}
 	counting := atomic.Bool{}
-	for _, v := range viewers {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events"+v.query, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("/api/events%s: %v %v", v.query, resp, err)
-		}
-		defer resp.Body.Close()
-		go func() {
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := resp.Body.Read(buf)
-				if counting.Load() {
-					v.bytes.Add(int64(n))
-					for _, c := range buf[:n] {
-						if c == '\n' {
-							v.events.Add(1) // two a message: halved below
-						}
-					}
-				}
-				if err == io.EOF || err != nil {
-					return
-				}
-			}
-		}()
+	var viewers []*countedStream
+	for _, q := range []string{"", "?club=club-001", "?player=" + url.QueryEscape("müller-straße 0007")} {
+		viewers = append(viewers, countStream(t, ctx, base+"/api/events"+q, &counting))
 	}
 	// Each board's players first (the pairings' watch), then the measure.
 	bustest.Wait(t, "every board with its game", func() (bool, string) {
@@ -174,7 +116,7 @@ func TestEventBytesPerViewer(t *testing.T) {
 		if ev > 0 {
 			per = float64(b) / float64(ev)
 		}
-		t.Logf("viewer /api/events%s: %d bytes, %d events: %.0f bytes a second, %.0f bytes an event", v.query, b, ev, float64(b)/el, per)
+		t.Logf("viewer %s: %d bytes, %d events: %.0f bytes a second, %.0f bytes an event", strings.TrimPrefix(v.url, base), b, ev, float64(b)/el, per)
 	}
 	// The index of clubs (/clubs) reads /api/boards when it loads and every 10 s,
 	// gzipped as a browser asks for it.
@@ -189,4 +131,83 @@ func TestEventBytesPerViewer(t *testing.T) {
 	_, _, plain := get(t, base+"/api/boards")
 	t.Logf("the index's /api/boards: %d bytes, %d gzipped (%s): %.0f bytes a second at one load every 10 s",
 		len(plain), len(gz), resp.Header.Get("Content-Encoding"), float64(len(gz))/10)
+}
+
+// namedLeague serves a league hub's page over the hub's buckets on a new embedded
+// JetStream server: clubs stand-in clubs of 4 boards (club-001.table-1, ...), each
+// board named in LEAGUE_PAIRINGS' round 1. It returns the page, the stream's
+// context, the boards' bucket and the ports.
+func namedLeague(t *testing.T, ctx context.Context, clubs int) (string, jetstream.JetStream, jetstream.KeyValue, []string) {
+	t.Helper()
+	const perClub = 4
+	ns := bustest.Start(t, bustest.Options{JetStream: true, Prefix: league.SubjectPrefix})
+	js, _ := jetstream.New(ns.Daemon())
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: league.Bucket, History: 1, Storage: jetstream.MemoryStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := pairing.Setup(ctx, js, league.SubjectPrefix, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, ports []string
+	round := pairing.Round{Info: pairing.Info{Tournament: "League", Round: 1}}
+	tables := map[int]string{}
+	for c := range clubs {
+		club := fmt.Sprintf("club-%03d", c+1)
+		names = append(names, club)
+		for p := range perClub {
+			port := fmt.Sprintf("%s.table-%d", club, p+1)
+			ports = append(ports, port)
+			n := len(ports)
+			round.Games = append(round.Games, pairing.Game{Table: n, Handicap: n % 3,
+				Black: pairing.Player{Name: fmt.Sprintf("Müller-Straße %04d", n), FirstName: "Jürgen", Rank: "3k"},
+				White: pairing.Player{Name: fmt.Sprintf("王小明 %04d", n), Rank: "1d"}})
+			tables[n] = port
+		}
+	}
+	if _, err := pairing.Apply(ctx, pk, round, tables, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d := web.NewDelays(0, nil)
+	d.SetLeague(names, nil)
+	base, _ := serveTestPage(t, ns.Tool(), pageOpts{prefix: league.SubjectPrefix, delays: d, pairings: true})
+	return base, js, kv, ports
+}
+
+// countedStream is an event stream read to its end, its bytes and lines counted
+// while counting holds.
+type countedStream struct {
+	url           string
+	bytes, events atomic.Int64
+}
+
+// countStream opens url's event stream and counts what it reads while counting.
+func countStream(t *testing.T, ctx context.Context, url string, counting *atomic.Bool) *countedStream {
+	t.Helper()
+	v := &countedStream{url: url}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %v %v", url, resp, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			if counting.Load() {
+				v.bytes.Add(int64(n))
+				for _, c := range buf[:n] {
+					if c == '\n' {
+						v.events.Add(1) // two a message: halved by the reader
+					}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return v
 }

@@ -115,20 +115,7 @@ func TestLeaguePlayersFiltered(t *testing.T) {
 			t.Errorf("/api/boards%s: %d %v, want 200 and no board of a club delayed an hour", q, code, got)
 		}
 	}
-	for _, q := range []string{"?club=a_b", "?club=ghost", "?club=North", "?club=" + url.QueryEscape("north.t1"), "?club=north&port=north.t1",
-		"?player=x", "?player=" + strings.Repeat("a", 41), "?player=%ff%fe", "?player=", "?port=north.t1&player=lee"} {
-		for _, api := range []string{"/api/boards", "/api/events"} {
-			if code, body := status(t, p.base+api+q); code != http.StatusBadRequest {
-				t.Errorf("%s%s: %d %.200s, want 400", api, q, code, body)
-			}
-		}
-	}
-	for path, want := range map[string]int{"/clubs": 200, "/clubs/north": 200, "/clubs/a-b": 200,
-		"/clubs/a_b": 404, "/clubs/ghost": 404, "/clubs/North": 404, "/clubs/north.t1": 404, "/clubs/%3Cscript%3E": 404} {
-		if code, body := status(t, p.base+path); code != want {
-			t.Errorf("%s: %d %.200s, want %d", path, code, body, want)
-		}
-	}
+	checkFilterRefusals(t, p.base)
 
 	// The next round: Lee plays at south.t1, north.t1 has no game. Lee's stream is
 	// told both (the game that takes Lee from north.t1, and the one at south.t1).
@@ -174,5 +161,26 @@ func TestLeaguePlayersFiltered(t *testing.T) {
 	}
 	if _, got := playedBoards(t, p.base, "?club=a-b"); fmt.Sprint(got) != "[a-b.t1 Hidden Player - Lee Sedol]" {
 		t.Errorf("/api/boards?club=a-b: %v, want round 2's game still (round 3's is an hour away)", got)
+	}
+}
+
+// checkFilterRefusals: a filter of a club the hub does not have (or another
+// spelling of one), a bad player's name or a port with another filter is a 400,
+// and /clubs/<club> answers only the hub's own clubs.
+func checkFilterRefusals(t *testing.T, base string) {
+	t.Helper()
+	for _, q := range []string{"?club=a_b", "?club=ghost", "?club=North", "?club=" + url.QueryEscape("north.t1"), "?club=north&port=north.t1",
+		"?player=x", "?player=" + strings.Repeat("a", 41), "?player=%ff%fe", "?player=", "?port=north.t1&player=lee"} {
+		for _, api := range []string{"/api/boards", "/api/events"} {
+			if code, body := status(t, base+api+q); code != http.StatusBadRequest {
+				t.Errorf("%s%s: %d %.200s, want 400", api, q, code, body)
+			}
+		}
+	}
+	for path, want := range map[string]int{"/clubs": 200, "/clubs/north": 200, "/clubs/a-b": 200,
+		"/clubs/a_b": 404, "/clubs/ghost": 404, "/clubs/North": 404, "/clubs/north.t1": 404, "/clubs/%3Cscript%3E": 404} {
+		if code, body := status(t, base+path); code != want {
+			t.Errorf("%s: %d %.200s, want %d", path, code, body, want)
+		}
 	}
 }
