@@ -29,41 +29,15 @@ func TestHubPagePlayersEndToEnd(t *testing.T) {
 	b := browsertest.New(t)
 	bin := proctest.Scoreboard(t)
 	root := t.TempDir()
-	tools, leaf, httpPort := proctest.FreePort(t), proctest.FreePort(t), proctest.FreePort(t)
-	conf := filepath.Join(root, "hub.toml")
-	err := os.WriteFile(conf, fmt.Appendf(nil, `[league]
-listen = "127.0.0.1:%d"
-leaf_listen = "127.0.0.1:%d"
-http = "127.0.0.1:%d"
-state_dir = %q
-[[club]]
-name = "north"
-token = "token-north"
-[[club]]
-name = "south"
-token = "token-south"
-delay = "1h"
-[tables]
-1 = "north.stdio"
-2 = "south.stdio"
-`, tools, leaf, httpPort, filepath.Join(root, "hub")), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
-	hub.WaitOutput("league hub running", 30*time.Second)
-	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	page, hubURL, leafURL := startPlayersHub(t, bin, root)
 	lee := streamOf(t, page, "?player=lee")
 	hidden := streamOf(t, page, "?player="+url.QueryEscape("hidden player"))
 	southStream := streamOf(t, page, "?club=south")
 
-	leafURL := fmt.Sprintf("nats-leaf://127.0.0.1:%d", leaf)
 	north := startLeagueClub(t, bin, "north", leafURL, filepath.Join(root, "north"), 1)
 	south := startLeagueClub(t, bin, "south", leafURL, filepath.Join(root, "south"), 100)
 	csv := filepath.Join(root, "round.csv")
 	os.WriteFile(csv, []byte("round,table,black,black rank,white,white rank\n5,1,Lee Sedol,9p,张伟,5d\n5,2,Hidden Player,3d,Cho Chikun,9p\n"), 0o600)
-	hubURL := fmt.Sprintf("nats://127.0.0.1:%d", tools)
 	var out string
 	bustest.Wait(t, "the organiser's load", func() (bool, string) {
 		var code int
@@ -114,8 +88,47 @@ delay = "1h"
 		}
 	}
 
-	// The index on a phone: Lee's board one search and one tap away; south's
-	// players nowhere.
+	checkIndexFindsLee(t, b, page)
+}
+
+// startPlayersHub starts a real hub, its page on, whose file has clubs north
+// (live) and south (delayed an hour) and maps tables 1 and 2 to their ports: its
+// page, its tools' and its leaf nodes' URLs.
+func startPlayersHub(t *testing.T, bin, root string) (page, hubURL, leafURL string) {
+	t.Helper()
+	tools, leaf, httpPort := proctest.FreePort(t), proctest.FreePort(t), proctest.FreePort(t)
+	conf := filepath.Join(root, "hub.toml")
+	err := os.WriteFile(conf, fmt.Appendf(nil, `[league]
+listen = "127.0.0.1:%d"
+leaf_listen = "127.0.0.1:%d"
+http = "127.0.0.1:%d"
+state_dir = %q
+[[club]]
+name = "north"
+token = "token-north"
+[[club]]
+name = "south"
+token = "token-south"
+delay = "1h"
+[tables]
+1 = "north.stdio"
+2 = "south.stdio"
+`, tools, leaf, httpPort, filepath.Join(root, "hub")), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
+	hub.WaitOutput("league hub running", 30*time.Second)
+	page = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 30*time.Second)
+	return page, fmt.Sprintf("nats://127.0.0.1:%d", tools), fmt.Sprintf("nats-leaf://127.0.0.1:%d", leaf)
+}
+
+// checkIndexFindsLee: the hub's index on a phone lists north's board alone; a
+// search for south's players or club finds nothing, one for Lee finds north's
+// board, one tap from its page with its players.
+func checkIndexFindsLee(t *testing.T, b *browsertest.Browser, page string) {
+	t.Helper()
 	b.Viewport(t, 390, 844, true)
 	b.Do(t, 30*time.Second, chromedp.Navigate(page+"/clubs"))
 	rows := func() []string {
