@@ -59,7 +59,7 @@ token = "change-me-south"
 # delay = "15m"
 
 # The tournament's tables, for the organiser's pairings (scoreboard pairings load
-# --hub FILE, docs/pairings.md): each table's club.port. SIGHUP reads them again.
+# --league FILE, docs/pairings.md): each table's club.port. SIGHUP reads them again.
 # [tables]
 # 1 = "north.table1"
 # 2 = "south.lobby"

@@ -48,7 +48,7 @@ type Club struct {
 type Config struct {
 	Clubs []Club `toml:"club"`
 	// Tables maps a tournament table to the club.port it is played on, for the
-	// organiser's pairings loads at the hub (scoreboard pairings load --hub).
+	// organiser's pairings loads at the hub (scoreboard pairings load --league).
 	Tables map[string]string `toml:"tables"`
 }
 

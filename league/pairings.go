@@ -73,7 +73,7 @@ func (h *Hub) setupPairings(ctx context.Context) error {
 func (h *Hub) loadPairings(ctx context.Context, data []byte) pairing.Report {
 	var req pairing.Load
 	if err := json.Unmarshal(data, &req); err != nil {
-		return pairing.Report{Error: "the request is no pairings load (" + err.Error() + "): use scoreboard pairings load --hub"}
+		return pairing.Report{Error: "the request is no pairings load (" + err.Error() + "): use scoreboard pairings load --league"}
 	}
 	if err := pairing.Check(req.Round); err != nil {
 		return pairing.Report{Error: req.File + ": " + err.Error()}

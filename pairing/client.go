@@ -31,7 +31,7 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, l Load, timeout
 	m, err := nc.RequestWithContext(rctx, subject, data)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return Report{}, fmt.Errorf("no daemon answers on %s: is scoreboard run (or, with --hub, scoreboard hub) running with its history, on --nats-url? %w", subject, ErrNotLoaded)
+		return Report{}, fmt.Errorf("no daemon answers on %s: is scoreboard run (or, with --league, scoreboard hub) running with its history, on --nats-url? %w", subject, ErrNotLoaded)
 	case err != nil:
 		return Report{}, fmt.Errorf("%s: %w (%w)", subject, err, ErrNotLoaded)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Decode reads a result's JSON as encoding/json reads it into a Record, with the
@@ -99,6 +100,10 @@ func walk(d []byte, r *Record, extra field) bool {
 			r.Worker, end, err = readString(d, i)
 		case "outcome":
 			r.Outcome, end, err = readString(d, i)
+		case "players":
+			if r.Players, end, ok = readPlayers(d, i); !ok {
+				return false
+			}
 		default:
 			if extra != nil {
 				var handled bool
@@ -227,11 +232,16 @@ func readString(d []byte, i int) (string, int, error) {
 	for i < len(d) {
 		// Copy up to the next quote or backslash at once.
 		j := i
+		wide := false
 		for j < len(d) && d[j] != '"' && d[j] != '\\' {
-			if d[j] < 0x20 || d[j] >= 0x80 {
-				return "", 0, errSlow // control bytes are invalid; UTF-8 wants checking
+			if d[j] < 0x20 {
+				return "", 0, errSlow // control bytes are invalid
 			}
+			wide = wide || d[j] >= 0x80
 			j++
+		}
+		if wide && !utf8.Valid(d[i:j]) {
+			return "", 0, errSlow // encoding/json makes each bad byte U+FFFD
 		}
 		if b != nil {
 			b = append(b, d[i:j]...)
@@ -437,6 +447,81 @@ func seqOrigin(d []byte) (seq uint64, origin string, ok bool) {
 			return seq, origin, true
 		default:
 			return 0, "", false
+		}
+	}
+}
+
+// readPlayers reads the players object at d[i] (Players' own keys, strings and
+// integers); anything else (null, another key, a key in another case) is left to
+// encoding/json.
+func readPlayers(d []byte, i int) (*Players, int, bool) {
+	if i >= len(d) || d[i] != '{' {
+		return nil, 0, false
+	}
+	p := &Players{}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return p, i + 1, true
+	}
+	for {
+		key, end, ok := readKey(d, i)
+		if !ok {
+			return nil, 0, false
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) || d[i] != ':' {
+			return nil, 0, false
+		}
+		i = skipSpace(d, i+1)
+		var s *string
+		var n *int
+		switch string(key) {
+		case "tournament":
+			s = &p.Tournament
+		case "round":
+			n = &p.Round
+		case "table":
+			n = &p.Table
+		case "date":
+			s = &p.Date
+		case "place":
+			s = &p.Place
+		case "black":
+			s = &p.Black
+		case "black_rank":
+			s = &p.BlackRank
+		case "white":
+			s = &p.White
+		case "white_rank":
+			s = &p.WhiteRank
+		case "handicap":
+			n = &p.Handicap
+		case "result":
+			s = &p.Result
+		default:
+			return nil, 0, false
+		}
+		var err error
+		if s != nil {
+			*s, end, err = readString(d, i)
+			ok = err == nil
+		} else {
+			*n, end, ok = readInt(d, i)
+		}
+		if !ok {
+			return nil, 0, false
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) {
+			return nil, 0, false
+		}
+		switch d[i] {
+		case ',':
+			i = skipSpace(d, i+1)
+		case '}':
+			return p, i + 1, true
+		default:
+			return nil, 0, false
 		}
 	}
 }

@@ -80,6 +80,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"seq":123,"origin":"9f86d081884c7d65","answer":"1 2\n"}`))
 	f.Add([]byte(`{"seq":99999999999999999999}`))
 	f.Add([]byte(`{"seq":7,"origin":"o","unit_digest":"0123456789abcdef0123456789abcdef","answer":"5 3\n"}`))
+	f.Add([]byte(`{"answer":"é","players":{"tournament":"Open d'Évry","round":3,"table":12,"black":"Zoé \"Z\" Lefèvre","black_rank":"2d","white":"王小明","handicap":2,"result":"W+R"}}`))
+	f.Add([]byte(`{"players":{},"players":{"Round":1,"round":2.0}}`))
+	f.Add([]byte(`{"players":null,"answer":"\xff"}`))
+	f.Add([]byte("{\"answer\":\"a\xffb\",\"players\":{\"black\":\"\xc3\"}}"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := Decode(in)
 		var want Record

@@ -35,15 +35,15 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 		Long: "Reads FILE, an OpenGotha tournament file (.xml) or a CSV (round,table,black,black\n" +
 			"rank,white,white rank[,handicap[,result]]), takes its latest round (or --round),\n" +
 			"and has the daemon on --nats-url give each [[port]] whose table is paired its game;\n" +
-			"every other port shows no players. With --hub, the league hub on --nats-url maps\n" +
+			"every other port shows no players. With --league, the league hub on --nats-url maps\n" +
 			"the tables to club.port by its file's [tables]. Loading again replaces the round.\n" +
 			"A file with anything wrong in it changes nothing: each error names its line.",
 		Example: "  scoreboard pairings load tournament.xml\n  scoreboard pairings load --round 3 round.csv\n" +
-			"  scoreboard pairings load --hub --nats-url nats://127.0.0.1:4322 league.xml",
+			"  scoreboard pairings load --league --nats-url nats://127.0.0.1:4322 league.xml",
 		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().IntVar(&round, "round", 0, "the round `N` to load; 0: the latest round with games")
-	cmd.Flags().BoolVar(&hub, "hub", false, "load at a league hub (its --league-listen), for every club's tables")
+	cmd.Flags().BoolVar(&hub, "league", false, "load at a league hub (its --league-listen), for every club's tables")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the daemon's answer")
 	load := addSettings(cmd, config.NATSClientKeys...)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

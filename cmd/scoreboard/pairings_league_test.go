@@ -20,7 +20,7 @@ import (
 
 // TestPairingsLeague: a real hub process and a real club daemon linked to it.
 // The club's own load reaches the hub's LEAGUE_PAIRINGS over its link; the
-// organiser's load at the hub (pairings load --hub) maps the hub file's [tables]
+// organiser's load at the hub (pairings load --league) maps the hub file's [tables]
 // to club.port and replaces it, listing the table without one; a hub restarted on
 // its state dir still has the organiser's round, the club's older one not put
 // over it.
@@ -91,7 +91,7 @@ token = "token-north"
 		return g == "5 Ana Club", g
 	})
 
-	code, out = pairingsLoad(t, bin, "--hub", "--nats-url", hubURL, csv)
+	code, out = pairingsLoad(t, bin, "--league", "--nats-url", hubURL, csv)
 	if code != 0 || !strings.Contains(out, "table 1 on north.stdio: Cy Org (3d) - Di Org (4k)") || !strings.Contains(out, "table 2 on north.other") ||
 		!strings.Contains(out, "tables without a port (not shown; give a [[port]] its table, or at a hub map it in [tables]): 3, 5") {
 		t.Fatalf("the organiser's load: exit %d: %s", code, out)
