@@ -123,6 +123,7 @@ func TestHubIndexSearchOnPhone(t *testing.T) {
 		got := browsertest.Eval[[]string](t, b, `[location.pathname, ((document.querySelector('.tile[data-port="north.t1"]') || {dataset: {}}).dataset.game || "").split("/")[0]]`)
 		return got[0] == "/boards/north.t1" && got[1] == "4", fmt.Sprint(got)
 	})
+	b.WaitConn(t, "live") // its own stream open
 
 	// A club's page: its tiles alone, from its own events.
 	b.Do(t, 30*time.Second, chromedp.Navigate(p.base+"/clubs/north"))
@@ -130,6 +131,7 @@ func TestHubIndexSearchOnPhone(t *testing.T) {
 		got := browsertest.Eval[[]string](t, b, `[...document.querySelectorAll(".tile[data-seq]")].map(e => e.dataset.port + " round " + (e.dataset.game || "").split("/")[0])`)
 		return fmt.Sprint(got) == "[north.t1 round 4 north.t2 round 4]", fmt.Sprint(got)
 	})
+	b.WaitConn(t, "live")
 	b.Screenshot(t, filepath.Join(shots, "page-club-phone.png"))
 	// The board's page followed its port's events, north's page its club's: no page
 	// here took the whole league's stream.
