@@ -14,6 +14,7 @@ func SetUpPage(s *web.Server, c *config.Config, met *metrics.Metrics) error {
 	if h.Delay > 0 {
 		s.WithDelays(web.NewDelays(h.Delay, nil))
 	}
+	s.WithPairings()
 	return s.WithGuard(web.Guard{Table: "http", EmbedOrigins: h.EmbedOrigins, TrustedProxies: h.TrustedProxies,
 		MaxViewers: h.MaxViewers, MaxViewersPerAddress: h.MaxViewersPerAddress, Metrics: met})
 }

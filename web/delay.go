@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,15 +36,16 @@ type Delays struct {
 	// listed is a league hub's clubs (SetLeague), by name; nil: any club's port is
 	// taken (a page told no list).
 	listed atomic.Pointer[map[string]bool]
-	// changed wakes the delay stage when SetClubs changed the clubs' delays, so a
-	// shortened delay lets out at once what is old enough now.
-	changed chan struct{}
+	// changed wakes the delay stages (the boards' and the games') when SetClubs
+	// changed the clubs' delays, so a shortened delay lets out at once what is old
+	// enough now.
+	changed [2]chan struct{}
 }
 
 // NewDelays returns the delays of a page: page for every port, but the ports of a
 // club named in clubs (on a league hub's page).
 func NewDelays(page time.Duration, clubs map[string]time.Duration) *Delays {
-	d := &Delays{page: page, changed: make(chan struct{}, 1)}
+	d := &Delays{page: page, changed: [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}}
 	d.SetClubs(clubs)
 	return d
 }
@@ -58,9 +60,11 @@ func (d *Delays) SetClubs(clubs map[string]time.Duration) {
 	}
 	c := maps.Clone(clubs)
 	d.clubs.Store(&c)
-	select {
-	case d.changed <- struct{}{}:
-	default:
+	for _, c := range d.changed {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -89,6 +93,17 @@ func (d *Delays) Listed(club string) bool {
 	}
 	l := d.listed.Load()
 	return l == nil || (*l)[club]
+}
+
+// League says whether the page is a league hub's: it was told its clubs.
+func (d *Delays) League() bool { return d != nil && d.listed.Load() != nil }
+
+// Clubs are a league hub's page's clubs, sorted; none on a club's page.
+func (d *Delays) Clubs() []string {
+	if !d.League() {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(*d.listed.Load()))
 }
 
 // Page is the page's own delay.
@@ -141,8 +156,17 @@ func (d *Delays) differing() map[string]float64 {
 func (s *Server) WithDelays(d *Delays) {
 	s.delays = d
 	if d != nil {
-		s.held = &delayStage{s: s, ports: map[string]*heldPort{}, clubBytes: map[string]int{}, wake: make(chan struct{}, 1)}
+		s.held = s.newDelayStage(s.show, d.changed[0])
+		if s.decodeGame != nil {
+			s.heldGames = s.newDelayStage(s.showGame, d.changed[1])
+		}
 	}
+}
+
+// newDelayStage is a delay stage that lets its values out to out: the boards', or
+// the games'.
+func (s *Server) newDelayStage(out func(ctx context.Context, port string, rev uint64, value []byte, del bool), changed chan struct{}) *delayStage {
+	return &delayStage{s: s, out: out, changed: changed, ports: map[string]*heldPort{}, clubBytes: map[string]int{}, wake: make(chan struct{}, 1)}
 }
 
 // cutoff is the newest store time a port's unit may have to be shown now, and
@@ -167,7 +191,7 @@ const (
 	maxHeldPageBytes = 256 << 20
 )
 
-// delayStage sits between the board bucket's watch (followBoards) and the hub: a
+// delayStage sits between the board bucket's watch (follow) and the hub: a
 // value reaches the hub once its store time in the bucket (the server's clock, not
 // the club's) plus its port's delay is past; until then the hub shows the port's
 // previous value. A port's values are held in their order, raw (decoded when let
@@ -175,14 +199,17 @@ const (
 // taken at once (nothing held for its port, old enough) cannot pass one the timer
 // lets out; the hub never calls back here.
 type delayStage struct {
-	s     *Server
+	s *Server
+	// out takes a value let out: a board to the hub (Server.show), or a game.
+	out   func(ctx context.Context, port string, rev uint64, value []byte, del bool)
 	mu    sync.Mutex
 	ports map[string]*heldPort
 	// clubBytes are the bytes held by each club's ports ("" on a club's own page),
 	// total all of them.
 	clubBytes map[string]int
 	total     int
-	wake      chan struct{} // a port's first held value, or the delays changed
+	wake      chan struct{} // a port's first held value
+	changed   chan struct{} // the delays changed (Delays.changed)
 	start     sync.Once
 }
 
@@ -244,7 +271,7 @@ func (d *delayStage) take(ctx context.Context, v heldValue, port string) {
 	}
 	p.last = v.rev
 	if len(p.held) == 0 && !time.Now().Before(v.stored.Add(d.s.delays.Port(port))) {
-		d.s.show(ctx, port, v.rev, v.value, v.del)
+		d.out(ctx, port, v.rev, v.value, v.del)
 		return
 	}
 	if n := len(p.held); n > 0 && (n >= maxHeld || p.bytes+len(v.value) > maxHeldBytes) {
@@ -344,7 +371,7 @@ func (d *delayStage) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-d.wake:
-		case <-d.s.delays.changed:
+		case <-d.changed:
 		case <-at:
 		}
 	}
@@ -368,7 +395,7 @@ func (d *delayStage) release(ctx context.Context) time.Time {
 				}
 				break
 			}
-			d.s.show(ctx, port, v.rev, v.value, v.del)
+			d.out(ctx, port, v.rev, v.value, v.del)
 			d.count(port, p, -len(v.value))
 			n++
 		}

@@ -42,21 +42,32 @@ type seenBoard struct {
 	At   time.Time
 }
 
-// boardEvent is one event of the page's stream that names a board.
+// boardEvent is one event of the page's stream that names a board: its type,
+// the board, and the players its game names ("Black - White", "" for none).
 type boardEvent struct {
 	Type string
 	seenBoard
+	Players string
 }
 
 // readEvents reads the page's event stream until the test ends; the returned
 // function lists the events read so far that name a board, in order.
 func readEvents(t *testing.T, base string) func() []boardEvent {
 	t.Helper()
+	return readEventsOf(t, base, "")
+}
+
+// readEventsOf is readEvents of the stream of a query (?club=north).
+func readEventsOf(t *testing.T, base, query string) func() []boardEvent {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events"+query, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/events%s: %s", query, resp.Status)
 	}
 	var mu sync.Mutex
 	var seen []boardEvent
@@ -74,13 +85,19 @@ func readEvents(t *testing.T, base string) func() []boardEvent {
 			var ev struct {
 				Type  string `json:"type"`
 				Board struct {
-					Port string `json:"port"`
-					Seq  uint64 `json:"seq"`
+					Port string    `json:"port"`
+					Seq  uint64    `json:"seq"`
+					Game *web.Game `json:"game"`
 				} `json:"board"`
+				Port string `json:"port"`
 			}
-			if json.Unmarshal([]byte(data), &ev) == nil && ev.Board.Port != "" {
+			if json.Unmarshal([]byte(data), &ev) == nil && (ev.Board.Port != "" || ev.Port != "") {
+				players := ""
+				if g := ev.Board.Game; g != nil {
+					players = g.Black.Name + " - " + g.White.Name
+				}
 				mu.Lock()
-				seen = append(seen, boardEvent{ev.Type, seenBoard{ev.Board.Port, ev.Board.Seq, at}})
+				seen = append(seen, boardEvent{ev.Type, seenBoard{cmpOr(ev.Board.Port, ev.Port), ev.Board.Seq, at}, players})
 				mu.Unlock()
 			}
 		}

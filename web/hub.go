@@ -41,6 +41,8 @@ type Board struct {
 	SGF string `json:"sgf,omitempty"`
 	// State is the port's device state, when the daemon has told it.
 	State *bus.PortState `json:"state,omitempty"`
+	// Game is who plays at the port's table in the round loaded (games.go).
+	Game *Game `json:"game,omitempty"`
 
 	// unit is the unit's text, drawn only when its picture is asked for.
 	unit []byte
@@ -139,6 +141,10 @@ func appendEvent(d []byte, ev event) ([]byte, bool) {
 			d = append(d, since...)
 			d = append(d, '}')
 		}
+		if b.Game != nil {
+			d = append(d, `,"game":`...)
+			d = appendGame(d, b.Game)
+		}
 		d = append(d, '}')
 	}
 	if ev.Port != "" {
@@ -183,9 +189,12 @@ type hub struct {
 	done chan struct{} // closed when run has returned
 
 	ports map[string]*shown
-	// clients are the event streams, each with the one port it follows ("" for
+	// games are the ports' games let out (games.go), shown on their tiles; a
+	// delayed port's waits for its first board, as its state does.
+	games map[string]*Game
+	// clients are the event streams, each with what it follows (the zero filter:
 	// every port).
-	clients map[chan []byte]string
+	clients map[chan []byte]filter
 	// batch is the events since the last flush, framed, for the streams of every
 	// port (all of them: batched only while there is one); flushed each flushEvery
 	// as one chunk that all those streams share. A league's 1,600 events a second
@@ -214,8 +223,9 @@ type hub struct {
 const clientBuffer = 64
 
 func newHub() *hub {
-	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]string{},
-		pics: map[string]*clubPictures{}, stateTiles: map[string]int{},
+	return &hub{do: make(chan func()), done: make(chan struct{}), ports: map[string]*shown{}, clients: map[chan []byte]filter{},
+		games: map[string]*Game{},
+		pics:  map[string]*clubPictures{}, stateTiles: map[string]int{},
 		pending: map[string]*bus.PortState{}}
 }
 
@@ -264,11 +274,12 @@ func (h *hub) call(ctx context.Context, f func()) bool {
 	return true
 }
 
-// broadcast hands an encoded event of port to every stream of that port, and to
-// the batch of the streams of every port.
-func (h *hub) broadcast(port string, data []byte) {
-	for c, want := range h.clients {
-		if want == port {
+// broadcast hands an encoded event of port to every stream that follows it (its
+// games: before and after the event), and to the batch of the streams of every
+// port.
+func (h *hub) broadcast(port string, data []byte, games ...*Game) {
+	for c, f := range h.clients {
+		if f.matches(port, games...) {
 			h.send(c, data)
 		}
 	}
@@ -284,8 +295,8 @@ func (h *hub) flushBatch() {
 	}
 	chunk := h.batch
 	h.batch = nil // the streams hold chunk: never written again
-	for c, want := range h.clients {
-		if want == "" {
+	for c, f := range h.clients {
+		if f.every() {
 			h.send(c, chunk)
 		}
 	}
@@ -304,18 +315,19 @@ func (h *hub) send(c chan []byte, data []byte) {
 
 // forget closes a stream's channel and forgets it.
 func (h *hub) forget(c chan []byte) {
-	if h.clients[c] == "" {
+	if h.clients[c].every() {
 		h.all--
 	}
 	delete(h.clients, c)
 	close(c)
 }
 
-// show makes b the port's board and tells every viewer, encoding it once.
-func (h *hub) show(s *shown, b *Board) {
+// show makes b the port's board and tells every viewer, encoding it once; was
+// is the game the port had, when b changes it.
+func (h *hub) show(s *shown, b *Board, was ...*Game) {
 	s.board = b
 	s.event = encode(event{Type: "board", Board: b})
-	h.broadcast(b.Port, s.event)
+	h.broadcast(b.Port, s.event, append(was, b.Game)...)
 }
 
 // put replaces a port's board, keeping the state the port had. b's picture and
@@ -339,6 +351,7 @@ func (h *hub) put(ctx context.Context, b *Board) {
 		if s.board != nil && b.State == nil {
 			b.State = s.board.State
 		}
+		b.Game = h.games[b.Port]
 		if b.unit != nil && b.Error == "" && b.Revision != 0 {
 			name := pictureName(b.Problem, b.unit, b.Revision)
 			b.Picture = "/pictures/" + b.Port + "/" + name + ".svg"
@@ -368,7 +381,7 @@ func (h *hub) remove(ctx context.Context, port string) {
 				h.unkeep(q)
 			}
 			delete(h.ports, port)
-			h.broadcast(port, encode(event{Type: "remove", Port: port}))
+			h.broadcast(port, encode(event{Type: "remove", Port: port}), h.games[port])
 		}
 	})
 }
@@ -401,7 +414,7 @@ func (h *hub) state(ctx context.Context, st bus.PortState, held bool) {
 		}
 		// A board is never changed once shown: its event is encoded, and a request
 		// may be reading it.
-		nb := &Board{Port: st.Port}
+		nb := &Board{Port: st.Port, Game: h.games[st.Port]}
 		if b != nil {
 			c := *b
 			nb = &c
@@ -440,12 +453,15 @@ func (h *hub) uncountState(port string, s *shown) {
 	h.uncount(clubOf(port))
 }
 
-// snapshot returns every board, by port name.
-func (h *hub) snapshot(ctx context.Context) []*Board {
+// snapshot returns the boards f follows (every board for the zero filter), by
+// port name.
+func (h *hub) snapshot(ctx context.Context, f filter) []*Board {
 	var out []*Board
 	h.call(ctx, func() {
-		for _, s := range h.ports {
-			out = append(out, s.board)
+		for port, s := range h.ports {
+			if f.every() || f.matches(port, s.board.Game) {
+				out = append(out, s.board)
+			}
 		}
 	})
 	slices.SortFunc(out, func(a, b *Board) int {
@@ -489,13 +505,19 @@ func (h *hub) picture(ctx context.Context, port, name string) *picture {
 // subscribe returns a channel of events, preceded by every board as it is now (or
 // only port's, when port is not ""), so a page that reconnects misses nothing. The
 // boards' events are the ones encoded when they came.
-func (h *hub) subscribe(ctx context.Context, port string) (chan []byte, bool) {
+func (h *hub) subscribe(ctx context.Context, f filter) (chan []byte, bool) {
 	var c chan []byte
 	ok := h.call(ctx, func() {
 		c = make(chan []byte, clientBuffer+1)
-		if port != "" {
-			if s := h.ports[port]; s != nil {
-				c <- s.event
+		if !f.every() {
+			var first []byte
+			for port, s := range h.ports {
+				if f.matches(port, s.board.Game) {
+					first = append(first, s.event...)
+				}
+			}
+			if first != nil {
+				c <- first
 			}
 		} else {
 			// The streams of every port first get what came before this one's
@@ -510,7 +532,7 @@ func (h *hub) subscribe(ctx context.Context, port string) (chan []byte, bool) {
 			}
 			h.all++
 		}
-		h.clients[c] = port
+		h.clients[c] = f
 	})
 	return c, ok
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // hubServer serves a Server's handler with its hub running and no bus: the boards
-// are put into the hub directly, as followBoards does.
+// are put into the hub directly, as the bucket's watch does.
 func hubServer(t *testing.T) (*Server, *httptest.Server) {
 	t.Helper()
 	s := &Server{hub: newHub(), log: bustest.Logger(t)}

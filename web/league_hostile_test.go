@@ -19,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/faulttest"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/result"
 	"github.com/goclub/scoreboard/web"
 )
@@ -33,6 +34,8 @@ type leaguePage struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	base string
+	// pairings is the hub's LEAGUE_PAIRINGS, keyed <club>.<port>.
+	pairings jetstream.KeyValue
 }
 
 // leagueClubs are the test hub's [[club]] tables: a-b delayed an hour (a name
@@ -72,8 +75,11 @@ func startLeaguePage(t *testing.T, d *web.Delays) *leaguePage {
 			t.Fatal(err)
 		}
 	}
+	if p.pairings, err = pairing.Setup(ctx, p.js, league.SubjectPrefix, 1); err != nil {
+		t.Fatal(err)
+	}
 	// The hub serves its page through its own connection (hub.Conn()).
-	p.base, _ = serveTestPage(t, b.Daemon(), pageOpts{prefix: league.SubjectPrefix, delays: d})
+	p.base, _ = serveTestPage(t, b.Daemon(), pageOpts{prefix: league.SubjectPrefix, delays: d, pairings: true})
 	// The page follows the states once it has subscribed: a first state, told
 	// again until shown (as the hub repeats them), says it has.
 	bustest.Wait(t, "the page follows the port states", func() (bool, string) {

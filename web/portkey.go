@@ -40,6 +40,12 @@ func (s *Server) portOf(key string) (portKey, bool) {
 	return k, ok && (k.club == "" || s.delays.Listed(k.club))
 }
 
+// isClub says whether club names one of a league hub's page's clubs: a subject
+// token, in the hub's list.
+func (s *Server) isClub(club string) bool {
+	return bus.ValidToken(club) && s.delays.Listed(club) && s.delays.League()
+}
+
 func (k portKey) String() string {
 	if k.club == "" {
 		return k.port

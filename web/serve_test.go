@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -22,6 +23,21 @@ type pageOpts struct {
 	guard  *web.Guard  // nil: none (its Metrics, when set, serve /metrics beside)
 	log    *zerolog.Logger
 	ln     net.Listener // where; a new loopback port when nil
+	// games is a pairings' bucket the page follows, its values a web.Game's JSON
+	// (gameJSON); none when empty.
+	games string
+	// pairings: the page follows its prefix's pairings' bucket, as run's and the
+	// hub's do (WithPairings).
+	pairings bool
+}
+
+// gameJSON reads a test's pairings' bucket: a web.Game as JSON.
+func gameJSON(_ string, v []byte) (*web.Game, error) {
+	var g web.Game
+	if err := json.Unmarshal(v, &g); err != nil {
+		return nil, err
+	}
+	return &g, nil
 }
 
 // serveTestPage is the web tests' one way to serve a page: through nc, as run
@@ -38,6 +54,12 @@ func serveTestPage(t testing.TB, nc *nats.Conn, o pageOpts) (base string, stop f
 		t.Fatal(err)
 	}
 	srv.WithDelays(o.delays)
+	if o.games != "" {
+		srv.WithGames(o.games, gameJSON)
+	}
+	if o.pairings {
+		srv.WithPairings()
+	}
 	var h http.Handler
 	if o.guard != nil {
 		if err := srv.WithGuard(*o.guard); err != nil {

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,11 @@ type Server struct {
 	// delays hold every unit back from the page (delay.go); nil: live.
 	delays *Delays
 	held   *delayStage
+	// gamesBucket is the pairings' bucket the page follows, decodeGame reads its
+	// values (WithGames, games.go); heldGames is its delay stage.
+	gamesBucket string
+	decodeGame  GameDecoder
+	heldGames   *delayStage
 	// viewers and embedOrigins are the guard's (WithGuard, guard.go).
 	viewers      *viewers
 	embedOrigins []string
@@ -78,7 +84,8 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 		Delay      float64            `json:"delay_seconds"`
 		ClubDelays map[string]float64 `json:"club_delay_seconds,omitempty"`
 		NoLineEnds []string           `json:"no_line_ends,omitempty"`
-	}{s.historyOK == nil || s.historyOK(), s.delays.Page().Seconds(), s.delays.differing(), none})
+		League     bool               `json:"league,omitempty"`
+	}{s.historyOK == nil || s.historyOK(), s.delays.Page().Seconds(), s.delays.differing(), none, s.delays.League()})
 }
 
 // New returns a server reading the bus under prefix through nc. Run must run for the
@@ -112,13 +119,11 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("page: subscribe %s: %w", states, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.watchBoards(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { s.follow(ctx, s.subj.Boards(), s.board) })
+	wg.Go(func() { s.watchGames(ctx) })
 	s.hub.run(ctx)
-	<-done
+	wg.Wait()
 	return nil
 }
 
@@ -141,11 +146,11 @@ func (s *Server) portState(subject string, data []byte) (bus.PortState, bool) {
 // (a daemon without history, or not started).
 const boardRetry = time.Second
 
-// watchBoards follows the board bucket: all its values first, then every change. A
-// watch is started again when the connection has reconnected (the daemon, or its
-// server, restarted), since the consumer behind it may be gone.
-func (s *Server) watchBoards(ctx context.Context) {
-	bucket := s.subj.Boards()
+// follow follows a bucket (the boards', or the pairings'): all its values first,
+// then every change, each to take. A watch is started again when the connection
+// has reconnected (the daemon, or its server, restarted), since the consumer
+// behind it may be gone.
+func (s *Server) follow(ctx context.Context, bucket string, take func(context.Context, jetstream.KeyValueEntry)) {
 	waiting := false
 	for ctx.Err() == nil {
 		kv, err := s.js.KeyValue(ctx, bucket)
@@ -155,18 +160,18 @@ func (s *Server) watchBoards(ctx context.Context) {
 				if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 					ev = ev.Str("why", "the server has no JetStream: a daemon that keeps no history")
 				}
-				ev.Msg("waiting for the board bucket (history) to exist")
+				ev.Msg("waiting for the bucket (history) to exist")
 				waiting = true
 			}
 			sleep(ctx, boardRetry)
 			continue
 		}
 		if waiting {
-			s.log.Info().Str("bucket", bucket).Msg("following the board bucket")
+			s.log.Info().Str("bucket", bucket).Msg("following the bucket")
 			waiting = false
 		}
-		if err := s.followBoards(ctx, kv); err != nil && ctx.Err() == nil {
-			s.log.Warn().Err(err).Str("bucket", bucket).Msg("board watch ended; starting it again")
+		if err := s.watch(ctx, kv, take); err != nil && ctx.Err() == nil {
+			s.log.Warn().Err(err).Str("bucket", bucket).Msg("bucket watch ended; starting it again")
 			sleep(ctx, boardRetry)
 		}
 	}
@@ -181,7 +186,7 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error {
+func (s *Server) watch(ctx context.Context, kv jetstream.KeyValue, take func(context.Context, jetstream.KeyValueEntry)) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Told, not polled: an idle page wakes for nothing.
@@ -204,7 +209,7 @@ func (s *Server) followBoards(ctx context.Context, kv jetstream.KeyValue) error 
 				continue // every value so far was delivered
 			}
 			// A put or a delete, through the delay stage (delay.go) to the hub.
-			s.board(ctx, e)
+			take(ctx, e)
 		case <-back:
 			return errors.New("the connection reconnected")
 		}
@@ -246,6 +251,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/status", s.apiStatus)
 	mux.HandleFunc("GET /pictures/{port}/{file}", s.pictureFile)
 	mux.HandleFunc("GET /embed/{port}", s.embed)
+	mux.HandleFunc("GET /clubs", s.clubsIndex)
+	mux.HandleFunc("GET /clubs/{club}", s.clubPage)
 	return gzipText(s.guard(mux))
 }
 
@@ -307,24 +314,52 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// apiBoards serves /api/boards: every board, or those the filters of the event
+// stream name (?club=, ?player=, ?port=).
 func (s *Server) apiBoards(w http.ResponseWriter, r *http.Request) {
-	boards := s.hub.snapshot(r.Context())
+	f, ok := s.filterOf(w, r)
+	if !ok {
+		return
+	}
+	boards := s.hub.snapshot(r.Context(), f)
 	if boards == nil {
 		boards = []*Board{}
 	}
 	writeJSON(w, boards)
 }
 
+// filterOf reads what a client follows: ?port=P, or ?club=C (a league hub's
+// page's club), ?player=NAME (a part of a player's name), or both; none: every
+// port. A value that names nothing the page may show is a 400 saying what to send.
+func (s *Server) filterOf(w http.ResponseWriter, r *http.Request) (filter, bool) {
+	q := r.URL.Query()
+	f := filter{port: q.Get("port"), club: q.Get("club")}
+	if _, ok := s.portOf(f.port); f.port != "" && (!ok || f.club != "" || q.Has("player")) {
+		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page, or no port for every board; ?port= goes alone, without ?club= or ?player=", http.StatusBadRequest)
+		return f, false
+	}
+	if f.club != "" && !s.isClub(f.club) {
+		http.Error(w, fmt.Sprintf("?club=%.60q is no club of this page: want one of its clubs' names, as the league's [[club]] tables spell them", f.club), http.StatusBadRequest)
+		return f, false
+	}
+	var err error
+	if f.player, err = playerQuery(q.Get("player")); err != nil || (q.Has("player") && f.player == "") {
+		http.Error(w, errNoGame.Error(), http.StatusBadRequest)
+		return f, false
+	}
+	return f, true
+}
+
 // events is the page's live feed (server-sent events): every board now, then each
-// change; with ?port=P, only port P's. The browser reconnects by itself; "retry"
-// makes it try every second.
+// change; with ?port=P, only port P's, with ?club=C only club C's, with
+// ?player=NAME only the ports where a player of that name plays (filterOf). The
+// browser reconnects by itself; "retry" makes it try every second.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	port := r.URL.Query().Get("port")
-	if _, ok := s.portOf(port); port != "" && !ok {
-		http.Error(w, "want ?port=NAME (lowercase letters, digits, '-' and '_'), or CLUB.NAME on a league hub's page, or no port for every board", http.StatusBadRequest)
+	f, ok := s.filterOf(w, r)
+	if !ok {
 		return
 	}
-	c, ok := s.hub.subscribe(r.Context(), port)
+	c, ok := s.hub.subscribe(r.Context(), f)
 	if !ok {
 		http.Error(w, "stopping", http.StatusServiceUnavailable)
 		return

@@ -86,13 +86,23 @@ const embedJS = `
 		const where = p.tagName.toLowerCase() + "." + (p.className || p.id) + " " + JSON.stringify(node.textContent.slice(0, 30));
 		const cs = getComputedStyle(p);
 		if (parseFloat(cs.fontSize) < 14 - 0.05) bad.push(where + " at " + cs.fontSize);
+		if (p.matches(".game .name")) {
+			// A player's name may be cut, with an ellipsis, its box in the frame.
+			const r = p.getBoundingClientRect();
+			if (p.scrollWidth > p.clientWidth + 1 && cs.textOverflow !== "ellipsis") bad.push(where + " cut without an ellipsis");
+			if (r.left < -1 || r.right > vw + 1 || r.top < -1 || r.bottom > vh + 1) bad.push(where + " " + box(r) + " beyond the " + vw + "x" + vh + " frame");
+			continue;
+		}
 		if (cs.display !== "inline" && p.scrollWidth > p.clientWidth + 1) bad.push(where + " cut: " + p.scrollWidth + " px in " + p.clientWidth);
 		const range = document.createRange();
 		range.selectNodeContents(node);
 		for (const r of range.getClientRects())
 			if (r.width > 0 && (r.left < -1 || r.right > vw + 1 || r.top < -1 || r.bottom > vh + 1)) bad.push(where + " " + box(r) + " beyond the " + vw + "x" + vh + " frame");
 	}
+	if (document.body.dataset.pwned || document.querySelectorAll("script").length !== 2) bad.push("a player's name ran as HTML");
+	const game = document.querySelector(".game:not([hidden])");
 	return {seq: +(board.dataset.seq || 0), answer: document.getElementById("answer").textContent,
+		players: game ? [...game.querySelectorAll(".name")].map(e => e.textContent).join(" - ") : "",
 		problem: document.getElementById("problem").textContent, mark: document.getElementById("mark").textContent,
 		pic: document.getElementById("pic").innerHTML, drawn: Math.round(drawn), bad};`
 
@@ -101,6 +111,7 @@ type embedded struct {
 	Answer  string   `json:"answer"`
 	Problem string   `json:"problem"`
 	Mark    string   `json:"mark"`
+	Players string   `json:"players"`
 	Pic     string   `json:"pic"`
 	Drawn   int      `json:"drawn"`
 	Bad     []string `json:"bad"`
@@ -121,6 +132,7 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// hall plays Lee Sedol against 张伟 (pairBoards); lobby, the last, no game.
 	base, kv := serveBoards(t, []pageBoard{
 		{port: "hall", problem: "goscore", unit: goscore[0]},
 		{port: "lobby", problem: "othello", unit: othello[3]},
@@ -176,8 +188,9 @@ func TestEmbedOnAnotherSite(t *testing.T) {
 	}
 	for _, f := range frames {
 		seq := map[string]uint64{"hall": 1, "lobby": 2}[f.port]
-		v := wait(f.id, "its board and the page's delay", func(v embedded) bool {
-			return v.Seq == seq && v.Mark == "delayed 1 s"
+		players := map[string]string{"hall": "Sedol Lee - 张伟"}[f.port]
+		v := wait(f.id, "its board, its players and the page's delay", func(v embedded) bool {
+			return v.Seq == seq && v.Mark == "delayed 1 s" && v.Players == players
 		})
 		want := map[string]string{"hall": solve("goscore", goscore[0]), "lobby": solve("othello", othello[3])}[f.port]
 		check(f.id, v, seq, f.problem, want)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/browsertest"
 	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/web"
 )
 
@@ -25,9 +27,54 @@ func testDelays() *web.Delays {
 	return web.NewDelays(time.Second, map[string]time.Duration{"club-02": 0, "club-03": 2 * time.Second})
 }
 
+// testPlayers are the players of the screens' games, Black and White in turn: in
+// Latin with accents, Chinese, Arabic and Hebrew (right to left), long enough to be
+// cut, and hostile: HTML that would run if the page wrote a name as HTML.
+var testPlayers = []pairing.Player{
+	{Name: "Lee", FirstName: "Sedol", Rank: "9p"},
+	{Name: "张伟", Rank: "5d"},
+	{Name: "محمد عبد الرحمن القحطاني", Rank: "2k"},
+	{Name: "Álvarez-Núñez de la Peña y Fernández-Villaverde", FirstName: "Aurelio-Maximiliano", Rank: "12k"},
+	{Name: `<script>document.body.dataset.pwned = "script"</script>`, Rank: "1d"},
+	{Name: `<img src=x onerror="document.body.dataset.pwned = 'img'">`, FirstName: "Wolfeschlegelsteinhausenbergerdorff", Rank: "30k"},
+	{Name: "יוסף כהן", Rank: "3d"},
+	{Name: "Chō", FirstName: "Chikun", Rank: "9p"},
+}
+
+// pairBoards loads round 3 in the page's pairings' bucket (SCOREBOARD_PAIRINGS), as
+// the daemon's load writes it: a game on every board's port but the last (a port
+// with no game shows no players; a page of one board has its game), with
+// testPlayers in turn, some with a handicap and a result.
+func pairBoards(t *testing.T, js jetstream.JetStream, boards []pageBoard) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	kv, err := pairing.Setup(ctx, js, bus.DefaultPrefix, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pairing.Round{Info: pairing.Info{Tournament: "Test Open", Round: 3}}
+	tables := map[int]string{}
+	for i, b := range boards {
+		if i == len(boards)-1 && i > 0 {
+			break
+		}
+		g := pairing.Game{Table: i + 1, Handicap: i % 4,
+			Black: testPlayers[(2*i)%len(testPlayers)], White: testPlayers[(2*i+1)%len(testPlayers)]}
+		if i%3 == 2 {
+			g.Result = "W+"
+		}
+		r.Games = append(r.Games, g)
+		tables[i+1] = b.port
+	}
+	if _, err := pairing.Apply(ctx, kv, r, tables, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // serveBoards serves a fresh page with delays d over a board bucket holding boards
-// (put straight in the bucket, as the history writes them) and returns its address
-// and the bucket.
+// (put straight in the bucket, as the history writes them) and the games of
+// pairBoards, and returns its address and the bucket.
 func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays, guard ...web.Guard) (string, jetstream.KeyValue) {
 	t.Helper()
 	ns := bustest.Start(t, bustest.Options{JetStream: true})
@@ -43,7 +90,8 @@ func serveBoards(t *testing.T, boards []pageBoard, d *web.Delays, guard ...web.G
 			t.Fatalf("put %s: %v", b.port, err)
 		}
 	}
-	o := pageOpts{delays: d}
+	pairBoards(t, js, boards)
+	o := pageOpts{delays: d, pairings: true}
 	for _, g := range guard {
 		o.guard = &g
 	}
@@ -116,7 +164,7 @@ const screensJS = `((phone, vw, vh) => {
 		if (phone && w < 0.8 * vw - 0.5) bad.push(port + ": picture drawn " + drawn + ", under 80% of the phone's width (" + vw + ")");
 	}
 	const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-	let texts = 0;
+	let texts = 0, names = 0;
 	for (let node; (node = walk.nextNode());) {
 		const p = node.parentElement;
 		if (!node.textContent.trim() || !p || p.closest("svg") || p.closest("[hidden]") || p.getClientRects().length === 0) continue;
@@ -124,6 +172,16 @@ const screensJS = `((phone, vw, vh) => {
 		const where = (p.closest("[data-port]") ? p.closest("[data-port]").dataset.port + ": " : "") + p.tagName.toLowerCase() + "." + (p.getAttribute("class") || p.id) + " " + JSON.stringify(node.textContent.slice(0, 30));
 		const cs = getComputedStyle(p);
 		if (parseFloat(cs.fontSize) < 14 - 0.05) bad.push(where + " at " + cs.fontSize);
+		if (p.matches(".game .name")) {
+			// A player's name is the one text cut: with an ellipsis, whole in its title,
+			// its box inside its tile and the screen.
+			const r = p.getBoundingClientRect(), tile = p.closest(".tile");
+			if (p.scrollWidth > p.clientWidth + 1 && cs.textOverflow !== "ellipsis") bad.push(where + " cut without an ellipsis");
+			if (p.title !== node.textContent) bad.push(where + " has the title " + JSON.stringify(p.title));
+			if (r.left < -1 || r.right > vw + 1 || (tile && !inside(r, tile.getBoundingClientRect()))) bad.push(where + " " + box(r) + " out of its tile or the screen");
+			names++;
+			continue;
+		}
 		if (cs.display !== "inline" && p.scrollWidth > p.clientWidth + 1) bad.push(where + " cut: " + p.scrollWidth + " px in " + p.clientWidth);
 		if (cs.textOverflow === "ellipsis") bad.push(where + " ends in an ellipsis");
 		const range = document.createRange();
@@ -141,16 +199,26 @@ const screensJS = `((phone, vw, vh) => {
 		}
 	}
 	if (texts === 0) bad.push("no text on the page");
+	// Every player's line in its order, whatever the name's direction: the stone,
+	// the name, the rank, left to right (an isolate each), on one line.
+	for (const pl of [...document.querySelectorAll(".tile .game .player")].filter(e => e.getClientRects().length > 0)) {
+		const [st, nm, rk] = [".stone", ".name", ".rank"].map(s => pl.querySelector(s).getBoundingClientRect());
+		if (!(st.right <= nm.left + 1 && nm.right <= rk.left + 1) || Math.abs(st.top + st.height / 2 - (rk.top + rk.height / 2)) > rk.height)
+			bad.push(pl.closest("[data-port]").dataset.port + ": player " + JSON.stringify(pl.textContent) + " out of order: stone " + box(st) + ", name " + box(nm) + ", rank " + box(rk));
+	}
+	// No name ran as HTML: the page's scripts are its own two, no image of a name.
+	if (document.body.dataset.pwned) bad.push("a player's name ran as HTML: " + document.body.dataset.pwned);
+	if (document.querySelectorAll("script").length !== 2 || document.querySelector("main img")) bad.push("a player's name made elements: " + document.querySelectorAll("script").length + " scripts");
 	const screen = {left: 0, top: 0, right: vw, bottom: vh};
-	for (const id of ["conn", "delay", "clock", "history-off"]) {
+	for (const id of ["conn", "delay", "clock", "history-off", "find"]) {
 		const e = document.getElementById(id);
 		if (!e) { bad.push("no #" + id); continue; }
-		if (id === "history-off" && e.hidden) continue;
+		if ((id === "history-off" || id === "find") && e.hidden) continue;
 		const r = e.getBoundingClientRect();
 		if (e.hidden || r.width === 0) bad.push("#" + id + " not shown");
 		else if (!inside(r, screen)) bad.push("#" + id + " " + box(r) + " beyond the screen " + vw + "x" + vh);
 	}
-	return {bad, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
+	return {bad, names, games: [...document.querySelectorAll(".tile .game")].filter(e => e.getClientRects().length > 0).length, height: document.scrollingElement.scrollHeight, smallest: Math.round(smallest),
 		cols: +getComputedStyle(document.getElementById("tiles")).getPropertyValue("--cols")};
 })`
 
@@ -190,7 +258,19 @@ func TestPageOnEveryScreen(t *testing.T) {
 	start := time.Now()
 	loads := 0
 	for _, pg := range pages {
-		base, _ := serveBoards(t, pg.boards, testDelays())
+		d := testDelays()
+		hub := strings.HasPrefix(pg.name, "hub")
+		if hub {
+			// A hub's page knows its clubs: its header links to their index.
+			var clubs []string
+			for _, b := range pg.boards {
+				if c, _, _ := strings.Cut(b.port, "."); !slices.Contains(clubs, c) {
+					clubs = append(clubs, c)
+				}
+			}
+			d.SetLeague(clubs, map[string]time.Duration{"club-02": 0, "club-03": 2 * time.Second})
+		}
+		base, _ := serveBoards(t, pg.boards, d)
 		for _, sc := range screens {
 			what := fmt.Sprintf("%s at %dx%d", pg.name, sc.width, sc.height)
 			b.Viewport(t, sc.width, sc.height, sc.phone)
@@ -199,6 +279,8 @@ func TestPageOnEveryScreen(t *testing.T) {
 			waitLaidOut(t, b, len(pg.boards))
 			got := browsertest.Eval[struct {
 				Bad      []string `json:"bad"`
+				Names    int      `json:"names"`
+				Games    int      `json:"games"`
 				Height   int      `json:"height"`
 				Smallest int      `json:"smallest"`
 				Cols     int      `json:"cols"`
@@ -213,7 +295,13 @@ func TestPageOnEveryScreen(t *testing.T) {
 					t.Errorf("  %s", s)
 				}
 			}
-			t.Logf("%s: %d columns, smallest picture %d px, page %d px high", what, got.Cols, got.Smallest, got.Height)
+			if find := browsertest.Eval[bool](t, b, `!document.getElementById("find").hidden`); find != hub {
+				t.Errorf("%s: the link to the clubs' index shown %v, want %v", what, find, hub)
+			}
+			if want := max(len(pg.boards)-1, 1); got.Games != want || got.Names != 2*want {
+				t.Errorf("%s: %d tiles show a game, %d names, want %d and %d (every port but the last has a game)", what, got.Games, got.Names, want, 2*want)
+			}
+			t.Logf("%s: %d columns, smallest picture %d px, page %d px high, %d games", what, got.Cols, got.Smallest, got.Height, got.Games)
 			// The delays: the page's in the header, and a club's own in its heading.
 			delays := browsertest.Eval[[]string](t, b, `[document.getElementById("delay").textContent,
 				...[...document.querySelectorAll("h2.club .delay:not([hidden])")].map(e => e.closest("h2").dataset.club + ": " + e.textContent)]`)
@@ -244,8 +332,9 @@ func waitLaidOut(t *testing.T, b *browsertest.Browser, n int) {
 	t.Helper()
 	bustest.Wait(t, fmt.Sprintf("%d tiles laid out and the delay badge", n), func() (bool, string) {
 		got := browsertest.Eval[[]string](t, b, `[String(document.querySelectorAll(".tile[data-seq]").length),
-			document.getElementById("tiles").dataset.settled || "", document.getElementById("delay").textContent]`)
-		return got[0] == fmt.Sprint(n) && got[1] == fmt.Sprint(n) && strings.HasPrefix(got[2], "delayed"),
-			fmt.Sprintf("%s tiles with their unit, laid out for %q, delay badge %q", got[0], got[1], got[2])
+			document.getElementById("tiles").dataset.settled || "", document.getElementById("delay").textContent,
+			String(document.querySelectorAll(".tile[data-game^='3/']").length)]`)
+		return got[0] == fmt.Sprint(n) && got[1] == fmt.Sprint(n) && strings.HasPrefix(got[2], "delayed") && got[3] == fmt.Sprint(max(n-1, 1)),
+			fmt.Sprintf("%s tiles with their unit, laid out for %q, delay badge %q, %s with their game", got[0], got[1], got[2], got[3])
 	})
 }

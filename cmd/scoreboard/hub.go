@@ -145,6 +145,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			s, err := webpkg.New(hub.Conn(), league.SubjectPrefix, log)
 			if err == nil {
 				s.WithDelays(delays)
+				s.WithPairings()
 			}
 			return s, err
 		})

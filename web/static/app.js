@@ -5,6 +5,13 @@
 
 const large = location.pathname.startsWith("/boards/")
   ? decodeURIComponent(location.pathname.slice("/boards/".length)) : null;
+// A league hub's page of one club, /clubs/<club>: its tiles alone, from its own
+// events (?club=), not the whole league's.
+const onlyClub = location.pathname.startsWith("/clubs/")
+  ? decodeURIComponent(location.pathname.slice("/clubs/".length)) : null;
+// One port's page follows that port's events alone: a phone that found a player's
+// board is sent that board, not the league's.
+const only = onlyClub ? "?club=" + encodeURIComponent(onlyClub) : large ? "?port=" + encodeURIComponent(large) : "";
 const tilesEl = document.getElementById("tiles");
 const tiles = new Map();
 // On a league hub's page a port is <club>.<port>: each club's tiles follow a heading
@@ -51,22 +58,25 @@ function tileFor(port) {
   const name = el("a", "port", club ? port.slice(club.length + 1) : port);
   name.href = "/boards/" + encodeURIComponent(port);
   const problem = el("span", "problem");
-  h.append(name, problem);
+  const game = gameBlock();
+  h.append(name, problem, game.line);
   const meta = el("div", "meta");
   const seq = el("span", "seq");
   const time = el("span", "time");
   const state = el("span", "state");
-  meta.append(seq, time, state);
+  // The players first, beside the unit's line when the tile is wide enough.
+  meta.append(game.root, seq, time, state);
   const pic = el("div", "pic");
   const caption = el("div", "caption");
   const answer = el("pre", "answer");
   const links = el("div", "links");
   root.append(h, meta, pic, caption, answer, links);
-  t = { root, problem, seq, time, state, pic, caption, answer, links, key: "", club, at: 0, stateText: "", stateCls: "" };
+  t = { root, problem, seq, time, state, pic, caption, answer, links, game, key: "", club, at: 0, stateText: "", stateCls: "" };
   if (club && !large && !clubs.has(club)) {
     const head = el("h2", "club");
     head.dataset.club = club;
-    const cname = el("span", "club-name", club);
+    const cname = el("a", "club-name", club);
+    cname.href = "/clubs/" + encodeURIComponent(club);
     const link = el("span", "link");
     const age = el("span", "age");
     const delay = el("span", "delay");
@@ -101,6 +111,12 @@ function update(b) {
   t.stateText = stext; t.stateCls = scls;
   if (b.time) t.at = Math.max(t.at, Date.parse(b.time) || 0);
   showClub(t.club);
+  // The players come and go with the round loaded, on the board shown: a port
+  // with no game in the round shows none.
+  if (showGame(t.game, b.game)) {
+    t.root.dataset.game = b.game ? b.game.round + "/" + b.game.table : "";
+    schedule();
+  }
   const key = b.revision + "/" + b.seq;
   if (!b.revision || key === t.key) return;
   t.key = key;
@@ -333,7 +349,7 @@ function setConn(up) {
 
 async function loadBoards() {
   try {
-    const r = await fetch("/api/boards", { cache: "no-store" });
+    const r = await fetch("/api/boards" + only, { cache: "no-store" });
     if (r.ok) for (const b of await r.json()) update(b);
   } catch (e) { /* the event stream brings them when the server is back */ }
 }
@@ -358,7 +374,7 @@ async function loadHistory() {
 
 let es = null;
 function connect() {
-  es = new EventSource("/api/events");
+  es = new EventSource("/api/events" + only);
   es.onopen = () => { reopened(); setConn(true); };
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
@@ -383,6 +399,7 @@ if (large) {
   document.title = large + " · Scoreboard";
   loadHistory();
 }
+if (onlyClub) document.title = onlyClub + " · Scoreboard";
 // The daemon's history not storing (a full disk): a small warning, the boards go on.
 // A delayed page says so, and by how much; on a hub, each club whose delay is its own.
 let delays = { page: 0, clubs: {} };
@@ -392,6 +409,8 @@ async function status() {
     if (!r.ok) return;
     const st = await r.json();
     document.getElementById("history-off").hidden = st.history_ok !== false;
+    // A league hub's page links to its index of clubs and players, with the search.
+    document.getElementById("find").hidden = !st.league;
     delays = { page: seconds(st.delay_seconds), clubs: st.club_delay_seconds || {} };
     showDelays();
   } catch (e) { /* the connection badge says it */ }

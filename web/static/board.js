@@ -72,3 +72,59 @@ function reopenDelay() {
   return ms * (0.75 + Math.random() / 4);
 }
 function reopened() { refusals = 0; }
+
+// gameBlock makes what a tile shows of its game: its round, table, handicap and
+// result (line, which the tile puts beside its port's name), and Black and White
+// with their ranks (root: on one line when the tile is wide, else one a line,
+// as they fit). Every name is
+// text (textContent), each in an isolate of its own direction (<bdi dir=auto>),
+// so that no name, of any script, turns the tile's other text around; a long
+// one is cut with an ellipsis by the style sheet, whole in its title.
+function gameBlock() {
+  const root = document.createElement("div");
+  root.className = "game";
+  root.hidden = true;
+  const line = document.createElement("span");
+  line.className = "round";
+  line.hidden = true;
+  const sides = {};
+  for (const colour of ["black", "white"]) {
+    const p = document.createElement("div");
+    p.className = "player " + colour;
+    const stone = document.createElement("span");
+    stone.className = "stone";
+    stone.setAttribute("role", "img");
+    stone.setAttribute("aria-label", colour);
+    const name = document.createElement("bdi");
+    name.className = "name";
+    name.dir = "auto";
+    const rank = document.createElement("span");
+    rank.className = "rank";
+    p.append(stone, name, rank);
+    root.append(p);
+    sides[colour] = { name, rank };
+  }
+  return { root, line, sides, text: "" };
+}
+
+// showGame writes game g (or none: no players) in a gameBlock; true when what it
+// shows changed.
+function showGame(gb, g) {
+  const text = g ? JSON.stringify(g) : "";
+  if (text === gb.text) return false;
+  gb.text = text;
+  gb.root.hidden = !g;
+  gb.line.hidden = !g;
+  if (!g) return true;
+  const parts = ["Round " + g.round, "Table " + g.table];
+  if (g.handicap) parts.push("handicap " + g.handicap);
+  if (g.result) parts.push(g.result);
+  gb.line.textContent = parts.join(" · ");
+  for (const colour of ["black", "white"]) {
+    const p = g[colour] || {};
+    gb.sides[colour].name.textContent = p.name || "?";
+    gb.sides[colour].name.title = p.name || "";
+    gb.sides[colour].rank.textContent = p.rank || "";
+  }
+  return true;
+}

@@ -8,8 +8,15 @@ const $ = (id) => document.getElementById(id);
 // never called live, even for a moment.
 let key = "", up = false, delay = 0, known = false;
 
+// Who plays: under the port's name (board.js).
+const game = gameBlock();
+$("problem").after(game.line);
+$("board").querySelector(".top").append(game.root);
+
 async function update(b) {
-  if (b.port !== port || !b.revision) return;
+  if (b.port !== port) return;
+  if (showGame(game, b.game)) $("board").dataset.game = b.game ? b.game.round + "/" + b.game.table : "";
+  if (!b.revision) return;
   const k = b.revision + "/" + b.seq;
   if (k === key) return;
   key = k;
