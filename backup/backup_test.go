@@ -57,6 +57,10 @@ func streamMsgs(t *testing.T, js jetstream.JetStream, name string) ([]stored, *j
 
 // filled is a bus with a history stream and its bucket, holding units, results,
 // a gap in the middle (a deleted message) and after the last (deleted too).
+// repair is the subject the history takes a message on (the recorder's copy) and
+// stores under the one given.
+var repair = bus.Subjects{Prefix: "scoreboard"}.Repair
+
 func filled(t *testing.T) (*bustest.Bus, jetstream.JetStream) {
 	t.Helper()
 	b := bustest.Start(t, bustest.Options{Off: true, JetStream: true})
@@ -71,14 +75,15 @@ func filled(t *testing.T) (*bustest.Bus, jetstream.JetStream) {
 	}
 	nc := b.Daemon()
 	for i := 1; i <= 20; i++ {
-		m := nats.NewMsg(fmt.Sprintf("scoreboard.dump.goscore.hall"))
+		// The history takes only the recorder's copies, on the repair subjects.
+		m := nats.NewMsg(repair("scoreboard.dump.goscore.hall"))
 		m.Header.Set("Scoreboard-Seq", fmt.Sprint(i))
 		m.Header.Set("Nats-Msg-Id", fmt.Sprintf("d.x.%d", i))
 		m.Data = []byte(fmt.Sprintf("unit %d\n\x00binary\xff", i))
 		if err := nc.PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}
-		if err := nc.Publish("scoreboard.result.goscore.hall", []byte(fmt.Sprintf(`{"seq":%d}`, i))); err != nil {
+		if err := nc.Publish(repair("scoreboard.result.goscore.hall"), []byte(fmt.Sprintf(`{"seq":%d}`, i))); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := kv.Put(ctx, "hall", []byte(fmt.Sprint(i))); err != nil {
@@ -163,7 +168,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	// The stream goes on after its last number, the deleted one included.
-	if err := r.Daemon().Publish("scoreboard.result.goscore.hall", []byte(`{"seq":21}`)); err != nil {
+	if err := r.Daemon().Publish(repair("scoreboard.result.goscore.hall"), []byte(`{"seq":21}`)); err != nil {
 		t.Fatal(err)
 	}
 	bustest.Wait(t, "the next message at 41", func() (bool, string) {
@@ -333,7 +338,7 @@ func TestBackupUnderLoad(t *testing.T) {
 			}
 			n++
 			// The history takes only the recorder's copies, on the repair subjects.
-			if err := nc.Publish(bus.Subjects{Prefix: "scoreboard"}.Repair("scoreboard.dump.goscore.hall"), fmt.Appendf(nil, "unit %d", n)); err != nil {
+			if err := nc.Publish(repair("scoreboard.dump.goscore.hall"), fmt.Appendf(nil, "unit %d", n)); err != nil {
 				return
 			}
 			if n%5 == 0 {
