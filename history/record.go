@@ -34,6 +34,13 @@ const (
 	// message the stream stored whose ack was lost with its leader is sent again
 	// after the election (4 to 9 s) and the back-off, and must be known then.
 	RecordDuplicates = 2 * time.Minute
+	// ownOrigins bounds the origins the recorder knows as the daemon's own ports':
+	// every port start is a new one, and a board that comes and goes for weeks
+	// would otherwise grow the set for the daemon's life. Far more than a daemon's
+	// ports; the one forgotten is the one that recorded least recently (a port
+	// stopped long ago), and a forgotten port's copy from the bus is only published
+	// twice, the second a duplicate the stream drops.
+	ownOrigins = 256
 )
 
 // recordRetry spaces the publishes after a refusal: the stream is without a leader
@@ -73,7 +80,10 @@ type Recorder struct {
 	wake     chan struct{}
 
 	subs []*nats.Subscription
-	own  sync.Map // origins of the daemon's own ports, recorded by Record
+
+	ownMu   sync.Mutex
+	own     map[string]uint64 // origins of the daemon's own ports (Record): when each last recorded
+	ownTick uint64
 
 	// refusing is failures > 0, read without the lock: every display writer asks
 	// it (Storing) for every outcome it holds.
@@ -102,6 +112,7 @@ func NewRecorder(nc *nats.Conn, prefix string, log zerolog.Logger) (*Recorder, e
 		log:  log.With().Str("component", "history").Logger(),
 		warn: logging.NewSampler(5, time.Second, 100),
 		wake: make(chan struct{}, 1),
+		own:  map[string]uint64{},
 	}, nil
 }
 
@@ -162,9 +173,38 @@ func (r *Recorder) unsubscribe() {
 // recorded here to it. Safe for concurrent use; it never blocks.
 func (r *Recorder) Record(m *nats.Msg) {
 	if d, _ := bus.ReadDump(m.Header); d.Origin != "" {
-		r.own.Store(d.Origin, struct{}{})
+		r.ownRecorded(d.Origin)
 	}
 	r.keep(m)
+}
+
+// ownRecorded marks origin as the daemon's own, recorded now, and forgets the
+// least recently recorded beyond ownOrigins.
+func (r *Recorder) ownRecorded(origin string) {
+	r.ownMu.Lock()
+	defer r.ownMu.Unlock()
+	r.ownTick++
+	_, known := r.own[origin]
+	r.own[origin] = r.ownTick
+	if known || len(r.own) <= ownOrigins {
+		return
+	}
+	// A new origin beyond the bound: a scan of ownOrigins entries, once a port start.
+	oldest, at := "", r.ownTick
+	for o, t := range r.own {
+		if t < at {
+			oldest, at = o, t
+		}
+	}
+	delete(r.own, oldest)
+}
+
+// isOwn reports whether origin is one of the daemon's own ports'.
+func (r *Recorder) isOwn(origin string) bool {
+	r.ownMu.Lock()
+	defer r.ownMu.Unlock()
+	_, ok := r.own[origin]
+	return ok
 }
 
 // fromBus is the subscriptions' callback: a message of the daemon's own ports is
@@ -176,7 +216,7 @@ func (r *Recorder) fromBus(m *nats.Msg) {
 		origin, _, _ = bus.ParseResultID(m.Header.Get(bus.HeaderMsgID))
 	}
 	if origin != "" {
-		if _, ok := r.own.Load(origin); ok {
+		if r.isOwn(origin) {
 			return
 		}
 	}
