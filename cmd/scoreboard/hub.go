@@ -81,6 +81,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	if err != nil {
 		return err
 	}
+	budget := applyBudget(c, true, log)
+	opts.MaxMemory = budget / 4
 	var hub *league.Hub
 	if c.NATS.URL != "" {
 		nc, err := c.Connect("scoreboard hub", log)
