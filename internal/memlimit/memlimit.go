@@ -26,9 +26,11 @@ const (
 	Min = 32 << 20
 	// Max is the largest: beyond any machine a club or a league rents.
 	Max = 1 << 40
-	// RunMax caps run's default: a club's daemon lives in tens of MiB; a quarter of
-	// a large machine would let a flood's garbage pile up to it before a collection.
-	RunMax = 256 << 20
+	// RunMax caps run's default: a club's daemon lives in tens of MiB, and under
+	// GOGC 400 (tuneGC) a flood's garbage piles up to the limit before a
+	// collection; 128 MiB was run's soft limit before the budget, and the history's
+	// soak bounds what the runtime holds by it (TestSoakStdioHistory).
+	RunMax = 128 << 20
 )
 
 // Share is the part of the budget given to Go's soft limit, in 1/16ths: the rest is

@@ -44,12 +44,12 @@ func TestDefault(t *testing.T) {
 		machine int64
 		want    int64
 	}{
-		{false, 1 << 30, 256 << 20},   // a Pi with 1 GiB: a quarter
-		{false, 512 << 20, 128 << 20}, // a Pi with 512 MiB
-		{false, 24 << 30, RunMax},     // a large machine: at most RunMax
-		{false, 64 << 20, Min},        // never under Min
-		{false, 0, Min},               // unknown
-		{true, 4 << 30, 2 << 30},      // a rented hub of 4 GiB: half
+		{false, 1 << 30, RunMax},     // a Pi with 1 GiB: at most RunMax
+		{false, 256 << 20, 64 << 20}, // a Pi with 256 MiB: a quarter
+		{false, 24 << 30, RunMax},    // a large machine: at most RunMax
+		{false, 64 << 20, Min},       // never under Min
+		{false, 0, Min},              // unknown
+		{true, 4 << 30, 2 << 30},     // a rented hub of 4 GiB: half
 		{true, 0, 1 << 30},
 		{true, 32 << 20, Min},
 	} {
