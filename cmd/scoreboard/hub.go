@@ -42,7 +42,7 @@ func hubCommand(io stdio) *cobra.Command {
 			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
 		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),
 	}
-	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log] and one [[club]] table per club")
+	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log], [memory] and one [[club]] table per club")
 	load := addSettings(cmd, config.HubKeys()...)
 	cmd.AddCommand(hubKeyCommand(io))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
