@@ -30,7 +30,7 @@ import (
 // The long runs of issue 44 (BENCHMARKS.md, "Long runs"), each behind SOAK=DURATION:
 // a process played for that long, its RSS and goroutines sampled every
 // SOAK_SAMPLE (1m), and their slopes after SOAK_WARM (10m) reported as a share of
-// their mean an hour. SOAK_OUT=FILE appends every sample and the summary to FILE as
+// their mean an hour; and the slope of the RSS's peaks, each SOAK_WINDOW's (15m). SOAK_OUT=FILE appends every sample and the summary to FILE as
 // they come, so a run cut short still says what it measured.
 
 // soakEnv is the long run's settings; it skips the test without SOAK.
@@ -156,6 +156,27 @@ func slope(samples []soakSample, warm time.Duration, f func(soakSample) float64)
 	return sxy / sxx / my, n
 }
 
+// peaks are the largest RSS of each window of the samples after warm, each at its
+// window's middle: a process whose memory is a sawtooth (the hub's streams fill
+// their 8 MiB blocks together, then let them go) is flat when its peaks are, and the
+// slope of all its samples is the phase of the last tooth.
+func peaks(samples []soakSample, warm, window time.Duration) []soakSample {
+	var out []soakSample
+	for from := warm; ; from += window {
+		var top soakSample
+		found := false
+		for _, s := range samples {
+			if s.at >= from && s.at < from+window && s.rssKiB > top.rssKiB {
+				top, found = s, true
+			}
+		}
+		if !found || samples[len(samples)-1].at < from+window {
+			return out
+		}
+		out = append(out, soakSample{at: from + window/2, rssKiB: top.rssKiB})
+	}
+}
+
 // summary reports the samples' slopes and ranges after the warm-up.
 func (e soakEnv) summary(t *testing.T, what string, samples []soakSample) {
 	t.Helper()
@@ -171,6 +192,17 @@ func (e soakEnv) summary(t *testing.T, what string, samples []soakSample) {
 		e.say(t, "SOAK_RESULT %s: no sample after the warm-up (%v)", what, e.warm)
 		return
 	}
+	window := 15 * time.Minute
+	if v, err := time.ParseDuration(os.Getenv("SOAK_WINDOW")); err == nil && v > 0 {
+		window = v
+	}
+	top := peaks(samples, e.warm, window)
+	ps, _ := slope(top, 0, func(s soakSample) float64 { return float64(s.rssKiB) })
+	var tops []string
+	for _, p := range top {
+		tops = append(tops, fmt.Sprintf("%.0f", float64(p.rssKiB)/1024))
+	}
+	e.say(t, "SOAK_PEAKS %s window=%v rss_peaks_mib=%s rss_peak_slope_pct_per_hour=%.2f", what, window, strings.Join(tops, ","), 100*ps)
 	e.say(t, "SOAK_RESULT %s duration=%v samples_after_warm=%d warm=%v rss_mib_min=%.1f rss_mib_max=%.1f rss_slope_pct_per_hour=%.2f goroutines_min=%d goroutines_max=%d goroutines_slope_pct_per_hour=%.2f",
 		what, samples[len(samples)-1].at.Round(time.Second), n, e.warm, float64(slices.Min(rss))/1024, float64(slices.Max(rss))/1024, 100*rs,
 		slices.Min(gor), slices.Max(gor), 100*gs)
