@@ -19,8 +19,8 @@ func Example() []byte {
 	return b.Bytes()
 }
 
-// ExampleHub is configs/league-hub.toml: a league hub's [league] keys, and its
-// [[club]] tables (read by the league package, reloaded on SIGHUP).
+// ExampleHub is configs/league-hub.toml: a league hub's [league] keys, its memory
+// budget, and its [[club]] tables (read by the league package, reloaded on SIGHUP).
 func ExampleHub() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# scoreboard hub --config /etc/scoreboard/league-hub.toml
@@ -31,12 +31,12 @@ func ExampleHub() []byte {
 # a stream per club keeps the club's history. Each
 # [league] key is also a flag and an environment variable, by the same rule as
 # scoreboard.toml's; [nats] (nats.url: an existing nats-server as the hub,
-# configs/league-hub.conf) and [log] are taken too. SIGHUP reads the [[club]] tables
+# configs/league-hub.conf), [log] and [memory] are taken too. SIGHUP reads the [[club]] tables
 # again: clubs added are let in, clubs removed are refused and their links closed; a
 # bad file is logged and the running clubs kept. docs/league.md says what each side
 # trusts.
 `)
-	writeKeys(&b, func(s *Setting) bool { return s.hub })
+	writeKeys(&b, func(s *Setting) bool { return s.hub || s.key == MemoryKey })
 	b.WriteString(`
 # One table per club. name: the club's --hub-club (lowercase letters, digits, '-',
 # '_'), its JetStream domain and its user here. nkey: its public key, which

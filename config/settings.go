@@ -24,6 +24,7 @@ import (
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/internal/memlimit"
 	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 	"github.com/goclub/scoreboard/serialio"
@@ -74,6 +75,9 @@ type Config struct {
 		StateDir              string
 		Workers               bool
 	}
+	// Memory is the process's budget (memlimit): a size, or "" for a share of
+	// the machine's.
+	Memory  struct{ Budget string }
 	History struct {
 		Enabled          bool
 		MaxAge, MaxBytes string
@@ -269,6 +273,27 @@ var settings = []*Setting{
 			"worker credentials): the shape for a small board computer that only bridges its\n" +
 			"serial ports. The watchdog's health check then pings any worker of the service.\n" +
 			"README, \"Scaling out\"."},
+
+	// [memory]: run's and the hub's (HubKeys).
+	{key: "memory.budget", group: GroupDaemon, def: "", example: "512MiB",
+		help:   "the process's memory budget, a `size` (64MiB, 1GiB): Go's soft limit is 7/8 of it unless $GOMEMLIMIT is set; empty: a quarter of the machine's memory for run (at most 128MiB), half for hub",
+		global: func(c *Config) any { return &c.Memory.Budget },
+		doc: "The process's memory budget, the embedded NATS server's stores included: Go's soft\n" +
+			"memory limit is set to 7/8 of it (unless $GOMEMLIMIT is set, which wins), and the\n" +
+			"collector hands back the stores' idle block buffers to stay within it. Left out: a\n" +
+			"quarter of the machine's memory (the cgroup's memory.max if lower, else MemTotal)\n" +
+			"for run, at most 128MiB; half of it for scoreboard hub. docs/operations.md,\n" +
+			"\"Memory budget\".",
+		check: func(v any) string {
+			if v.(string) == "" {
+				return ""
+			}
+			n, err := history.ParseSize(v.(string))
+			if err != nil {
+				return err.Error()
+			}
+			return memlimit.Check(n)
+		}},
 
 	// [history]
 	{key: "history.enabled", group: GroupHistory, def: true, alias: "history",
@@ -620,6 +645,8 @@ var (
 	NATSClientKeys = []string{"nats.url", "nats.user", "nats.password", "nats.token", "nats.nkey", "nats.creds",
 		"nats.tls_ca", "nats.tls_cert", "nats.tls_key", "nats.prefix"}
 	LogKeys = []string{"log.level", "log.format"}
+	// MemoryKey is run's and the hub's memory budget.
+	MemoryKey = "memory.budget"
 )
 
 // Hub says whether the setting is scoreboard hub's alone (a league hub's [league]).
@@ -644,7 +671,7 @@ func HubKeys() []string {
 			keys = append(keys, s.key)
 		}
 	}
-	return append(append(keys, NATSClientKeys...), LogKeys...)
+	return append(append(append(keys, NATSClientKeys...), LogKeys...), MemoryKey)
 }
 
 // Lookup returns the settings of keys; none is every setting.

@@ -1,6 +1,7 @@
 package league
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,13 +38,13 @@ const boardsMaxBytes = 256 << 20
 // the boards keeper makes again from the clubs' streams when the hub starts (it reads
 // each subject's last message first), so a copy on disk would only cost a write per
 // board. A bucket of an earlier hub, on disk, is made again in memory.
-func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) error {
+func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int, maxBytes int64) error {
 	cfg := jetstream.KeyValueConfig{
 		Bucket:      Bucket,
 		Description: "scoreboard league: each club's ports' latest result, with its unit",
 		History:     1,
 		Storage:     jetstream.MemoryStorage,
-		MaxBytes:    boardsMaxBytes,
+		MaxBytes:    maxBytes,
 		Replicas:    max(replicas, 1),
 	}
 	if old, err := js.KeyValue(ctx, Bucket); err == nil {
@@ -70,7 +71,7 @@ func setupBoards(ctx context.Context, js jetstream.JetStream, replicas int) erro
 // the bucket and the page go on for the other clubs. SetClubs starts and stops the
 // followers.
 func (h *Hub) RunBoards(ctx context.Context) error {
-	if err := setupBoards(ctx, h.js, h.replicas); err != nil {
+	if err := setupBoards(ctx, h.js, h.replicas, cmp.Or(h.boardsBytes, boardsMaxBytes)); err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the bucket was set up (the hub's server away): a stop,
 			// not a failure of the hub.

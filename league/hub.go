@@ -38,6 +38,11 @@ type Options struct {
 	// State is StoreDir, locked (history.OpenStateDir): the clubs' streams are
 	// fitted to its filesystem's room. nil: not fitted.
 	State *history.StateDir
+	// MaxMemory, if not 0, is the server's JetStream memory (memory.budget's
+	// quarter), and bounds LEAGUE_BOARDS, the one stream held in memory: the server
+	// would otherwise take 3/4 of Go's soft limit, and refuse the bucket's 256 MiB
+	// under a small budget.
+	MaxMemory int64
 }
 
 // Hub is the league's hub: an embedded nats-server with JetStream in the domain
@@ -54,6 +59,8 @@ type Hub struct {
 	// replicas are the clubs' streams' and LEAGUE_BOARDS' copies: 1 on one server, 3 on a
 	// hub cluster of three (Attach).
 	replicas int
+	// boardsBytes bounds LEAGUE_BOARDS (boardsMaxBytes, or less under Options.MaxMemory).
+	boardsBytes int64
 
 	portsMu sync.Mutex
 	ports   map[string]map[string]bool // club -> its ports seen in LEAGUE_BOARDS
@@ -109,6 +116,11 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		FeatureFlags:               map[string]bool{server.FeatureFlagJsAPIReplyFormatV2: true},
 		CustomClientAuthentication: a,
 	}
+	boards := int64(boardsMaxBytes)
+	if o.MaxMemory > 0 {
+		opts.JetStreamMaxMemory = o.MaxMemory
+		boards = min(boards, o.MaxMemory)
+	}
 	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)
 	if opts.LeafNode.TLSConfig, err = leafTLS(o.LeafTLSCert, o.LeafTLSKey, o.LeafTLSClientCA); err != nil {
 		return nil, err
@@ -144,7 +156,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, err
 	}
-	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, clubsChanged: make(chan struct{}, 1),
+	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, boardsBytes: boards, clubsChanged: make(chan struct{}, 1),
 		accounts: map[string]*server.Account{}}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
@@ -165,7 +177,7 @@ func Attach(ctx context.Context, nc *nats.Conn, clubs []Club, replicas int, log 
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{nc: nc, js: js, replicas: replicas, log: log.With().Str("component", "league").Logger(), clubsChanged: make(chan struct{}, 1)}
+	h := &Hub{nc: nc, js: js, replicas: replicas, boardsBytes: boardsMaxBytes, log: log.With().Str("component", "league").Logger(), clubsChanged: make(chan struct{}, 1)}
 	if err := h.SetClubs(ctx, clubs); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func hubCommand(io stdio) *cobra.Command {
 			"  scoreboard history --nats-url nats://127.0.0.1:4322 --club north --last 10",
 		Args: noArgs("takes only flags (the clubs: [[club]] tables in --config)"),
 	}
-	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log] and one [[club]] table per club")
+	cmd.Flags().StringVar(&path, "config", "", "the hub's configuration `file` (TOML): [league], [nats], [log], [memory] and one [[club]] table per club")
 	cmd.Flags().BoolVar(&check, "check", false, "check the file (its clubs, its settings, the leaf listener's certificate) as the hub would at start, say it is good, and exit; a bad file exits non-zero with the hub's own errors")
 	load := addSettings(cmd, config.HubKeys()...)
 	cmd.AddCommand(hubKeyCommand(io))
@@ -93,6 +93,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	if err != nil {
 		return err
 	}
+	budget := applyBudget(c, true, log)
+	opts.MaxMemory = budget / 4
 	var hub *league.Hub
 	if c.NATS.URL != "" {
 		nc, err := c.Connect("scoreboard hub", log)

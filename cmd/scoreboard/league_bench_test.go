@@ -500,7 +500,8 @@ func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub,
 // LEAGUE_BENCH=1: a hub as real processes and LEAGUE_BENCH_CLUBS clubs (20), each an
 // embedded server with its own JetStream domain and history stream, fed by this
 // test as a daemon's ports and workers feed it (the stand-in issue 34 allows), 4
-// ports a club, each answering 2 units a second for LEAGUE_BENCH_DURATION (5m),
+// ports a club, each answering 2 units a second (a unit each LEAGUE_BENCH_INTERVAL,
+// 500ms) for LEAGUE_BENCH_DURATION (5m),
 // while LEAGUE_BENCH_VIEWERS (100) viewers hold the hub page's event stream open
 // (benchViewer: each opens it again when the page drops it as too slow, as a
 // browser does; the first decodes the boards into a pageDelays, followPage's,
@@ -546,6 +547,12 @@ func TestLeagueScaleBench(t *testing.T) {
 	if err != nil {
 		dur = 5 * time.Minute
 	}
+	// LEAGUE_BENCH_INTERVAL: a unit a port every this long (500ms); 30s is a club's
+	// realistic rate (issue 44: 800 boards, a unit a board every 30 s).
+	interval, err := time.ParseDuration(os.Getenv("LEAGUE_BENCH_INTERVAL"))
+	if err != nil || interval <= 0 {
+		interval = 500 * time.Millisecond
+	}
 	profile := os.Getenv("LEAGUE_BENCH_HUB_CPUPROFILE")
 	if profile != "" {
 		if profile, err = filepath.Abs(profile); err != nil {
@@ -577,7 +584,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	t.Logf("clubs: %d started in %v, %d at a time; this process's RSS %d MiB, %d KiB more a club (each club's embedded server, its proxy and publisher)",
 		nClubs, time.Since(t0).Round(time.Millisecond), parallel, rss1/1024, (rss1-rss0)/max(nClubs, 1))
 
-	// The clubs play: every port a unit each 500 ms, the clubs' ticks spread.
+	// The clubs play: every port a unit each interval, the clubs' ticks spread.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var wg sync.WaitGroup
@@ -590,9 +597,9 @@ func TestLeagueScaleBench(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(time.Duration(i) * 500 * time.Millisecond / time.Duration(nClubs)):
+			case <-time.After(time.Duration(i) * interval / time.Duration(nClubs)):
 			}
-			tick := time.NewTicker(500 * time.Millisecond)
+			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for {
 				select {
@@ -672,7 +679,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	perUnit := func(v int64) float64 { return float64(v) / float64(max(n, 1)) }
 	cpuPct := 100 * cpu.Seconds() / elapsed.Seconds()
 	genPct := 100 * (s1.genCPU - s0.genCPU).Seconds() / elapsed.Seconds()
-	t.Logf("league: %d clubs x %d ports x 2 units/s for %v: %d units (%.0f units/s)", nClubs, ports, elapsed.Round(time.Second), n, float64(n)/elapsed.Seconds())
+	t.Logf("league: %d clubs x %d ports, a unit a port every %v, for %v: %d units (%.1f units/s)", nClubs, ports, interval, elapsed.Round(time.Second), n, float64(n)/elapsed.Seconds())
 	t.Logf("hub (%s): CPU %.1f%% of a core (%v in %v), %.0f µs a unit; RSS %d MiB (peak %d MiB)",
 		h.mode, cpuPct, cpu.Round(10*time.Millisecond), elapsed.Round(time.Second), float64(cpu.Microseconds())/float64(max(n, 1)), rss/1024, hwm/1024)
 	if len(h.procs) > 1 {
@@ -703,6 +710,7 @@ func TestLeagueScaleBench(t *testing.T) {
 		h.mode, nClubs, ports, elapsed.Seconds(), n, float64(n)/elapsed.Seconds(), float64(cpu.Microseconds())/float64(max(n, 1)), cpuPct, rss/1024, hwm/1024,
 		ms(pct(0.50)), ms(pct(0.99)), ms(pct(1)), len(d), perUnit(s1.linkBytes-s0.linkBytes), perUnit(s1.writeBytes-s0.writeBytes), perUnit(s1.syscw-s0.syscw), perUnit(s1.store-s0.store),
 		len(viewers), vMin, vMax, vDrops, genPct, strings.Fields(string(load) + " -")[0])
+	result += fmt.Sprintf(" interval=%v budget=%s", interval, cmp.Or(os.Getenv("SCOREBOARD_MEMORY_BUDGET"), "default"))
 
 	if backlog > 0 {
 		result += " " + benchCatchUp(t, h, clubs[0], &locks[0], backlog, ports)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/goclub/scoreboard/config"
+	"github.com/goclub/scoreboard/internal/memlimit"
 	"github.com/goclub/scoreboard/internal/profile"
 
 	"github.com/rs/zerolog"
@@ -117,6 +118,17 @@ func tuneGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(128 << 20)
 	}
+}
+
+// applyBudget sets Go's soft memory limit from c's memory budget (memory.budget,
+// or the machine's share for hub or run) unless $GOMEMLIMIT is set, and logs it: a
+// daemon whose RSS is asked about says what it was given. It returns the budget.
+func applyBudget(c config.Config, hub bool, log zerolog.Logger) (budget int64) {
+	budget, from := c.MemoryBudget(hub)
+	a := memlimit.Apply(budget, os.Getenv)
+	log.Info().Int64("budget_mib", a.Budget>>20).Str("budget_from", from).Int64("gomemlimit_mib", a.Limit>>20).Str("gomemlimit_from", a.From).
+		Msg("memory budget")
+	return budget
 }
 
 // openInput opens the file a command reads its units from; an error says what to

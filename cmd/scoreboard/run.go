@@ -56,6 +56,7 @@ func runCommand(io stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		applyBudget(c, false, log)
 		ctx := cmd.Context()
 		reloadCtx, stopReload := context.WithCancel(ctx)
 		defer stopReload()

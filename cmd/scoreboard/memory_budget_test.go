@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
+)
+
+// gomemlimit is the go_gc_gomemlimit_bytes a page's /metrics reports: the soft
+// limit the process's runtime has.
+func gomemlimit(t *testing.T, page string) (string, string) {
+	t.Helper()
+	var line, body string
+	bustest.WaitWithin(t, 30*time.Second, page+"/metrics answering", func() (bool, string) {
+		resp, err := http.Get(page + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, "go_gc_gomemlimit_bytes ") {
+				line = strings.TrimPrefix(l, "go_gc_gomemlimit_bytes ")
+			}
+		}
+		return resp.StatusCode == http.StatusOK, fmt.Sprintf("status %d", resp.StatusCode)
+	})
+	return line, body
+}
+
+// Issue 44: the memory budget (memory.budget) sets Go's soft limit of run and of
+// the hub to 7/8 of it, as a flag or a TOML key, unless $GOMEMLIMIT is set; a hub
+// on the least budget (32 MiB) starts: its LEAGUE_BOARDS, held in memory, is fitted
+// to the JetStream memory the budget gives (a quarter), where the server would
+// otherwise have taken 3/4 of the soft limit and refused the bucket's 256 MiB
+// ("insufficient memory resources available", seen with GOMEMLIMIT=64MiB).
+func TestMemoryBudget(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	t.Run("hub, TOML key", func(t *testing.T) {
+		hub, page, _ := hubWithFile(t, "", "[memory]\nbudget = \"32MiB\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n")
+		if got, _ := gomemlimit(t, page); got != "2.9360128e+07" {
+			t.Errorf("hub's go_gc_gomemlimit_bytes %q, want 28 MiB (2.9360128e+07)", got)
+		}
+		if out := hub.Output(); !strings.Contains(out, `"budget_mib":32`) || !strings.Contains(out, `"gomemlimit_from":"budget"`) {
+			t.Errorf("the hub's log does not say its budget:\n%s", lastLines(out, 20))
+		}
+	})
+	run := func(t *testing.T, args ...string) (*proctest.Process, string) {
+		port := proctest.FreePort(t)
+		p := proctest.Start(t, bin, append([]string{"run", "--nats-listen", "off", "--history-enabled=false", "--log-format", "json",
+			"--http-listen", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
+		return p, fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
+	t.Run("run, flag", func(t *testing.T) {
+		p, page := run(t, "--memory-budget", "64MiB")
+		if got, _ := gomemlimit(t, page); got != "5.8720256e+07" {
+			t.Errorf("run's go_gc_gomemlimit_bytes %q, want 56 MiB (5.8720256e+07)", got)
+		}
+		p.WaitOutput(`"gomemlimit_mib":56`, 10*time.Second)
+	})
+	t.Run("run, GOMEMLIMIT wins", func(t *testing.T) {
+		t.Setenv("GOMEMLIMIT", "100MiB")
+		p, page := run(t, "--memory-budget", "64MiB")
+		if got, _ := gomemlimit(t, page); got != "1.048576e+08" {
+			t.Errorf("run's go_gc_gomemlimit_bytes %q under GOMEMLIMIT=100MiB, want 100 MiB (1.048576e+08)", got)
+		}
+		p.WaitOutput(`"gomemlimit_from":"GOMEMLIMIT"`, 10*time.Second)
+	})
+	t.Run("run, default from the machine", func(t *testing.T) {
+		p, _ := run(t)
+		p.WaitOutput(`"budget_from":"a share of `, 10*time.Second)
+	})
+	for _, v := range []string{"1MiB", "2TiB", "lots", "-5MiB"} {
+		var out, errw strings.Builder
+		code := runMain(t.Context(), []string{"run", "--memory-budget", v}, stdio{strings.NewReader(""), &out, &errw})
+		if code != 2 || !strings.Contains(errw.String(), "memory-budget") {
+			t.Errorf("run --memory-budget %s: exit %d, stderr %q; want 2 and the flag named", v, code, errw.String())
+		}
+	}
+}
