@@ -259,9 +259,47 @@ func TestTrustToolPullsDaemonConsumers(t *testing.T) {
 	// The history, read by `scoreboard history` while the tool still pulls.
 	recs := e.portHistory(t)
 	e.checkPortHistory(t, recs)
-	// The board, in the bucket (as a tool reads it) and on the page.
-	want := func() (uint64, string) { _, a := faulttest.GoscoreBoard(e.next - 1); return uint64(e.next), a }
-	wantSeq, wantAnswer := want()
+	e.checkBoards(t, th)
+
+	close(stop)
+	wait()
+	stopped = true
+	th.checkReadAgain(t, e)
+	stolen, resets, pulls, total := th.counts()
+	// The daemon counts its reader's resets.
+	var counted float64
+	bustest.Wait(t, "scoreboard_history_reader_resets_total", func() (bool, string) {
+		resp, err := http.Get("http://" + e.web + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		var ok bool
+		counted, ok = metric(string(page), "scoreboard_history_reader_resets_total")
+		return ok && (counted > 0 || stolen["SCOREBOARD"] == 0), fmt.Sprintf("%v resets counted (found %v) after %d messages taken from SCOREBOARD", counted, ok, stolen["SCOREBOARD"])
+	})
+	out := e.run.Output()
+	restarts := strings.Count(out, "reading the history stream's results for the bucket again")
+	behind := strings.Count(out, "the history stream's reader is behind")
+	late := strings.Count(out, "has not stored the unit's result in time")
+	th.mu.Lock()
+	statuses := fmt.Sprint(th.statuses)
+	th.mu.Unlock()
+	t.Logf("the tool: %d pulls, took %d messages %v, refused or empty %s; the daemon's ordered consumers made again %v times (their names' serials), its reader's resets counted %v; "+
+		"updater restarts %d, 'reader is behind' %d, answers past the stored-wait %d; the slowest batch of 3 answered in %v; %d history records, %d units sent",
+		pulls, total, stolen, statuses, resets, counted, restarts, behind, late, slowest.Round(time.Millisecond), len(recs), e.next)
+	if total == 0 {
+		t.Errorf("the tool took nothing from the daemon's consumers in %d pulls: the attack did not run", pulls)
+	}
+}
+
+// checkBoards waits, at most 30 s, for the port's last board in the bucket (as a
+// tool reads it) and on the page, and looks for every unit once on /api/history.
+func (e *toolEnv) checkBoards(t *testing.T, th *thief) {
+	t.Helper()
+	_, wantAnswer := faulttest.GoscoreBoard(e.next - 1)
+	wantSeq := uint64(e.next)
 	js := historyJetStream(t, e.url)
 	kv, err := js.KeyValue(t.Context(), bus.Subjects{Prefix: bus.DefaultPrefix}.Boards())
 	if err != nil {
@@ -298,15 +336,15 @@ func TestTrustToolPullsDaemonConsumers(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("/api/history of %s: units %v not shown once (of %d sent, %d items)", trustPort, missing, wantSeq, len(items))
 	}
+}
 
-	close(stop)
-	wait()
-	stopped = true
-	// Every message taken from the history's live reader (the bucket's updater) is
-	// read again: a later consumer of the same reader starts at or before it. A
-	// message taken last is seen missing only at the next one: a unit more, with the
-	// tool gone (and nothing left over on the device's line), until each is, at most
-	// 5.
+// checkReadAgain looks for every message the thief took from the history's live
+// reader (the bucket's updater) read again: a later consumer of the same reader
+// starts at or before it. A message taken last is seen missing only at the next
+// one: a unit more, with the tool gone (and nothing left over on the device's
+// line), until each is, at most 5.
+func (th *thief) checkReadAgain(t *testing.T, e *toolEnv) {
+	t.Helper()
 	nc := toolConn(t, e.url)
 	var lost []string
 	for extra := 0; ; extra++ {
@@ -331,33 +369,6 @@ func TestTrustToolPullsDaemonConsumers(t *testing.T) {
 	}
 	if len(lost) > 0 {
 		t.Errorf("%d messages a tool took from the daemon's history reader were never read again by it: %v", len(lost), lost)
-	}
-	stolen, resets, pulls, total := th.counts()
-	// The daemon counts its reader's resets.
-	var counted float64
-	bustest.Wait(t, "scoreboard_history_reader_resets_total", func() (bool, string) {
-		resp, err := http.Get("http://" + e.web + "/metrics")
-		if err != nil {
-			return false, err.Error()
-		}
-		defer resp.Body.Close()
-		page, _ := io.ReadAll(resp.Body)
-		var ok bool
-		counted, ok = metric(string(page), "scoreboard_history_reader_resets_total")
-		return ok && (counted > 0 || stolen["SCOREBOARD"] == 0), fmt.Sprintf("%v resets counted (found %v) after %d messages taken from SCOREBOARD", counted, ok, stolen["SCOREBOARD"])
-	})
-	out := e.run.Output()
-	restarts := strings.Count(out, "reading the history stream's results for the bucket again")
-	behind := strings.Count(out, "the history stream's reader is behind")
-	late := strings.Count(out, "has not stored the unit's result in time")
-	th.mu.Lock()
-	statuses := fmt.Sprint(th.statuses)
-	th.mu.Unlock()
-	t.Logf("the tool: %d pulls, took %d messages %v, refused or empty %s; the daemon's ordered consumers made again %v times (their names' serials), its reader's resets counted %v; "+
-		"updater restarts %d, 'reader is behind' %d, answers past the stored-wait %d; the slowest batch of 3 answered in %v; %d history records, %d units sent",
-		pulls, total, stolen, statuses, resets, counted, restarts, behind, late, slowest.Round(time.Millisecond), len(recs), e.next)
-	if total == 0 {
-		t.Errorf("the tool took nothing from the daemon's consumers in %d pulls: the attack did not run", pulls)
 	}
 }
 
