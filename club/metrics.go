@@ -32,4 +32,6 @@ func registerMetrics(met *metrics.Metrics, updater *history.Updater, keeper *his
 		})
 	met.Counter("scoreboard_history_values_without_unit_total", "Bucket values put without their unit: the unit of the port's latest result was not found in the stream.",
 		func() float64 { return float64(updater.LostUnits()) })
+	met.Counter("scoreboard_history_reader_resets_total", "Times the history's board reader went on from a consumer made again: a gap in its delivery (a tool pulled from it, review F3; a lost connection) or a restart. What was missed is read again.",
+		func() float64 { return float64(updater.ReaderResets()) })
 }

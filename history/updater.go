@@ -100,6 +100,9 @@ type Updater struct {
 	puts, refused, lost atomic.Uint64
 	inFlight            atomic.Int64  // puts sent and not acked yet
 	behind              atomic.Uint64 // results in the stream not read yet, at the last read
+
+	// resets counts the reader's consumers made again (see read).
+	resets atomic.Uint64
 	// handed is the stream sequence of the last result the reader handed on;
 	// lagging counts the comparisons in a row that found the stream's latest
 	// result beyond it (see reconcile).
@@ -156,6 +159,12 @@ func (u *Updater) LookUpFirst(local func(port, origin string, seq uint64) []byte
 func (u *Updater) Puts() uint64      { return u.puts.Load() }
 func (u *Updater) Refused() uint64   { return u.refused.Load() }
 func (u *Updater) LostUnits() uint64 { return u.lost.Load() }
+
+// ReaderResets is how many times the reader of the stream's results went on from a
+// consumer made again: the ordered consumer's own resets (a gap in what it was
+// delivered: a message a tool pulled from it, review F3; a lost connection) and
+// the reader's restarts.
+func (u *Updater) ReaderResets() uint64 { return u.resets.Load() }
 
 // Pending is how many results the bucket has not taken yet: those in the stream not
 // read yet, those queued for the updater and the puts waiting for their ack, and

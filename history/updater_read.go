@@ -69,6 +69,7 @@ const startWindow = 20_000
 func (u *Updater) read() {
 	defer close(u.reader)
 	last := u.windowEnd // the stream sequence of the last result handed on
+	var consumer string // the consumer that delivered it: a new name is a reset
 	it := u.iterator()
 	failed := 0 // errors in a row
 	for {
@@ -94,6 +95,14 @@ func (u *Updater) read() {
 		}
 		if meta, err := m.Metadata(); err == nil {
 			last = meta.Sequence.Stream
+			if consumer != "" && meta.Consumer != consumer {
+				// A tool may pull from this consumer by name (review F3): what it
+				// took is read again from the new one, at the cost of this reset.
+				u.resets.Add(1)
+				u.warn.Warn(&u.log, "reset").Str("consumer", meta.Consumer).Uint64("stream_seq", last).
+					Msg("the history stream's reader went on from a new consumer: a gap in its delivery (another client pulled from it, or the connection was lost)")
+			}
+			consumer = meta.Consumer
 		}
 		select {
 		case u.msgs <- m:
