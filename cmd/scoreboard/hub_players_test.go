@@ -41,7 +41,7 @@ func TestHubPagePlayersEndToEnd(t *testing.T) {
 	var out string
 	bustest.Wait(t, "the organiser's load", func() (bool, string) {
 		var code int
-		code, out = pairingsLoad(t, bin, "--hub", "--nats-url", hubURL, csv)
+		code, out = pairingsLoad(t, bin, "--league", "--nats-url", hubURL, csv)
 		return code == 0, out
 	})
 	north.feed(1)
