@@ -93,7 +93,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	if err != nil {
 		return err
 	}
-	budget := applyBudget(c, true, log)
+	budget, logBudget := applyBudget(c, true, log)
 	opts.MaxMemory = budget / 4
 	var hub *league.Hub
 	if c.NATS.URL != "" {
@@ -125,6 +125,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	}
 	defer hub.Shutdown()
 	hub.SetTables(cfg.TableMap())
+	logBudget()
 	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 
 	g, gctx := errgroup.WithContext(ctx)

@@ -121,14 +121,17 @@ func tuneGC() {
 }
 
 // applyBudget sets Go's soft memory limit from c's memory budget (memory.budget,
-// or the machine's share for hub or run) unless $GOMEMLIMIT is set, and logs it: a
-// daemon whose RSS is asked about says what it was given. It returns the budget.
-func applyBudget(c config.Config, hub bool, log zerolog.Logger) (budget int64) {
+// or the machine's share for hub or run) unless $GOMEMLIMIT is set. It returns the
+// budget, and the log of what it set (a daemon whose RSS is asked about says what it
+// was given), called once the command has started: a command that cannot start
+// says why in one line, without the budget before it.
+func applyBudget(c config.Config, hub bool, log zerolog.Logger) (budget int64, logBudget func()) {
 	budget, from := c.MemoryBudget(hub)
 	a := memlimit.Apply(budget, os.Getenv)
-	log.Info().Int64("budget_mib", a.Budget>>20).Str("budget_from", from).Int64("gomemlimit_mib", a.Limit>>20).Str("gomemlimit_from", a.From).
-		Msg("memory budget")
-	return budget
+	return budget, func() {
+		log.Info().Int64("budget_mib", a.Budget>>20).Str("budget_from", from).Int64("gomemlimit_mib", a.Limit>>20).Str("gomemlimit_from", a.From).
+			Msg("memory budget")
+	}
 }
 
 // openInput opens the file a command reads its units from; an error says what to

@@ -56,7 +56,7 @@ func runCommand(io stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		applyBudget(c, false, log)
+		_, logBudget := applyBudget(c, false, log)
 		ctx := cmd.Context()
 		reloadCtx, stopReload := context.WithCancel(ctx)
 		defer stopReload()
@@ -76,6 +76,7 @@ func runCommand(io stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		logBudget()
 		// Until a signal, or until every port has ended (stdin did).
 		select {
 		case <-ctx.Done():
