@@ -190,7 +190,10 @@ scrape_configs:
 		}
 		linked, _, _ := promQuery(base, "scoreboard_hub_link_up == 1 and on() scoreboard_league_clubs_linked == 1")
 		flowing, _, _ := promQuery(base, `sum(rate(scoreboard_units_total{outcome="answered"}[30s])) > 0`)
-		return up == 2 && linked == 1 && flowing == 1, fmt.Sprintf("%d of 2 targets up; club linked %v; units flowing %v", up, linked == 1, flowing == 1)
+		// A rate needs two samples of its target: each target scraped three times
+		// at least (the hub's first scrape may come well after the club's).
+		scraped, _, _ := promQuery(base, "count_over_time(up[30s]) >= 3")
+		return up == 2 && linked == 1 && flowing == 1 && scraped == 2, fmt.Sprintf("%d of 2 targets up; club linked %v; units flowing %v; %d of 2 targets scraped 3 times", up, linked == 1, flowing == 1, scraped)
 	})
 
 	for _, c := range []struct{ file, instance string }{{"grafana-club.json", clubHTTP}, {"grafana-hub.json", hubHTTP}} {
