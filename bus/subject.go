@@ -231,15 +231,25 @@ func (s Subjects) ParseDump(subject string) (problem, port string, err error) {
 	rest, ok := strings.CutPrefix(subject, s.Prefix+".dump.")
 	problem, port, ok2 := strings.Cut(rest, ".")
 	if !ok || !ok2 || strings.Contains(port, ".") {
-		return "", "", fmt.Errorf("subject %.80q: want %s.dump.<problem>.<port>", subject, s.Prefix)
+		return "", "", fmt.Errorf("subject %s: want %s.dump.<problem>.<port>", quoteCut(subject, 64), s.Prefix)
 	}
 	for _, t := range []struct{ what, tok string }{{"problem", problem}, {"port", port}} {
 		if !ValidToken(t.tok) {
-			return "", "", fmt.Errorf("dump subject %.80q: %s %.40q is no name: want 1 to %d lowercase letters, digits, '-' and '_'",
-				subject, t.what, t.tok, MaxToken)
+			return "", "", fmt.Errorf("dump subject: %s %s is no name: want 1 to %d lowercase letters, digits, '-' and '_'",
+				t.what, quoteCut(t.tok, 64), MaxToken)
 		}
 	}
 	return problem, port, nil
+}
+
+// quoteCut quotes at most n bytes of s, and says how long s was when it is cut: a
+// quoted byte may take four, so a cut by runes after quoting (%.80q) let a subject
+// of invalid bytes make an error of 400 bytes and more.
+func quoteCut(s string, n int) string {
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:n]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // InboxPrefix starts every subject a requester of the project waits for its answer
