@@ -167,7 +167,7 @@ var benchClubShare = cmp.Or(os.Getenv("LEAGUE_BENCH_CLUB_SHARE"), "64MiB")
 // nodes 1 is one nats-server of configs/league-hub.conf alone (league.replicas = 1):
 // the hub's server and the scoreboard hub's keeper and page in processes of their
 // own, so that their CPU is told apart.
-func startBenchHub(t *testing.T, bin, root string, names []string, nodes int, profile string) *benchHub {
+func startBenchHub(t *testing.T, bin, root string, names []string, nodes int, profile, tables string) *benchHub {
 	t.Helper()
 	httpPort := proctest.FreePort(t)
 	h := &benchHub{page: fmt.Sprintf("http://127.0.0.1:%d", httpPort)}
@@ -201,6 +201,7 @@ func startBenchHub(t *testing.T, bin, root string, names []string, nodes int, pr
 	for _, name := range names {
 		fmt.Fprintf(&conf, "[[club]]\nname = %q\ntoken = \"token-%s\"\n", name, name)
 	}
+	conf.WriteString(tables) // the organiser's [tables], if any
 	confPath := filepath.Join(root, "hub.toml")
 	if err := os.WriteFile(confPath, []byte(conf.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -370,6 +371,7 @@ func startBenchClubs(t *testing.T, root string, names, leaf []string, parallel i
 // publication.
 type benchViewer struct {
 	events, bytes, drops atomic.Int64
+	named                atomic.Int64 // the events with players (gameMark)
 	status               atomic.Int32 // the first answer's status; 0 before it, -1 no answer
 	err                  atomic.Value // why a stream ended last (error)
 	page                 *pageDelays
@@ -448,6 +450,9 @@ func (v *benchViewer) stream(ctx context.Context, c *http.Client, url string) {
 		v.bytes.Add(int64(len(b)))
 		if start && bytes.HasPrefix(b, []byte("data: ")) {
 			v.events.Add(1)
+			if bytes.Contains(b, gameMark) {
+				v.named.Add(1)
+			}
 			if v.page != nil && err == nil {
 				var ev struct {
 					Board *pageEvent `json:"board"`
@@ -474,6 +479,7 @@ type benchSample struct {
 	store                               int64
 	genCPU                              time.Duration // this process: the clubs, their proxies and the viewers
 	viewerEvents, viewerBy, viewerDrops []int64
+	viewerNamed                         []int64
 }
 
 func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub, viewers []*benchViewer) benchSample {
@@ -492,6 +498,7 @@ func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub,
 		s.viewerEvents = append(s.viewerEvents, v.events.Load())
 		s.viewerBy = append(s.viewerBy, v.bytes.Load())
 		s.viewerDrops = append(s.viewerDrops, v.drops.Load())
+		s.viewerNamed = append(s.viewerNamed, v.named.Load())
 	}
 	return s
 }
@@ -524,6 +531,7 @@ func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub,
 // (SCOREBOARD_CPUPROFILE), from its start to its SIGTERM at the end, after the
 // catch-up (LEAGUE_BENCH_BACKLOG=0: right after the measured time).
 // LEAGUE_BENCH_START_PARALLEL (8): how many clubs start at a time.
+// LEAGUE_BENCH_PAIRINGS=1: every board named, loaded at the hub first (league_bench_pairings_test.go).
 func TestLeagueScaleBench(t *testing.T) {
 	if os.Getenv("LEAGUE_BENCH") == "" {
 		t.Skip("the league benchmark: LEAGUE_BENCH=1 (BENCHMARKS.md)")
@@ -568,8 +576,15 @@ func TestLeagueScaleBench(t *testing.T) {
 		names[i] = fmt.Sprintf("c%02d", i)
 	}
 	t0 := time.Now()
-	h := startBenchHub(t, bin, root, names, nodes, profile)
+	named, tables := env("LEAGUE_BENCH_PAIRINGS", 0) != 0, ""
+	if named {
+		tables = benchHubTables(names, ports)
+	}
+	h := startBenchHub(t, bin, root, names, nodes, profile, tables)
 	t.Logf("hub (%s) up in %v", h.mode, time.Since(t0).Round(time.Millisecond))
+	if named {
+		loadBenchPairings(t, bin, root, h, nClubs, ports)
+	}
 
 	// The viewers first: they hold the page open from before the clubs' first
 	// boards to the end. The first measures.
@@ -690,7 +705,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	t.Logf("links: %d bytes for %d units: %.0f bytes a unit (the unit and its result, ~%d + ~%d bytes of data)", s1.linkBytes-s0.linkBytes, n, perUnit(s1.linkBytes-s0.linkBytes), 19*19*2+20, 200)
 	t.Logf("hub's disk: %.0f bytes written a unit (write_bytes), %.2f write calls a unit (syscw, sockets' too); its stores grew %.0f bytes a unit",
 		perUnit(s1.writeBytes-s0.writeBytes), perUnit(s1.syscw-s0.syscw), perUnit(s1.store-s0.store))
-	vMin, vMax, vBytes, vEvents, vDrops := int64(-1), int64(-1), int64(0), int64(0), int64(0)
+	vMin, vMax, vBytes, vEvents, vDrops, vNamed := int64(-1), int64(-1), int64(0), int64(0), int64(0), int64(0)
 	for i := range viewers {
 		e := s1.viewerEvents[i] - s0.viewerEvents[i]
 		if vMin < 0 || e < vMin {
@@ -699,17 +714,20 @@ func TestLeagueScaleBench(t *testing.T) {
 		vMax, vEvents = max(vMax, e), vEvents+e
 		vBytes += s1.viewerBy[i] - s0.viewerBy[i]
 		vDrops += s1.viewerDrops[i] - s0.viewerDrops[i]
+		vNamed += s1.viewerNamed[i] - s0.viewerNamed[i]
 	}
 	mDrops := s1.viewerDrops[0] - s0.viewerDrops[0]
 	t.Logf("viewers: %d (the first measuring), each got %d to %d events (%.0f bytes an event); the page dropped %d streams as too slow (%d of the measuring one's), each opened again a second later as a browser does",
 		len(viewers), vMin, vMax, float64(vBytes)/float64(max(vEvents, 1)), vDrops, mDrops)
+	t.Logf("players (LEAGUE_BENCH_PAIRINGS %t): %d of the viewers' %d events carried them", named, vNamed, vEvents)
+	checkBenchPlayers(t, named, vEvents, vNamed)
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("this process (the clubs, their proxies, the viewers): %.1f%% of a core; load average %s", genPct, strings.TrimSpace(string(load)))
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
-	result := fmt.Sprintf("LEAGUE_BENCH_RESULT mode=%s clubs=%d ports=%d secs=%.0f units=%d units_per_s=%.1f cpu_us_per_unit=%.1f cpu_pct=%.1f rss_mib=%d hwm_mib=%d p50_ms=%s p99_ms=%s max_ms=%s events=%d link_bytes_per_unit=%.0f disk_bytes_per_unit=%.0f disk_syscw_per_unit=%.2f store_bytes_per_unit=%.0f viewers=%d viewer_events_min=%d viewer_events_max=%d viewer_drops=%d gen_cpu_pct=%.1f load1=%s",
+	result := fmt.Sprintf("LEAGUE_BENCH_RESULT mode=%s clubs=%d ports=%d secs=%.0f units=%d units_per_s=%.1f cpu_us_per_unit=%.1f cpu_pct=%.1f rss_mib=%d hwm_mib=%d p50_ms=%s p99_ms=%s max_ms=%s events=%d link_bytes_per_unit=%.0f disk_bytes_per_unit=%.0f disk_syscw_per_unit=%.2f store_bytes_per_unit=%.0f viewers=%d viewer_events_min=%d viewer_events_max=%d viewer_drops=%d named=%t viewer_named_events=%d gen_cpu_pct=%.1f load1=%s",
 		h.mode, nClubs, ports, elapsed.Seconds(), n, float64(n)/elapsed.Seconds(), float64(cpu.Microseconds())/float64(max(n, 1)), cpuPct, rss/1024, hwm/1024,
 		ms(pct(0.50)), ms(pct(0.99)), ms(pct(1)), len(d), perUnit(s1.linkBytes-s0.linkBytes), perUnit(s1.writeBytes-s0.writeBytes), perUnit(s1.syscw-s0.syscw), perUnit(s1.store-s0.store),
-		len(viewers), vMin, vMax, vDrops, genPct, strings.Fields(string(load) + " -")[0])
+		len(viewers), vMin, vMax, vDrops, named, vNamed, genPct, strings.Fields(string(load) + " -")[0])
 	result += fmt.Sprintf(" interval=%v budget=%s", interval, cmp.Or(os.Getenv("SCOREBOARD_MEMORY_BUDGET"), "default"))
 
 	if backlog > 0 {

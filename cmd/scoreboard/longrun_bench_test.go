@@ -394,7 +394,7 @@ func TestHubSoak(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("c%02d", i)
 	}
-	h := startBenchHub(t, bin, root, names, 0, "")
+	h := startBenchHub(t, bin, root, names, 0, "", "")
 	viewers := startBenchViewers(t, h.page, 10, &pageDelays{sentAt: map[string]time.Time{}, last: map[string]uint64{}})
 	clubs := startBenchClubs(t, root, names, h.leaf, 8)
 	stop := make(chan struct{})
