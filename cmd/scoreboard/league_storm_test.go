@@ -189,10 +189,13 @@ func TestLeagueStorm(t *testing.T) {
 		// "A league: 200 clubs": 1,600 of 1,768 MB of heap at 200 clubs after 10
 		// minutes). Here each club's stream holds 1 to 2 MB, in a 4 MB buffer: the
 		// hub's peak was 3.3 and 3.6 MiB a club over the base at 22 clubs (heap and
-		// the garbage collector's room). The bound, 5 MiB, fails a regression of a
-		// MiB and more a club (S2's buffers on the links were 2).
-		if bound := s.baseKiB + 5*1024*clubs; hwm > bound {
-			t.Errorf("the hub's peak memory in the catch-up is %d MiB, over the bound of %d MiB (%d MiB of a hub with no club + 5 MiB x %d clubs): %.2f MiB a club over the base",
+		// the garbage collector's room), with one stream a club. Since each club has
+		// an account and an intake stream at the hub (league review F7), two streams
+		// a club are written: 5.50 MiB a club over the base in CI's run. The bound,
+		// 7 MiB, fails a regression of a MiB and more a club (S2's buffers on the
+		// links were 2).
+		if bound := s.baseKiB + 7*1024*clubs; hwm > bound {
+			t.Errorf("the hub's peak memory in the catch-up is %d MiB, over the bound of %d MiB (%d MiB of a hub with no club + 7 MiB x %d clubs): %.2f MiB a club over the base",
 				hwm/1024, bound/1024, s.baseKiB/1024, clubs, float64(hwm-s.baseKiB)/1024/float64(clubs))
 		}
 		s.settle(t, "kill9")
@@ -475,7 +478,9 @@ func (s *storm) addClubs(t *testing.T, names []string) []*stormClub {
 		if c.js == nil {
 			t.FailNow()
 		}
-		bustest.CaptureHistory(t, c.nc, bus.DefaultPrefix) // the club's ports
+		// The storm's t, not the subtest's: a club joined in one subtest plays on
+		// in the next, and a capture ended with its subtest recorded nothing more.
+		bustest.CaptureHistory(s.t, c.nc, bus.DefaultPrefix) // the club's ports
 	}
 	for i, c := range clubs {
 		s.wg.Add(1)
