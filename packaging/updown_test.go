@@ -183,7 +183,10 @@ func TestChrootUpgradeDowngrade(t *testing.T) {
 	url := "nats://" + natsAddr
 	editConfig(t, filepath.Join(root, "etc/scoreboard/scoreboard.toml"), map[string]string{
 		"[nats]": fmt.Sprintf("listen = %q", natsAddr), "[http]": fmt.Sprintf("listen = \"127.0.0.1:%d\"", proctest.FreePort(t))})
-	step := func(name, deb string, want string) string {
+	// This build keeps only its own ports' units (club review F1): `send`'s are
+	// answered, not kept, and the root has no port; so units are added by the
+	// previous release only, and this build's steps show the history kept whole.
+	step := func(name, deb string, want string, adds bool) string {
 		t.Helper()
 		if deb != "" {
 			chroot(t, root, apt+filepath.Base(deb))
@@ -195,6 +198,11 @@ func TestChrootUpgradeDowngrade(t *testing.T) {
 			log := stop()
 			t.Fatalf("%s (%s): the history differs from the one before:\n got %d lines\nwant %d lines\n%s\nits log:\n%s", name, strings.TrimSpace(version), strings.Count(got, "\n"), strings.Count(want, "\n"), got, log)
 		}
+		if !adds {
+			stop()
+			t.Logf("%s: %s, %d units in the history, kept", name, strings.TrimSpace(version), strings.Count(got, "\n"))
+			return got
+		}
 		chroot(t, root, "scoreboard send --nats-url "+url+" --port-name desk goscore </tmp/goscore.in >/dev/null")
 		after := chroot(t, root, "scoreboard history --json --nats-url "+url)
 		if !strings.HasPrefix(after, want) || strings.Count(after, "\n") <= strings.Count(want, "\n") {
@@ -204,10 +212,10 @@ func TestChrootUpgradeDowngrade(t *testing.T) {
 		t.Logf("%s: %s, %d units in the history", name, strings.TrimSpace(version), strings.Count(after, "\n"))
 		return after
 	}
-	h := step("the previous release", "", "")
-	h = step("upgraded", d.deb("amd64"), h)
-	h = step("downgraded", prev, h)
-	step("upgraded again", d.deb("amd64"), h)
+	h := step("the previous release", "", "", true)
+	h = step("upgraded", d.deb("amd64"), h, false)
+	h = step("downgraded", prev, h, true)
+	step("upgraded again", d.deb("amd64"), h, false)
 }
 
 // editConfig sets, in each TOML table named, the key of its line to line.
