@@ -88,7 +88,7 @@ func OpenStateDir(path string) (*StateDir, error) {
 		f.Close()
 		return nil, fmt.Errorf("state dir %s: unreadable: %w", abs, err)
 	}
-	if err := markFormat(abs); err != nil {
+	if err := markFormat(abs, StateFormat); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -97,22 +97,24 @@ func OpenStateDir(path string) (*StateDir, error) {
 
 // StateFormat is the state dir's format: what this scoreboard writes and reads.
 // A version that changes the store so that an older one would misread it raises
-// it; the older one, finding a higher number, refuses to start (markFormat) instead
-// of damaging the history. Versions before the marker ignore it, and read format
-// 1 as they wrote it (packaging's TestChrootUpgradeDowngrade).
+// it, and marks every dir it opens so (an upgraded one too); the older one, finding
+// a higher number, refuses to start (markFormat) instead of damaging the history.
+// Versions before the marker ignore it, and read format 1 as they wrote it
+// (packaging's TestChrootUpgradeDowngrade).
 const StateFormat = 1
 
 // formatName is the file that says the state dir's format.
 const formatName = "scoreboard.format"
 
-// markFormat checks the state dir's format, and marks an unmarked dir as this
-// version's: a dir of a later format is refused, in one line that says what to do.
-func markFormat(dir string) error {
+// markFormat checks the state dir's format against format, this version's, and
+// marks an unmarked dir as this version's: a dir of a later format is refused, in
+// one line that says what to do.
+func markFormat(dir string, format int) error {
 	p := filepath.Join(dir, formatName)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		// A note that cannot be written is written at the next start.
-		_ = os.WriteFile(p, []byte(strconv.Itoa(StateFormat)+"\n"), 0o600)
+		_ = os.WriteFile(p, []byte(strconv.Itoa(format)+"\n"), 0o600)
 		return nil
 	}
 	if err != nil {
@@ -120,10 +122,22 @@ func markFormat(dir string) error {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n < 1 {
-		return fmt.Errorf("state dir %s: %s holds %q, not a format number: write %d in it if the store is this version's, or start on a new state dir", dir, p, b, StateFormat)
+		return fmt.Errorf("state dir %s: %s holds %q, not a format number: write %d in it if the store is this version's, or start on a new state dir", dir, p, b, format)
 	}
-	if n > StateFormat {
-		return fmt.Errorf("state dir %s: its store is of format %d, written by a later scoreboard, and this one reads format %d: install the later version again (its history is kept), or start this one on a new state dir (a backup of the later version restores only into a version that reads it)", dir, n, StateFormat)
+	if n > format {
+		return fmt.Errorf("state dir %s: its store is of format %d, written by a later scoreboard, and this one reads format %d: install the later version again (its history is kept), or start this one on a new state dir (a backup of the later version restores only into a version that reads it)", dir, n, format)
+	}
+	if n < format {
+		// An earlier version's dir, upgraded: marked as this version's before this one
+		// writes to it, or the earlier one, after a downgrade, would misread it. Written
+		// beside and renamed, so a crash leaves one marker or the other, whole.
+		tmp := p + ".new"
+		if err := os.WriteFile(tmp, []byte(strconv.Itoa(format)+"\n"), 0o600); err != nil {
+			return fmt.Errorf("state dir %s: marking it format %d (was %d): %w", dir, format, n, err)
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return fmt.Errorf("state dir %s: marking it format %d (was %d): %w", dir, format, n, err)
+		}
 	}
 	return nil
 }

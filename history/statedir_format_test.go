@@ -50,3 +50,28 @@ func TestStateDirFormat(t *testing.T) {
 	}
 	d.Close()
 }
+
+// A dir an earlier version marked, opened by a later one, is marked as the later
+// one's: the earlier one, after a downgrade, then refuses it in one line rather
+// than misreading what the later one wrote (packaging's TestChrootUpgradeDowngrade
+// downgrades an upgraded root so).
+func TestStateDirFormatRaised(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "scoreboard.format")
+	if err := os.WriteFile(marker, []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := history.MarkFormat(dir, 2); err != nil {
+		t.Fatalf("format 2 opening a dir of format 1: %v", err)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "2\n" {
+		t.Fatalf("format 2 opened a dir of format 1; its marker: %q, %v; want 2", b, err)
+	}
+	err := history.MarkFormat(dir, 1)
+	if err == nil || !strings.Contains(err.Error(), "install the later version again") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("format 1 opening it again: %v; want the one line that says to install the later version again", err)
+	}
+	if err := history.MarkFormat(dir, 2); err != nil {
+		t.Fatalf("format 2 opening its own dir again: %v", err)
+	}
+}
