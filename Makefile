@@ -80,12 +80,13 @@ $(NFPM): tools/go.mod tools/go.sum
 	mkdir -p $(@D)
 	cd tools && CGO_ENABLED=0 $(GO) build -o $(abspath $@) github.com/goreleaser/nfpm/v2/cmd/nfpm
 
-# The tarball: a directory of the binary, the example config, the unit, README and
+# The tarball: a directory of the binary, the example configs, the units (the daemon's,
+# the hub's, the nightly backup's), README and
 # copyright, owned by root, sorted, every mtime the commit's, gzip without a name or
 # a time.
 $(DIST)/scoreboard_$(VERSION)_linux_%.tar.gz: $(WORK)/%/scoreboard $(WORK)/docs.stamp
 	d=$(WORK)/tar/scoreboard_$(VERSION)_linux_$*; rm -rf $$d && mkdir -p $$d/man $$d/completions
-	cp $(WORK)/$*/scoreboard configs/scoreboard.toml configs/scoreboard.service README.md packaging/copyright $(WORK)/tar/scoreboard_$(VERSION)_linux_$*/
+	cp $(WORK)/$*/scoreboard configs/scoreboard.toml configs/scoreboard.service configs/scoreboard-hub.service configs/league-hub.toml configs/scoreboard-backup.service configs/scoreboard-backup.timer README.md packaging/copyright $(WORK)/tar/scoreboard_$(VERSION)_linux_$*/
 	cp $(WORK)/man/* $(WORK)/tar/scoreboard_$(VERSION)_linux_$*/man/
 	cp $(WORK)/scoreboard.bash $(WORK)/scoreboard.zsh $(WORK)/scoreboard.fish $(WORK)/tar/scoreboard_$(VERSION)_linux_$*/completions/
 	tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --mode=u+w,go-w,a+rX \

@@ -454,13 +454,19 @@ func (h *Hub) ClientURL() string {
 	return h.ns.ClientURL()
 }
 
-// LeafURL is where the clubs connect, as nats-leaf://HOST:PORT.
+// LeafURL is where the clubs connect, as a club's hub.url takes it:
+// nats-leaf://HOST:PORT, or tls://HOST:PORT when the listener is TLS (a club that
+// copied the first from the hub's log would fail its handshake).
 func (h *Hub) LeafURL() string {
 	if h.ns == nil {
 		return ""
 	}
+	scheme := "nats-leaf"
+	if h.opts.LeafNode.TLSConfig != nil {
+		scheme = "tls"
+	}
 	// The server writes the port it took into its options.
-	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(leafHost(h.opts.LeafNode.Host), strconv.Itoa(h.opts.LeafNode.Port)))
+	return scheme + "://" + net.JoinHostPort(leafHost(h.opts.LeafNode.Host), strconv.Itoa(h.opts.LeafNode.Port))
 }
 
 func leafHost(h string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +59,11 @@ func TestLeagueKeyTLSAndReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Shutdown()
-	url := "tls://" + h.LeafURL()[len("nats-leaf://"):]
+	// The hub says where its clubs connect, with the scheme they must use.
+	url := h.LeafURL()
+	if !strings.HasPrefix(url, "tls://") {
+		t.Fatalf("a hub with a TLS leaf listener gives its leaf URL as %q, want tls://HOST:PORT", url)
+	}
 	clubs := map[string]*nats.Conn{}
 	servers := map[string]*bus.Server{}
 	for name, link := range map[string]*bus.HubLink{
@@ -146,7 +151,11 @@ func TestLeagueMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Shutdown()
-	url := "tls://" + h.LeafURL()[len("nats-leaf://"):]
+	// The hub says where its clubs connect, with the scheme they must use.
+	url := h.LeafURL()
+	if !strings.HasPrefix(url, "tls://") {
+		t.Fatalf("a hub with a TLS leaf listener gives its leaf URL as %q, want tls://HOST:PORT", url)
+	}
 	bustest.Start(t, bustest.Options{Off: true, JetStream: true,
 		Hub: &bus.HubLink{URL: url, Club: "north", Token: "tn", TLSCA: ca.File, TLSCert: north.Cert, TLSKey: north.Key}})
 	bustest.Start(t, bustest.Options{Off: true, JetStream: true,

@@ -101,21 +101,23 @@ func TestChrootInstallUpgradePurge(t *testing.T) {
 	chroot(t, root, "cd /tmp && "+strings.Replace(install["apt"], "_<version>_arm64.deb", "_"+d.version+"_amd64.deb", 1)+" --yes")
 	assertLog(t, root, []string{"start scoreboard.service"}, []string{"stop"})
 	for path, mode := range map[string]fs.FileMode{
-		"/usr/bin/scoreboard":                                  0o755,
-		"/usr/lib/systemd/system/scoreboard.service":           0o644,
-		"/usr/lib/systemd/system/scoreboard-hub.service":       0o644,
-		"/usr/lib/sysusers.d/scoreboard-hub.conf":              0o644,
-		"/etc/scoreboard/league-hub.toml":                      0o600,
-		"/etc/scoreboard":                                      0o755,
-		"/etc/scoreboard/scoreboard.toml":                      0o644,
-		"/etc/scoreboard/scoreboard.env":                       0o640,
-		"/usr/share/man/man1/scoreboard.1.gz":                  0o644,
-		"/usr/share/man/man1/scoreboard-run.1.gz":              0o644,
-		"/usr/share/bash-completion/completions/scoreboard":    0o644,
-		"/usr/share/zsh/vendor-completions/_scoreboard":        0o644,
-		"/usr/share/fish/vendor_completions.d/scoreboard.fish": 0o644,
-		"/usr/share/doc/scoreboard/copyright":                  0o644,
-		"/usr/share/doc/scoreboard/changelog.gz":               0o644,
+		"/usr/bin/scoreboard":                                          0o755,
+		"/usr/lib/systemd/system/scoreboard.service":                   0o644,
+		"/usr/lib/systemd/system/scoreboard-hub.service":               0o644,
+		"/usr/lib/sysusers.d/scoreboard-hub.conf":                      0o644,
+		"/etc/scoreboard/league-hub.toml":                              0o600,
+		"/etc/scoreboard":                                              0o755,
+		"/etc/scoreboard/scoreboard.toml":                              0o644,
+		"/etc/scoreboard/scoreboard.env":                               0o640,
+		"/usr/share/man/man1/scoreboard.1.gz":                          0o644,
+		"/usr/share/man/man1/scoreboard-run.1.gz":                      0o644,
+		"/usr/share/bash-completion/completions/scoreboard":            0o644,
+		"/usr/share/zsh/vendor-completions/_scoreboard":                0o644,
+		"/usr/share/fish/vendor_completions.d/scoreboard.fish":         0o644,
+		"/usr/share/doc/scoreboard/copyright":                          0o644,
+		"/usr/share/doc/scoreboard/changelog.gz":                       0o644,
+		"/usr/share/doc/scoreboard/examples/scoreboard-backup.service": 0o644,
+		"/usr/share/doc/scoreboard/examples/scoreboard-backup.timer":   0o644,
 	} {
 		info, err := os.Stat(filepath.Join(root, path))
 		if err != nil {

@@ -119,11 +119,12 @@ func TestDistSums(t *testing.T) {
 			t.Errorf("SHA256SUMS does not check %s:\n%s", f, out)
 		}
 	}
-	// Each tarball: one directory of the binary, the config, the unit, the docs.
+	// Each tarball: one directory of the binary, the configs, the units (the hub's and
+	// the backup's too), the docs.
 	for _, a := range []string{"amd64", "arm64", "armv6"} {
 		list := run(t, "tar", "-tzf", filepath.Join(d.dir, fmt.Sprintf("scoreboard_%s_linux_%s.tar.gz", d.version, a)))
 		top := fmt.Sprintf("scoreboard_%s_linux_%s/", d.version, a)
-		for _, f := range []string{"scoreboard", "scoreboard.toml", "scoreboard.service", "README.md", "copyright", "man/scoreboard.1.gz", "completions/scoreboard.bash"} {
+		for _, f := range []string{"scoreboard", "scoreboard.toml", "scoreboard.service", "scoreboard-hub.service", "league-hub.toml", "scoreboard-backup.service", "scoreboard-backup.timer", "README.md", "copyright", "man/scoreboard.1.gz", "completions/scoreboard.bash"} {
 			if !strings.Contains(list, top+f+"\n") {
 				t.Errorf("%s: no %s in:\n%s", a, top+f, list)
 			}
