@@ -50,7 +50,7 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 			"Only the club's organiser may load: the command logs in with the password the\n" +
 			"daemon keeps in organiser.password in its state dir (mode 0640: root and the\n" +
 			"daemon's group), or in --credentials FILE, or with --nats-user organiser on an\n" +
-			"external server. docs/pairings.md, \"Who loads\".",
+			"external server. docs/pairings.md, \"Who may load\".",
 		Example: "  scoreboard pairings load tournament.xml\n  scoreboard pairings load --round 3 round.csv\n" +
 			"  scoreboard pairings load --league --nats-url nats://127.0.0.1:4322 league.xml",
 		Args: cobra.ExactArgs(1),
