@@ -239,8 +239,24 @@ func TestOrganiserWrongCredentials(t *testing.T) {
 	if _, err := bus.EnsureOrganiserFile(filepath.Dir(other)); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := pairingsLoad(t, bin, "--nats-url", d.url, "--credentials", other, csv); code == 0 || !strings.Contains(out, "Authorization Violation") {
-		t.Errorf("pairings load with another daemon's file: exit %d: %s; want an authorization violation", code, out)
+	if code, out := pairingsLoad(t, bin, "--nats-url", d.url, "--credentials", other, csv); code == 0 || !strings.Contains(out, "Authorization Violation") ||
+		!strings.Contains(out, "refused the organiser's password of "+other) {
+		t.Errorf("pairings load with another daemon's file: exit %d: %s; want an authorization violation naming the file", code, out)
+	}
+	empty := t.TempDir()
+	for _, c := range []struct {
+		what string
+		args []string
+		code int
+		want string
+	}{
+		{"a state dir with no file", []string{"--daemon-state-dir", empty}, 1, filepath.Join(empty, bus.OrganiserFile) + ": the daemon makes"},
+		{"--credentials with --league", []string{"--league", "--credentials", other}, 2, "a league hub's tools log in with none"},
+		{"--credentials with --nats-user", []string{"--nats-user", "organiser", "--credentials", other}, 2, "give one of them"},
+	} {
+		if code, out := pairingsLoad(t, bin, append(append([]string{"--nats-url", d.url}, c.args...), csv)...); code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d: %s; want exit %d saying %q", c.what, code, out, c.code, c.want)
+		}
 	}
 	if after := pairingsRevision(t, d.url); after != before {
 		t.Errorf("the pairings bucket's revision went from %d to %d: a wrong credential wrote it", before, after)

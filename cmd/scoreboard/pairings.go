@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/goclub/scoreboard/bus"
@@ -72,7 +73,8 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := organiserLogin(&c, hub, credentials); err != nil {
+		file, err := organiserLogin(&c, hub, credentials)
+		if err != nil {
 			return err
 		}
 		in, err := stdio.input(args, 0)
@@ -85,6 +87,11 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 			return err
 		}
 		nc, err := c.Connect("scoreboard pairings load", quietLogger(stdio.err))
+		if err != nil && file != "" && errors.Is(err, nats.ErrAuthorization) {
+			return fmt.Errorf("%w: the daemon refused the organiser's password of %s: is it this daemon's (its --daemon-state-dir)? "+
+				"A daemon takes its organiser from this machine only, on 127.0.0.1 (--nats-url nats://127.0.0.1:PORT); one that could not take "+
+				"its file said so at its start (no organiser on the NATS listener)", err, file)
+		}
 		if err != nil {
 			return err
 		}
@@ -107,21 +114,22 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 const packagedStateDir = "/var/lib/scoreboard"
 
 // organiserLogin gives c the organiser's credentials: the password in file, else
-// in the daemon's state dir's organiser file. NATS credentials given as settings
-// (an external server's organiser user) are kept as they are. A hub's tools log in
-// with none (its listener refuses any): --league takes none.
-func organiserLogin(c *config.Config, hub bool, file string) error {
+// in the daemon's state dir's organiser file; it returns the file read. NATS
+// credentials given as settings (an external server's organiser user) are kept as
+// they are. A hub's tools log in with none (its listener refuses any): --league
+// takes none.
+func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 	n := c.NATS
 	given := n.User != "" || n.Password != "" || n.Token != "" || n.NKey != "" || n.Creds != "" || strings.Contains(n.URL, "@")
 	switch {
 	case hub && file != "":
-		return usagef("--credentials is the club's organiser's: a league hub's tools log in with none (--league)")
+		return "", usagef("--credentials is the club's organiser's: a league hub's tools log in with none (--league)")
 	case hub:
-		return nil
+		return "", nil
 	case given && file != "":
-		return usagef("--credentials and NATS credentials (--nats-user, --nats-token, ...): give one of them")
+		return "", usagef("--credentials and NATS credentials (--nats-user, --nats-token, ...): give one of them")
 	case given:
-		return nil
+		return "", nil
 	}
 	var tried []string
 	files := []string{file}
@@ -135,12 +143,12 @@ func organiserLogin(c *config.Config, hub bool, file string) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		c.NATS.User, c.NATS.Password = bus.RoleOrganiser, pw
-		return nil
+		return f, nil
 	}
-	return fmt.Errorf("no organiser credentials at %s: the daemon makes %s in its state dir at its first start; "+
+	return "", fmt.Errorf("no organiser credentials at %s: the daemon makes %s in its state dir at its first start; "+
 		"give the daemon's --daemon-state-dir DIR, or --credentials FILE", strings.Join(tried, " nor "), bus.OrganiserFile)
 }
 
