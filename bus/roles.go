@@ -18,8 +18,12 @@ import (
 //     as a dump's reply subject and have a worker write there.
 //   - a tool (no credentials, on a loopback listener): sends solve requests, publishes
 //     dumps, reads everything under the prefix, $SRV and the history (JetStream, read
-//     only). It may not publish results, answer anything, join QueueGroup, or write
-//     the history (nor on the Repair subjects, which a replicated history stores).
+//     only). It may not publish results, answer anything, join QueueGroup, write
+//     the history (nor on the Repair subjects, which a replicated history stores),
+//     or load pairings.
+//   - the organiser (the password of the daemon's organiser file, organiser.go, from
+//     loopback): requests a pairings load and takes its answer on an inbox; nothing
+//     else.
 //
 // A port's display writer takes its answers only from the reply subjects of its own
 // dumps, under an inbox of its own: a tool cannot publish there, and a worker can
@@ -35,6 +39,8 @@ const (
 	RoleDaemon = "daemon"
 	RoleWorker = "worker"
 	RoleTool   = "tool"
+	// RoleOrganiser loads the club's pairings (scoreboard pairings load).
+	RoleOrganiser = "organiser"
 )
 
 // WorkerPermissions are the rights of a worker under the prefix of s.
@@ -58,14 +64,12 @@ func WorkerPermissions(s Subjects) *server.Permissions {
 // s: request solve endpoints, publish dumps, read everything under the prefix and
 // $SRV, and read the history stream and the boards and pairings buckets (JetStream's
 // read-only API: stream info, message and direct gets, ephemeral consumers and their
-// flow control). It may ask the daemon to load a round of pairings (PairingsLoad), as
-// it may publish a dump the boards will show: the daemon checks what it is given and
-// writes; the buckets stay the daemon's alone to write.
+// flow control). It may not ask the daemon to load a round of pairings: that puts
+// names on the club's TV, the organiser's alone (OrganiserPermissions).
 func ToolPermissions(s Subjects) *server.Permissions {
 	pub := []string{
 		s.Prefix + ".solve.*",
 		s.Prefix + ".dump.>",
-		s.PairingsLoad(),
 		"$SRV.>",
 		"$JS.API.INFO",
 		"$JS.API.STREAM.NAMES",
@@ -98,5 +102,18 @@ func ToolPermissions(s Subjects) *server.Permissions {
 			Allow: []string{s.Prefix + ".>", "_INBOX.>", "$SRV.>"},
 			Deny:  []string{"> " + QueueGroup},
 		},
+	}
+}
+
+// OrganiserPermissions are the organiser's rights: request a pairings load
+// (PairingsLoad; the daemon checks the round and writes its bucket) and take the
+// answer on an inbox. What a tool reads, the organiser reads as a tool.
+func OrganiserPermissions(s Subjects) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{
+			Allow: []string{s.PairingsLoad()},
+			Deny:  []string{s.AllResults(), s.AllRepairs(), "_INBOX.>"},
+		},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
 }

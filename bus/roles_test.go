@@ -31,6 +31,7 @@ func setConfEnv(t *testing.T) (daemonPW, workerPW string) {
 	daemonPW, workerPW = "daemon-pw-"+bus.NewOrigin(), "worker-pw-"+bus.NewOrigin()
 	t.Setenv("SCOREBOARD_DAEMON_PASSWORD", daemonPW)
 	t.Setenv("SCOREBOARD_WORKER_PASSWORD", workerPW)
+	t.Setenv("SCOREBOARD_ORGANISER_PASSWORD", "organiser-pw-"+bus.NewOrigin())
 	return daemonPW, workerPW
 }
 
@@ -50,9 +51,10 @@ func TestRolesConfMatchesBuilder(t *testing.T) {
 	}
 	s := bus.Subjects{Prefix: bus.DefaultPrefix}
 	want := map[string]*server.Permissions{
-		bus.RoleDaemon: nil,
-		bus.RoleWorker: bus.WorkerPermissions(s),
-		bus.RoleTool:   bus.ToolPermissions(s),
+		bus.RoleDaemon:    nil,
+		bus.RoleWorker:    bus.WorkerPermissions(s),
+		bus.RoleTool:      bus.ToolPermissions(s),
+		bus.RoleOrganiser: bus.OrganiserPermissions(s),
 	}
 	var users []string
 	for _, u := range opts.Users {
@@ -66,8 +68,8 @@ func TestRolesConfMatchesBuilder(t *testing.T) {
 			t.Errorf("user %s: the file and bus/roles.go differ: %s", u.Username, d)
 		}
 	}
-	if slices.Sort(users); !slices.Equal(users, []string{bus.RoleDaemon, bus.RoleTool, bus.RoleWorker}) {
-		t.Errorf("users %v, want daemon, tool and worker", users)
+	if slices.Sort(users); !slices.Equal(users, []string{bus.RoleDaemon, bus.RoleOrganiser, bus.RoleTool, bus.RoleWorker}) {
+		t.Errorf("users %v, want daemon, organiser, tool and worker", users)
 	}
 }
 
@@ -335,6 +337,8 @@ func TestRolesExternalConf(t *testing.T) {
 		t.Error("a worker with a wrong password was let in")
 	}
 	checkCoreRoles(t, daemon, worker, tool, workerErrs, toolErrs)
+	od, _ := roleConn(t, ns.URL(), nats.UserInfo(bus.RoleDaemon, daemonPW))
+	checkOrganiserRole(t, od, ns.URL(), nats.UserInfo(bus.RoleOrganiser, os.Getenv("SCOREBOARD_ORGANISER_PASSWORD")))
 
 	// The daemon writes the history.
 	s := bus.Subjects{Prefix: bus.DefaultPrefix}

@@ -80,6 +80,10 @@ type ServerOptions struct {
 	// daemon's own parts) need none and have every right.
 	Token          string
 	User, Password string
+	// Organiser is the organiser's password (OrganiserFile): a loopback client of
+	// the listener that logs in as RoleOrganiser with it may load pairings. Empty:
+	// no organiser on the listener.
+	Organiser string
 	// Prefix is the subjects' prefix the roles' rights are for; DefaultPrefix when
 	// empty.
 	Prefix string
@@ -122,12 +126,14 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 		return nil, errors.New("embedded nats-server: give either a token or a user and a password, not both")
 	case (o.User == "") != (o.Password == ""):
 		return nil, errors.New("embedded nats-server: a user and a password go together")
+	case o.User == RoleOrganiser:
+		return nil, fmt.Errorf("embedded nats-server: the worker's user may not be %q, the organiser's", RoleOrganiser)
 	}
 	auth := o.Token != "" || o.User != ""
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	la := &listenAuth{token: o.Token, user: o.User, password: o.Password, tools: true}
+	la := &listenAuth{token: o.Token, user: o.User, password: o.Password, organiser: o.Organiser, tools: true}
 	if o.Listen == ListenOff {
 		opts.DontListen = true
 	} else {
@@ -153,6 +159,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	s := Subjects{Prefix: o.Prefix}
 	la.worker = &server.User{Username: RoleWorker, Permissions: WorkerPermissions(s)}
 	la.tool = &server.User{Username: RoleTool, Permissions: ToolPermissions(s)}
+	la.organiserUser = &server.User{Username: RoleOrganiser, Permissions: OrganiserPermissions(s)}
 	if o.StoreDir != "" {
 		opts.JetStream = true
 		opts.StoreDir = o.StoreDir
@@ -291,11 +298,14 @@ func Loopback(host string) bool {
 // (ConnOptions.Role): a worker answers requests on the reply subject a requester
 // names, and the micro service's own $SRV handlers answer any, so with every right a
 // tool could have them write the history. A listener's client with the worker credentials is a worker;
-// one without any credentials is a tool, where tools are let in (loopback).
+// one without any credentials is a tool, where tools are let in (loopback); one of
+// loopback with user RoleOrganiser and the organiser's password is the organiser.
 type listenAuth struct {
 	token, user, password string
-	tools                 bool // clients without credentials are let in, as tools
+	organiser             string // the organiser's password, or none
+	tools                 bool   // clients without credentials are let in, as tools
 	worker, tool          *server.User
+	organiserUser         *server.User
 }
 
 func (a *listenAuth) Check(c server.ClientAuthentication) bool {
@@ -310,6 +320,9 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
 	if o == nil {
 		return false
+	}
+	if o.Username == RoleOrganiser {
+		return a.checkOrganiser(c, o)
 	}
 	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" && o.JWT == "" {
 		if !a.tools {
@@ -331,6 +344,25 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 		c.RegisterUser(a.worker)
 	}
 	return ok
+}
+
+// checkOrganiser lets in the organiser: its password alone, from loopback (the
+// file is on this machine, and the password goes in clear on the listener).
+func (a *listenAuth) checkOrganiser(c server.ClientAuthentication, o *server.ClientOpts) bool {
+	if a.organiser == "" || o.Token != "" || o.Nkey != "" || o.JWT != "" || !loopbackClient(c.RemoteAddress()) {
+		return false
+	}
+	if !equal(o.Password, a.organiser) {
+		return false
+	}
+	c.RegisterUser(a.organiserUser)
+	return true
+}
+
+// loopbackClient reports whether a TCP client's address is a loopback one.
+func loopbackClient(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 func equal(got, want string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
@@ -59,6 +60,7 @@ func (d *Daemon) openBus(ctx context.Context) (*clubBus, error) {
 	}
 	if b.store != nil {
 		d.onClose(func() { b.store.Close() })
+		opts.Organiser = organiserPassword(b.store.Path, c.NATS.Listen, log)
 		want, _ := history.ParseSize(c.History.MaxBytes)
 		var ok bool
 		if b.fitted, ok = history.FitStore(b.store, want, log); ok {
@@ -95,4 +97,20 @@ func (d *Daemon) openBus(ctx context.Context) (*clubBus, error) {
 	b.connect = func(name string) (*nats.Conn, error) { return connectAs(name, "") }
 	b.connectWorkers = func(name string) (*nats.Conn, error) { return connectAs(name, bus.RoleWorker) }
 	return b, nil
+}
+
+// organiserPassword is the password of the state dir's organiser file, made at
+// the first start (bus.EnsureOrganiserFile), for the listener's organiser. A file
+// the daemon cannot take is said loudly and the daemon goes on: the ports matter
+// more than the pairings, which no one may then load from outside.
+func organiserPassword(dir, listen string, log zerolog.Logger) string {
+	if listen == bus.ListenOff {
+		return ""
+	}
+	pw, err := bus.EnsureOrganiserFile(dir)
+	if err != nil {
+		log.Error().Str("component", "pairings").Err(err).Msg("no organiser on the NATS listener: scoreboard pairings load is refused until the file is fixed (or deleted) and the daemon restarted")
+		return ""
+	}
+	return pw
 }

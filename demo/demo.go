@@ -104,7 +104,7 @@ func Next(pageURL, natsURL, stateDir string, temporary bool) string {
 	fmt.Fprintf(&b, "  What was kept:        NATS_URL=%s scoreboard history --port hall\n", natsURL)
 	fmt.Fprintf(&b, "  Solve a board:        NATS_URL=%s scoreboard send goscore testdata/samples/goscore.in\n", natsURL)
 	fmt.Fprintf(&b, "  Its picture:          scoreboard render goscore testdata/samples/goscore.in > board.svg\n")
-	fmt.Fprintf(&b, "  Who plays:            NATS_URL=%s scoreboard pairings load tournament.xml (docs/pairings.md)\n", natsURL)
+	fmt.Fprintf(&b, "  Who plays:            NATS_URL=%s scoreboard pairings load --daemon-state-dir %s tournament.xml (docs/pairings.md)\n", natsURL, stateDir)
 	fmt.Fprintf(&b, "  A real scoreboard:    scoreboard ports, then scoreboard run --port-device /dev/serial/by-id/... --port-problem goscore\n")
 	fmt.Fprintf(&b, "  (From a clone, without the binary installed: go run ./cmd/scoreboard in place of scoreboard.)\n\n")
 	if temporary {

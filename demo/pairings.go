@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,16 +28,12 @@ func Round() pairing.Round {
 }
 
 // LoadPairings has the demo's daemon at natsURL load Round, as `scoreboard
-// pairings load` would, trying again until it answers or ctx ends.
-func LoadPairings(ctx context.Context, natsURL string) error {
-	nc, err := nats.Connect(natsURL, nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
+// pairings load` would, as the organiser (the password the daemon keeps in
+// stateDir), trying again until it answers or ctx ends: the daemon makes the
+// password at its start.
+func LoadPairings(ctx context.Context, natsURL, stateDir string) error {
 	for {
-		_, err := pairing.Request(ctx, nc, pairing.LoadSubject(bus.DefaultPrefix), pairing.Load{File: "demo", Round: Round()}, 2*time.Second)
-		if err == nil || ctx.Err() != nil {
+		if pw, err := bus.ReadOrganiserFile(filepath.Join(stateDir, bus.OrganiserFile)); err == nil && loadAs(ctx, natsURL, pw) == nil {
 			return nil
 		}
 		select {
@@ -45,4 +42,15 @@ func LoadPairings(ctx context.Context, natsURL string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// loadAs loads Round at natsURL as the organiser with password pw.
+func loadAs(ctx context.Context, natsURL, pw string) error {
+	nc, err := nats.Connect(natsURL, nats.UserInfo(bus.RoleOrganiser, pw))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_, err = pairing.Request(ctx, nc, pairing.LoadSubject(bus.DefaultPrefix), pairing.Load{File: "demo", Round: Round()}, 2*time.Second)
+	return err
 }

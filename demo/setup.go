@@ -14,7 +14,10 @@ type Setup struct {
 	Conf   string // the daemon's config file, for run --config
 	Next   string // what to try once it runs
 	NATS   string // the daemon's NATS URL
-	rmDir  string // the throwaway state directory; "": the user's
+	// StateDir is the daemon's state directory, where it keeps the organiser's
+	// password (bus.OrganiserFile) that loads the demo's round.
+	StateDir string
+	rmDir    string // the throwaway state directory; "": the user's
 }
 
 // Options are the demo's listeners and its state directory.
@@ -56,7 +59,7 @@ func Prepare(o Options) (_ *Setup, err error) {
 	if err := os.WriteFile(s.Conf, Config(s.Boards, nats, http, o.StateDir), 0o600); err != nil {
 		return nil, err
 	}
-	s.NATS = "nats://" + nats
+	s.NATS, s.StateDir = "nats://"+nats, o.StateDir
 	s.Next = Next("http://"+http+"/", s.NATS, o.StateDir, s.rmDir != "")
 	return s, nil
 }

@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, stateDir, httpAddr, natsAddr string, baud int,
 		g.Go(func() error { return b.Play(playCtx, baud, pause) })
 	}
 	// Who plays on each board: the demo's round, once the daemon answers.
-	g.Go(func() error { return demo.LoadPairings(playCtx, d.NATS) })
+	g.Go(func() error { return demo.LoadPairings(playCtx, d.NATS, d.StateDir) })
 	g.Go(func() error {
 		defer stopPlaying()
 		run := runCommand(io)

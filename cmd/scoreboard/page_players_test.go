@@ -92,12 +92,12 @@ func TestPagePlayersDaemon(t *testing.T) {
 	proctest.SkipShort(t, "a daemon process with two ports")
 	const delay = 8 * time.Second
 	bin := proctest.Scoreboard(t)
-	run, lobby, addr, page := startPlayersDaemon(t, bin, delay)
+	run, lobby, addr, page, state := startPlayersDaemon(t, bin, delay)
 	player := "?player=" + url.QueryEscape("müller-straße")
 	events := streamOf(t, page, player)
 	evry, _ := filepath.Abs("../../pairing/testdata/evry.xml")
 	loaded := time.Now()
-	if code, out := pairingsLoad(t, bin, "--nats-url", "nats://"+addr, evry); code != 0 {
+	if code, out := pairingsLoad(t, bin, "--nats-url", "nats://"+addr, "--daemon-state-dir", state, evry); code != 0 {
 		t.Fatalf("pairings load: exit %d:\n%s", code, out)
 	}
 	in, want := samples.Pair(t, samples.Case{Problem: "goscore", File: "goscore"})
@@ -154,13 +154,13 @@ func TestPagePlayersDaemon(t *testing.T) {
 
 // startPlayersDaemon starts a real daemon whose page, delayed by delay, is on a
 // port of its own, with two pty ports: lobby at table 1, hall at table 2. It
-// returns the daemon, lobby's pty, its NATS address and its page.
-func startPlayersDaemon(t *testing.T, bin string, delay time.Duration) (*proctest.Process, *serialio.PTY, string, string) {
+// returns the daemon, lobby's pty, its NATS address, its page and its state dir.
+func startPlayersDaemon(t *testing.T, bin string, delay time.Duration) (*proctest.Process, *serialio.PTY, string, string, string) {
 	t.Helper()
 	lobby, hall := runPTY(t), runPTY(t)
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	page := "http://127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	conf, state := filepath.Join(t.TempDir(), "scoreboard.toml"), t.TempDir()
 	err := os.WriteFile(conf, fmt.Appendf(nil, `
 [nats]
 listen = %q
@@ -181,7 +181,7 @@ device = %q
 problem = "goscore"
 baud = 115200
 table = 2
-`, addr, strings.TrimPrefix(page, "http://"), delay, t.TempDir(), lobby.Path, hall.Path), 0o600)
+`, addr, strings.TrimPrefix(page, "http://"), delay, state, lobby.Path, hall.Path), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ table = 2
 	runWaitOpened(t, hall, run)
 	run.WaitOutput("scoreboard running", 60*time.Second)
 	proctest.WaitTCP(t, strings.TrimPrefix(page, "http://"), 30*time.Second)
-	return run, lobby, addr, page
+	return run, lobby, addr, page, state
 }
 
 // checkClubPageRefusals: a club's page has no clubs: /clubs and /clubs/<name>

@@ -16,20 +16,22 @@ import (
 	"github.com/goclub/scoreboard/pairing"
 )
 
-// TestPairingsToolAttack: a tool (no credentials, loopback) against a real daemon
-// reads the pairings bucket, and may ask its load endpoint, but may not write the
-// bucket nor the history's pairing subjects itself; every hostile request (not
-// JSON, a control character in a name, a round too large, two games at a table, a
-// bucket key of its own) gets its error and changes nothing; names in any script,
-// markup included, are kept as text; the daemon goes on answering.
+// TestPairingsToolAttack: the organiser (its password, loopback) against a real
+// daemon: every hostile request (not JSON, a control character in a name, a round
+// too large, two games at a table, a bucket key of its own) gets its error and
+// changes nothing; names in any script, markup included, are kept as text; the
+// daemon goes on answering. A tool (no credentials) reads the pairings bucket, but
+// may not write the bucket nor the history's pairing subjects itself (nor ask for
+// a load: TestOrganiserToolCannotLoad).
 func TestPairingsToolAttack(t *testing.T) {
 	proctest.SkipShort(t, "a daemon process attacked by a tool")
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	pt := runPTY(t)
-	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--state-dir", t.TempDir(), "--nats-listen", addr, "--http", "off",
+	state := t.TempDir()
+	run := proctest.Start(t, proctest.Scoreboard(t), "run", "--state-dir", state, "--nats-listen", addr, "--http", "off",
 		"--port", pt.Path, "--port-name", "t1", "--problem", "goscore", "--port-table", "7")
 	run.WaitOutput("scoreboard running", 60*time.Second)
-	nc, err := nats.Connect("nats://" + addr)
+	nc, err := nats.Connect("nats://"+addr, asOrganiser(t, state))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,9 @@ func TestPairingsBucketRefused(t *testing.T) {
 	if _, err := js.Stream(t.Context(), "SCOREBOARD"); err != nil {
 		t.Fatalf("the history without the pairings: %v", err)
 	}
-	if code, out := pairingsLoad(t, proctest.Scoreboard(t), "--nats-url", ns.URL(), "--timeout", "2s", "../../pairing/testdata/round.csv"); code == 0 ||
+	// This server takes any credentials: the organiser's user and a password.
+	if code, out := pairingsLoad(t, proctest.Scoreboard(t), "--nats-url", ns.URL(), "--nats-user", "organiser", "--nats-password", "any",
+		"--timeout", "2s", "../../pairing/testdata/round.csv"); code == 0 ||
 		!strings.Contains(out, "no daemon answers on scoreboard.pairings.load") {
 		t.Fatalf("a load without the bucket: exit %d: %s", code, out)
 	}

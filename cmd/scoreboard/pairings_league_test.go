@@ -63,7 +63,7 @@ token = "token-north"
 	var code int
 	var out string
 	bustest.Wait(t, "the club's load", func() (bool, string) {
-		code, out = pairingsLoad(t, bin, "--nats-url", "nats://"+clubAddr, csv)
+		code, out = pairingsLoad(t, bin, "--nats-url", "nats://"+clubAddr, "--daemon-state-dir", filepath.Join(root, "north"), csv)
 		return code == 0, out
 	})
 	if !strings.Contains(out, "table 5 on stdio: Ana Club (1d) - Bo Club (2k)") {

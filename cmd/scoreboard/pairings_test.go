@@ -76,7 +76,7 @@ func TestPairingsLoadRestart(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
 	url := "nats://" + addr
 	web := "127.0.0.1:" + strconv.Itoa(proctest.FreePort(t))
-	conf := filepath.Join(t.TempDir(), "scoreboard.toml")
+	conf, state := filepath.Join(t.TempDir(), "scoreboard.toml"), t.TempDir()
 	err := os.WriteFile(conf, fmt.Appendf(nil, `
 [nats]
 listen = %q
@@ -96,7 +96,7 @@ device = %q
 problem = "goscore"
 baud = 115200
 table = 2
-`, addr, web, t.TempDir(), lobby.Path, hall.Path), 0o600)
+`, addr, web, state, lobby.Path, hall.Path), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ table = 2
 	}
 	run := start()
 
-	code, out := pairingsLoad(t, bin, "--nats-url", url, evry)
+	code, out := pairingsLoad(t, bin, "--nats-url", url, "--daemon-state-dir", state, evry)
 	if code != 0 || !strings.Contains(out, "table 1 on lobby: Jürgen Müller-Straße (3k) - 王小明 (1d)") ||
 		!strings.Contains(out, "tables without a port (not shown; give a [[port]] its table, or at a hub map it in [tables]): 3, 4") {
 		t.Fatalf("load round 2: exit %d:\n%s", code, out)
@@ -162,7 +162,7 @@ table = 2
 		}
 	}
 
-	code, out = pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry)
+	code, out = pairingsLoad(t, bin, "--nats-url", url, "--daemon-state-dir", state, "--round", "1", evry)
 	if code != 0 || !strings.Contains(out, "table 1 on lobby: 王小明 (1d) - Zoé Lefèvre (2d)") {
 		t.Fatalf("load round 1: exit %d:\n%s", code, out)
 	}
@@ -177,12 +177,12 @@ table = 2
 	if o := run.Output(); !strings.Contains(o, `"changed":[]`) {
 		t.Errorf("the reload of a table restarted a port: %s", o[strings.LastIndex(o, "reload: ports updated")-200:])
 	}
-	if code, out := pairingsLoad(t, bin, "--nats-url", url, "--round", "1", evry); code != 0 || !strings.Contains(out, "table 3 on hall: ") {
+	if code, out := pairingsLoad(t, bin, "--nats-url", url, "--daemon-state-dir", state, "--round", "1", evry); code != 0 || !strings.Contains(out, "table 3 on hall: ") {
 		t.Fatalf("load after the SIGHUP: exit %d:\n%s", code, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(bad, []byte("1,1,a,1d,b,2d\n1,1,c,1d,d\n"), 0o600)
-	if code, out := pairingsLoad(t, bin, "--nats-url", url, bad); code == 0 || !strings.Contains(out, "bad.csv:2: 5 columns: want 6 to 8") {
+	if code, out := pairingsLoad(t, bin, "--nats-url", url, "--daemon-state-dir", state, bad); code == 0 || !strings.Contains(out, "bad.csv:2: 5 columns: want 6 to 8") {
 		t.Fatalf("a bad file: exit %d:\n%s", code, out)
 	}
 	if err := run.Stop(); err != nil {
