@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -134,6 +137,9 @@ func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 	var tried []string
 	files := []string{file}
 	if file == "" {
+		if err := loopbackURLs(n.URL); err != nil {
+			return "", err
+		}
 		files = organiserFiles(c.Daemon.StateDir)
 	}
 	for _, f := range files {
@@ -150,6 +156,35 @@ func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 	}
 	return "", fmt.Errorf("no organiser credentials at %s: the daemon makes %s in its state dir at its first start; "+
 		"give the daemon's --daemon-state-dir DIR, or --credentials FILE", strings.Join(tried, " nor "), bus.OrganiserFile)
+}
+
+// loopbackURLs refuses, before anything is read or sent, a server list with a
+// server beyond loopback: the state dir's password goes in clear in the CONNECT,
+// and the daemon takes its organiser on loopback only, so a server elsewhere is
+// one that would learn it for nothing (a squatter, a typo, an old
+// $SCOREBOARD_NATS_URL). A host name is refused too: what it resolves to is not
+// this command's to trust.
+func loopbackURLs(urls string) error {
+	for u := range strings.SplitSeq(urls, ",") {
+		u = strings.TrimSpace(u)
+		if u == "" {
+			continue
+		}
+		if !strings.Contains(u, "://") {
+			u = "nats://" + u
+		}
+		p, err := url.Parse(u)
+		host := ""
+		if err == nil {
+			host = p.Hostname()
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return usagef("--nats-url %s: the organiser's password of the daemon's state dir goes to a server on loopback only "+
+				"(nats://127.0.0.1:PORT, the daemon's own listener, which takes its organiser from this machine alone); "+
+				"for another server, give the password file yourself with --credentials FILE", logging.Clip(u))
+		}
+	}
+	return nil
 }
 
 // organiserFiles are where the daemon's organiser file is looked for: its state
