@@ -367,6 +367,12 @@ func externalAddr(t *testing.T) string {
 // daemon's state dir.
 func runAsNobody(t *testing.T, bin, file string, args ...string) (int, string) {
 	t.Helper()
+	return runAs(t, 65534, 65534, bin, file, args...)
+}
+
+// runAs is runAsNobody as the user uid with the group gid.
+func runAs(t *testing.T, uid, gid uint32, bin, file string, args ...string) (int, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "organiser-nobody-")
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +398,7 @@ func runAsNobody(t *testing.T, bin, file string, args ...string) (int, string) {
 	cmd := exec.CommandContext(ctx, nbin, append(args, nfile)...)
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)

@@ -52,8 +52,8 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 			"the tables to club.port by its file's [tables]. Loading again replaces the round.\n" +
 			"A file with anything wrong in it changes nothing: each error names its line.\n" +
 			"Only the club's organiser may load: the command logs in with the password the\n" +
-			"daemon keeps in organiser.password in its state dir (mode 0640: root and the\n" +
-			"daemon's group), or in --credentials FILE, or with --nats-user organiser on an\n" +
+			"daemon keeps in organiser.password in its state dir (root and the daemon's\n" +
+			"user may read it: sudo), or in --credentials FILE, or with --nats-user organiser on an\n" +
 			"external server. docs/pairings.md, \"Who may load\".",
 		Example: "  scoreboard pairings load tournament.xml\n  scoreboard pairings load --round 3 round.csv\n" +
 			"  scoreboard pairings load --league --nats-url nats://127.0.0.1:4322 league.xml",
@@ -143,7 +143,12 @@ func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 		files = organiserFiles(c.Daemon.StateDir)
 	}
 	for _, f := range files {
-		pw, err := bus.ReadOrganiserFile(f)
+		read := bus.ReadOrganiserFile
+		if file == "" {
+			// The daemon's own file, which it never takes through a symlink.
+			read = func(p string) (string, error) { return bus.ReadStateOrganiserFile(p, -1) }
+		}
+		pw, err := read(f)
 		if errors.Is(err, bus.ErrNoOrganiserFile) && file == "" {
 			tried = append(tried, f)
 			continue
