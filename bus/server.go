@@ -324,7 +324,10 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 	if o.Username == RoleOrganiser {
 		return a.checkOrganiser(c, o)
 	}
-	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" && o.JWT == "" {
+	// No JWT is looked at: nats-server clears a CONNECT's JWT outside operator mode
+	// before it asks, so it is never seen here, and a client that sends one is
+	// taken as if it had not.
+	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" {
 		if !a.tools {
 			return false
 		}
@@ -349,7 +352,7 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 // checkOrganiser lets in the organiser: its password alone, from loopback (the
 // file is on this machine, and the password goes in clear on the listener).
 func (a *listenAuth) checkOrganiser(c server.ClientAuthentication, o *server.ClientOpts) bool {
-	if a.organiser == "" || o.Token != "" || o.Nkey != "" || o.JWT != "" || !loopbackClient(c.RemoteAddress()) {
+	if a.organiser == "" || o.Token != "" || o.Nkey != "" || !loopbackClient(c.RemoteAddress()) {
 		return false
 	}
 	if !equal(o.Password, a.organiser) {
