@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,6 +197,18 @@ func TestPairingsLoadJetStreamAndReplyRoutes(t *testing.T) {
 			t.Errorf("loads answered on a subject no inbox: %s's revision went from %d to %d", c.what, c.was, after)
 		}
 	}
+
+	refused := strings.Count(d.run.Output(), refusedLoads)
+	bustest.Wait(t, "scoreboard_pairings_loads_refused_total", func() (bool, string) {
+		resp, err := http.Get(d.page + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		n, ok := metric(string(page), "scoreboard_pairings_loads_refused_total")
+		return ok && n == float64(refused), fmt.Sprintf("%v (found %v), %d refusals logged", n, ok, refused)
+	})
 
 	rep, err := pairing.Request(t.Context(), org, load, pairing.Load{File: "x", Round: pairing.Round{Info: pairing.Info{Round: 1},
 		Games: []pairing.Game{{Table: 1, Black: pairing.Player{Name: "b"}, White: pairing.Player{Name: "w"}}}}}, 30*time.Second)
