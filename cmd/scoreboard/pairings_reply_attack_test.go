@@ -198,8 +198,8 @@ func TestPairingsLoadJetStreamAndReplyRoutes(t *testing.T) {
 		}
 	}
 
-	refused := strings.Count(d.run.Output(), refusedLoads)
 	bustest.Wait(t, "scoreboard_pairings_loads_refused_total", func() (bool, string) {
+		refused := strings.Count(d.run.Output(), refusedLoads)
 		resp, err := http.Get(d.page + "/metrics")
 		if err != nil {
 			return false, err.Error()
@@ -226,10 +226,10 @@ func TestHubPairingsLoadReplyRoutes(t *testing.T) {
 	proctest.SkipShort(t, "a hub process attacked through reply subjects")
 	bin := proctest.Scoreboard(t)
 	root := t.TempDir()
-	tools, leaf := proctest.FreePort(t), proctest.FreePort(t)
+	tools, leaf, web := proctest.FreePort(t), proctest.FreePort(t), proctest.FreePort(t)
 	conf := filepath.Join(root, "hub.toml")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"off\"\nstate_dir = %q\n"+
-		"[[club]]\nname = \"south\"\ntoken = \"token-south\"\n[tables]\n1 = \"south.hall\"\n", tools, leaf, filepath.Join(root, "hub")), 0o600); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"127.0.0.1:%d\"\nstate_dir = %q\n"+
+		"[[club]]\nname = \"south\"\ntoken = \"token-south\"\n[tables]\n1 = \"south.hall\"\n", tools, leaf, web, filepath.Join(root, "hub")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
@@ -278,4 +278,16 @@ func TestHubPairingsLoadReplyRoutes(t *testing.T) {
 	if rep, err := pairing.Request(t.Context(), tool, load, round, 30*time.Second); err != nil || rep.Error != "" {
 		t.Errorf("the organiser's load on its inbox after the attack: %+v, %v", rep, err)
 	}
+	bustest.Wait(t, "scoreboard_league_pairings_loads_refused_total", func() (bool, string) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", web))
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		// The push consumer delivers the legitimate load's new value too, refused.
+		n, ok := metric(string(page), "scoreboard_league_pairings_loads_refused_total")
+		logged := strings.Count(hub.Output(), refusedLoads)
+		return ok && n >= float64(len(replies)+2) && n == float64(logged), fmt.Sprintf("%v (found %v), %d logged, want %d or more", n, ok, logged, len(replies)+2)
+	})
 }
