@@ -175,7 +175,7 @@ func StartServerWith(o ServerOptions, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats-server: %w", err)
 	}
-	sl := &serverLogger{l: log.With().Str("component", "nats").Logger()}
+	sl := &serverLogger{l: log.With().Str("component", "nats").Logger(), flood: logging.NewSampler(10, time.Second, 100)}
 	debug := sl.l.GetLevel() <= zerolog.DebugLevel
 	if o.Hub != nil {
 		sl.link = &linkReport{l: log.With().Str("component", "league").Str("club", o.Hub.Club).Str("hub", RedactURL(o.Hub.URL)).Logger(), link: o.Hub}
@@ -324,7 +324,10 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 	if o.Username == RoleOrganiser {
 		return a.checkOrganiser(c, o)
 	}
-	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" && o.JWT == "" {
+	// No JWT is looked at: nats-server clears a CONNECT's JWT outside operator mode
+	// before it asks, so it is never seen here, and a client that sends one is
+	// taken as if it had not.
+	if o.Token == "" && o.Username == "" && o.Password == "" && o.Nkey == "" {
 		if !a.tools {
 			return false
 		}
@@ -349,7 +352,7 @@ func (a *listenAuth) Check(c server.ClientAuthentication) bool {
 // checkOrganiser lets in the organiser: its password alone, from loopback (the
 // file is on this machine, and the password goes in clear on the listener).
 func (a *listenAuth) checkOrganiser(c server.ClientAuthentication, o *server.ClientOpts) bool {
-	if a.organiser == "" || o.Token != "" || o.Nkey != "" || o.JWT != "" || !loopbackClient(c.RemoteAddress()) {
+	if a.organiser == "" || o.Token != "" || o.Nkey != "" || !loopbackClient(c.RemoteAddress()) {
 		return false
 	}
 	if !equal(o.Password, a.organiser) {
@@ -442,6 +445,9 @@ type serverLogger struct {
 	noSpace atomic.Uint64
 	// link reports the failures of the link to a league hub, or is nil.
 	link *linkReport
+	// flood samples the lines one client may have the server write as fast as it
+	// connects or publishes (floodKind); nil logs each.
+	flood *logging.Sampler
 }
 
 // Noticef logs the server's notices at debug: its start-up banner (23 lines, blank
@@ -462,7 +468,34 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 	if s.link != nil && s.link.saw(format, strings.TrimSpace(msg)) {
 		return
 	}
+	if kind := floodKind(format, v); kind != "" && s.flood != nil {
+		if e := s.flood.Event(&s.l, zerolog.ErrorLevel, kind); e != nil {
+			s.log(e, format, v)
+		}
+		return
+	}
 	s.log(s.l.Error(), format, v)
+}
+
+// floodKind names the kind of a server's error line that one client may have it
+// write at the rate it connects or publishes, or is "": a failed login (about 4,500
+// a second from one loopback client), the connection bound, a permission violation
+// (a tool's $SRV request whose reply a worker may not publish on, each answer a
+// line). It looks at the server's format, which ends with the server's own words;
+// the client's text is in the arguments, or in the connection's name before them,
+// where at worst it has its own lines sampled.
+func floodKind(format string, v []any) string {
+	switch {
+	case strings.HasSuffix(format, "%v - %s") && len(v) == 2 && v[0] == server.ErrAuthentication:
+		return "authentication error"
+	case strings.HasSuffix(format, server.ErrTooManyConnections.Error()):
+		return "maximum connections"
+	case strings.Contains(format, " - Publish Violation - "):
+		return "publish violation"
+	case strings.Contains(format, " - Subscription Violation"):
+		return "subscription violation"
+	}
+	return ""
 }
 
 // storeOutOfSpace reports whether an error line of the server's is its store's own

@@ -11,7 +11,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/daemon"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -24,13 +26,18 @@ type pairings struct {
 	prefix string
 	log    zerolog.Logger
 	ports  atomic.Pointer[[]daemon.PortConfig] // the running ports, reloads included
+	// refused counts the loads neither applied nor answered (bus.RequestRefusal);
+	// warn samples their warnings, one client's flood being one line a second.
+	refused atomic.Int64
+	warn    *logging.Sampler
 
 	mu  sync.Mutex
 	now map[string]string // port -> result.Players' JSON of its game now
 }
 
 func newPairings(kv jetstream.KeyValue, prefix string, ports []daemon.PortConfig, log zerolog.Logger) *pairings {
-	p := &pairings{kv: kv, prefix: prefix, log: log.With().Str("component", "pairings").Logger(), now: map[string]string{}}
+	p := &pairings{kv: kv, prefix: prefix, log: log.With().Str("component", "pairings").Logger(), now: map[string]string{},
+		warn: logging.NewSampler(10, time.Second, 100)}
 	p.setPorts(ports)
 	return p
 }
@@ -84,6 +91,16 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // serve answers the load requests on nc until ctx ends.
 func (p *pairings) serve(ctx context.Context, nc *nats.Conn) error {
 	sub, err := nc.Subscribe(pairing.LoadSubject(p.prefix), func(m *nats.Msg) {
+		// nc has the daemon's rights: a load is applied and answered only when it
+		// came from a requester waiting on its inbox.
+		if why := bus.RequestRefusal(m); why != "" {
+			n := p.refused.Add(1)
+			if e := p.warn.Warn(&p.log, why); e != nil {
+				e.Str("reply", logging.Clip(m.Reply)).Int64("refused", n).
+					Msg("pairings load refused: " + why + "; neither applied nor answered (scoreboard pairings load requests on its inbox)")
+			}
+			return
+		}
 		rep := p.load(ctx, m.Data)
 		data, _ := json.Marshal(rep)
 		if err := m.Respond(data); err != nil {

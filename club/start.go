@@ -203,6 +203,10 @@ func (d *Daemon) startWorkers(p *parts) error {
 		p.met = metrics.New()
 	}
 	registerMetrics(p.met, p.updater, p.keeper, b.hubLinked, wnc, p.pnc)
+	if p.pairings != nil {
+		p.met.Counter("scoreboard_pairings_loads_refused_total", "Pairings loads neither applied nor answered: a reply subject that is no requester's inbox, or a message JetStream delivered (a tool's pull or push consumer aimed at the load subject).",
+			func() float64 { return float64(p.pairings.refused.Load()) })
+	}
 	p.ports.Metrics = p.met
 	// The workers: solve the dumps of every port, and requests from anyone. They stop
 	// after the ports, so that the units the ports have in flight are still answered.

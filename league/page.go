@@ -142,5 +142,7 @@ func (h *Hub) newMetrics() *metrics.Metrics {
 			}
 			return out
 		})
+	met.Counter("scoreboard_league_pairings_loads_refused_total", "Pairings loads the hub neither applied nor answered: a reply subject that is no requester's inbox, or a message JetStream delivered.",
+		func() float64 { return float64(h.pairings.refused.Load()) })
 	return met
 }

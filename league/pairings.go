@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -32,6 +34,10 @@ type hubPairings struct {
 	mu     sync.Mutex
 	tables map[int]string
 	ports  map[string]map[string]bool // club -> its ports in the bucket
+	// refused counts the loads neither applied nor answered (bus.RequestRefusal);
+	// warn samples their warnings.
+	refused atomic.Int64
+	warn    *logging.Sampler
 }
 
 // SetTables gives the organiser's loads the hub file's [tables]: table -> club.port.
@@ -54,8 +60,19 @@ func (h *Hub) setupPairings(ctx context.Context) error {
 	if h.pairings.ports == nil {
 		h.pairings.ports = map[string]map[string]bool{}
 	}
+	h.pairings.warn = logging.NewSampler(10, time.Second, 100)
 	h.pairings.mu.Unlock()
 	sub, err := h.nc.Subscribe(pairing.LoadSubject(SubjectPrefix), func(m *nats.Msg) {
+		// The hub's connection has every right, and any tool may request a load: it
+		// is applied and answered only when the requester waits on its inbox.
+		if why := bus.RequestRefusal(m); why != "" {
+			n := h.pairings.refused.Add(1)
+			if e := h.pairings.warn.Warn(&h.log, why); e != nil {
+				e.Str("reply", logging.Clip(m.Reply)).Int64("refused", n).
+					Msg("league: pairings load refused: " + why + "; neither applied nor answered (scoreboard pairings load --league requests on its inbox)")
+			}
+			return
+		}
 		data, _ := json.Marshal(h.loadPairings(ctx, m.Data))
 		if err := m.Respond(data); err != nil {
 			h.log.Warn().Err(err).Msg("league: reply to a pairings load")

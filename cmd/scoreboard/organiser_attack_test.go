@@ -218,6 +218,11 @@ func TestOrganiserWrongCredentials(t *testing.T) {
 	if got := rawLoad(t, addr, `{"verbose":false,"user":"organiser","pass":"guess"}`); !strings.Contains(got, "Authorization Violation") {
 		t.Errorf("a raw load with a wrong password: %q; want -ERR 'Authorization Violation'", got)
 	}
+	// An nkey beside the right password: refused (the organiser is its password alone).
+	nkey := fmt.Sprintf(`{"verbose":false,"user":"organiser","pass":%q,"nkey":"UAFQDXTD3A4RNOWRWZYHWEQ3X4MFXRVOWT2HRBJD4VG2UFQ4HVMU7H4W","sig":"AAAA"}`, pw)
+	if got := rawLoad(t, addr, nkey); !strings.Contains(got, "Authorization Violation") {
+		t.Errorf("a raw load with an nkey beside the right password: %q; want -ERR 'Authorization Violation'", got)
+	}
 	// The worker's credentials let in, as a worker, which may not load.
 	if got := rawLoad(t, addr, fmt.Sprintf(`{"verbose":false,"auth_token":%q}`, token)); !strings.Contains(got, "Permissions Violation for Publish") {
 		t.Errorf("a raw load with the worker's token: %q; want a permissions violation", got)
@@ -260,6 +265,13 @@ func TestOrganiserWrongCredentials(t *testing.T) {
 	}
 	if after := pairingsRevision(t, d.url); after != before {
 		t.Errorf("the pairings bucket's revision went from %d to %d: a wrong credential wrote it", before, after)
+	}
+	// A JWT beside the right password is not refused: nats-server discards it
+	// outside operator mode before the daemon sees it (trust.md says so), and
+	// the client is the organiser on its password alone.
+	jwt := fmt.Sprintf(`{"verbose":false,"user":"organiser","pass":%q,"jwt":"eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.AAAA"}`, pw)
+	if got := rawLoad(t, addr, jwt); !strings.HasPrefix(got, "MSG _INBOX.raw.1") {
+		t.Errorf("a raw load with a JWT beside the right password: %q; want it answered (the JWT ignored)", got)
 	}
 }
 
@@ -367,6 +379,12 @@ func externalAddr(t *testing.T) string {
 // daemon's state dir.
 func runAsNobody(t *testing.T, bin, file string, args ...string) (int, string) {
 	t.Helper()
+	return runAs(t, 65534, 65534, bin, file, args...)
+}
+
+// runAs is runAsNobody as the user uid with the group gid.
+func runAs(t *testing.T, uid, gid uint32, bin, file string, args ...string) (int, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "organiser-nobody-")
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +410,7 @@ func runAsNobody(t *testing.T, bin, file string, args ...string) (int, string) {
 	cmd := exec.CommandContext(ctx, nbin, append(args, nfile)...)
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -49,8 +52,8 @@ func pairingsLoadCommand(stdio stdio) *cobra.Command {
 			"the tables to club.port by its file's [tables]. Loading again replaces the round.\n" +
 			"A file with anything wrong in it changes nothing: each error names its line.\n" +
 			"Only the club's organiser may load: the command logs in with the password the\n" +
-			"daemon keeps in organiser.password in its state dir (mode 0640: root and the\n" +
-			"daemon's group), or in --credentials FILE, or with --nats-user organiser on an\n" +
+			"daemon keeps in organiser.password in its state dir (root and the daemon's\n" +
+			"user may read it: sudo), or in --credentials FILE, or with --nats-user organiser on an\n" +
 			"external server. docs/pairings.md, \"Who may load\".",
 		Example: "  scoreboard pairings load tournament.xml\n  scoreboard pairings load --round 3 round.csv\n" +
 			"  scoreboard pairings load --league --nats-url nats://127.0.0.1:4322 league.xml",
@@ -134,10 +137,18 @@ func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 	var tried []string
 	files := []string{file}
 	if file == "" {
+		if err := loopbackURLs(n.URL); err != nil {
+			return "", err
+		}
 		files = organiserFiles(c.Daemon.StateDir)
 	}
 	for _, f := range files {
-		pw, err := bus.ReadOrganiserFile(f)
+		read := bus.ReadOrganiserFile
+		if file == "" {
+			// The daemon's own file, which it never takes through a symlink.
+			read = func(p string) (string, error) { return bus.ReadStateOrganiserFile(p, -1) }
+		}
+		pw, err := read(f)
 		if errors.Is(err, bus.ErrNoOrganiserFile) && file == "" {
 			tried = append(tried, f)
 			continue
@@ -150,6 +161,35 @@ func organiserLogin(c *config.Config, hub bool, file string) (string, error) {
 	}
 	return "", fmt.Errorf("no organiser credentials at %s: the daemon makes %s in its state dir at its first start; "+
 		"give the daemon's --daemon-state-dir DIR, or --credentials FILE", strings.Join(tried, " nor "), bus.OrganiserFile)
+}
+
+// loopbackURLs refuses, before anything is read or sent, a server list with a
+// server beyond loopback: the state dir's password goes in clear in the CONNECT,
+// and the daemon takes its organiser on loopback only, so a server elsewhere is
+// one that would learn it for nothing (a squatter, a typo, an old
+// $SCOREBOARD_NATS_URL). A host name is refused too: what it resolves to is not
+// this command's to trust.
+func loopbackURLs(urls string) error {
+	for u := range strings.SplitSeq(urls, ",") {
+		u = strings.TrimSpace(u)
+		if u == "" {
+			continue
+		}
+		if !strings.Contains(u, "://") {
+			u = "nats://" + u
+		}
+		p, err := url.Parse(u)
+		host := ""
+		if err == nil {
+			host = p.Hostname()
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return usagef("--nats-url %s: the organiser's password of the daemon's state dir goes to a server on loopback only "+
+				"(nats://127.0.0.1:PORT, the daemon's own listener, which takes its organiser from this machine alone); "+
+				"for another server, give the password file yourself with --credentials FILE", logging.Clip(u))
+		}
+	}
+	return nil
 }
 
 // organiserFiles are where the daemon's organiser file is looked for: its state
