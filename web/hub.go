@@ -52,9 +52,21 @@ type Board struct {
 
 // event is one message of the page's event stream.
 type event struct {
-	Type  string `json:"type"` // "board", or "remove" (the key was deleted)
-	Board *Board `json:"board,omitempty"`
-	Port  string `json:"port,omitempty"`
+	Type  string      `json:"type"` // "board", or "remove" (the key was deleted)
+	Board *eventBoard `json:"board,omitempty"`
+	Port  string      `json:"port,omitempty"`
+}
+
+// eventBoard is a board as an event says it. Its game is said only when it
+// changed (docs/page.md, "Events"): the players of a table change once a round,
+// its board twice a second, and a league's viewers were sent the same names with
+// every result (473 bytes an event against 343 unnamed at 200 clubs). Game nil
+// leaves "game" out: the port's game is the one the stream said last; a nil
+// *Game says "game":null: the port has none. Board.Game is the port's game
+// either way.
+type eventBoard struct {
+	*Board
+	Game **Game `json:"game,omitempty"`
 }
 
 // encodes counts the events encoded: once per change, whatever the number of
@@ -85,7 +97,8 @@ func encode(ev event) []byte {
 func appendEvent(d []byte, ev event) ([]byte, bool) {
 	d = append(d, `{"type":`...)
 	d = result.AppendJSONString(d, ev.Type)
-	if b := ev.Board; b != nil {
+	if ev.Board != nil && ev.Board.Board != nil {
+		b := ev.Board.Board
 		d = append(d, `,"board":{"port":`...)
 		d = result.AppendJSONString(d, b.Port)
 		if b.Problem != "" {
@@ -141,9 +154,15 @@ func appendEvent(d []byte, ev event) ([]byte, bool) {
 			d = append(d, since...)
 			d = append(d, '}')
 		}
-		if b.Game != nil {
-			d = append(d, `,"game":`...)
-			d = appendGame(d, b.Game)
+		if g := ev.Board.Game; g != nil {
+			d = appendGameValue(append(d, `,"game":`...), *g)
+		}
+		d = append(d, '}')
+	} else if ev.Board != nil {
+		// No board's fields: encoding/json's empty object, or the game alone.
+		d = append(d, `,"board":{`...)
+		if g := ev.Board.Game; g != nil {
+			d = appendGameValue(append(d, `"game":`...), *g)
 		}
 		d = append(d, '}')
 	}
@@ -159,7 +178,14 @@ func appendEvent(d []byte, ev event) ([]byte, bool) {
 // pictures.
 type shown struct {
 	board *Board
+	// event is the board's event as every viewer was sent it: with its game only
+	// when the game differs from the port's previous event's (eventBoard).
 	event []byte
+	// full is the board's event with its game, or "game":null: a new stream's
+	// first screen, which must not leave a tile the game of an earlier stream.
+	// It is event itself when that says the game, else made from it when a
+	// stream first asks (first), not for every result.
+	full []byte
 	// pictures are the port's last keptPictures units that have one, oldest first.
 	pictures []*picture
 	// stateOnly: the port is known by its state alone (no board yet), counted in
@@ -323,12 +349,46 @@ func (h *hub) forget(c chan []byte) {
 }
 
 // show makes b the port's board and tells every viewer, encoding it once; was
-// is the game the port had, when b changes it.
+// is the game the port had, when b changes it. The event says b's game only when
+// the port is new or its game differs from its last event's: every stream that
+// follows the port was told that one, in its first screen or in the event that
+// changed it (a stream of a player follows a port from the event whose game
+// names the player: filter.matches).
 func (h *hub) show(s *shown, b *Board, was ...*Game) {
+	said := s.board != nil && sameGame(s.board.Game, b.Game)
 	s.board = b
-	s.event = encode(event{Type: "board", Board: b})
+	if said {
+		s.event, s.full = encode(event{Type: "board", Board: &eventBoard{Board: b}}), nil
+	} else {
+		s.event = encode(event{Type: "board", Board: &eventBoard{Board: b, Game: &b.Game}})
+		s.full = s.event
+	}
 	h.broadcast(b.Port, s.event, append(was, b.Game)...)
 }
+
+// first is the port's event for a new stream's first screen: its board with its
+// game, or "game":null.
+func (s *shown) first() []byte {
+	if s.full == nil {
+		s.full = withGame(s.event, s.board.Game)
+	}
+	return s.full
+}
+
+// withGame is a board's event that leaves its game out (show), with its game (or
+// null) put in: the game is the board's last field and a board's event has none
+// after its board, so it goes before the two objects' ends. The fuzz target of
+// decodeBoard holds it to encode's.
+func withGame(ev []byte, g *Game) []byte {
+	const end = "}}\n\n" // the board's object, the event's, the frame's blank line
+	d := make([]byte, 0, len(ev)+320)
+	d = append(d, ev[:len(ev)-len(end)]...)
+	d = appendGameValue(append(d, `,"game":`...), g)
+	return append(d, end...)
+}
+
+// sameGame says whether a port's games a and b show the same.
+func sameGame(a, b *Game) bool { return a == b || a != nil && b != nil && *a == *b }
 
 // put replaces a port's board, keeping the state the port had. b's picture and
 // game record are given addresses here, by its revision, and drawn only when asked.
@@ -513,7 +573,7 @@ func (h *hub) subscribe(ctx context.Context, f filter) (chan []byte, bool) {
 			var first []byte
 			for port, s := range h.ports {
 				if f.matches(port, s.board.Game) {
-					first = append(first, s.event...)
+					first = append(first, s.first()...)
 				}
 			}
 			if first != nil {
@@ -525,7 +585,7 @@ func (h *hub) subscribe(ctx context.Context, f filter) (chan []byte, bool) {
 			h.flushBatch()
 			var first []byte
 			for _, s := range h.ports {
-				first = append(first, s.event...)
+				first = append(first, s.first()...)
 			}
 			if first != nil {
 				c <- first
