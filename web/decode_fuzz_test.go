@@ -13,6 +13,10 @@ import (
 // FuzzDecodeBoard: whatever a bucket value holds, decoding it never panics, and a
 // picture drawn from it is well-formed XML.
 func FuzzDecodeBoard(f *testing.F) {
+	// The values whose text makes the event's game (below) hostile: HTML, a
+	// right-to-left override, U+2028, control characters, long names.
+	f.Add([]byte(`{"problem":"goscore","port":"hall","seq":1234567,"line":99999,"answer":"<script>\u202e张伟 \u2028محمد</script>","error":"Ãlvarez-Núñez de la Peña y Fernández-Villaverde Aurelio","time":"\u0000\u001b[31m<<<<"}`))
+	f.Add([]byte(`{"problem":"replay","port":"hall","seq":3,"answer":"","time":"2026-11-28T11:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		b, err := decodeBoard("hall", value)
 		if err != nil {
