@@ -376,8 +376,11 @@ type benchViewer struct {
 	// stream had said: an event says them only when they change (docs/page.md).
 	known  atomic.Int64
 	status atomic.Int32 // the first answer's status; 0 before it, -1 no answer
-	err    atomic.Value // why a stream ended last (error)
-	page   *pageDelays
+	// err is why a stream ended last, as text: an atomic.Value holds one
+	// concrete type, and errors of two types were a panic after the results (a
+	// viewer reconnecting while the hub stopped).
+	err  atomic.Value
+	page *pageDelays
 }
 
 // startBenchViewers connects n viewers to page's events, the first of them
@@ -435,13 +438,13 @@ func (v *benchViewer) stream(ctx context.Context, c *http.Client, url string) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := c.Do(req)
 	if err != nil {
-		v.err.Store(err)
+		v.err.Store(err.Error())
 		v.status.CompareAndSwap(0, -1)
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		v.err.Store(fmt.Errorf("%s", resp.Status))
+		v.err.Store(resp.Status)
 		v.status.CompareAndSwap(0, int32(resp.StatusCode))
 		return
 	}
@@ -477,7 +480,7 @@ func (v *benchViewer) stream(ctx context.Context, c *http.Client, url string) {
 		}
 		start = err == nil
 		if err != nil && err != bufio.ErrBufferFull {
-			v.err.Store(err)
+			v.err.Store(err.Error())
 			return
 		}
 	}
