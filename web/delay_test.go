@@ -72,6 +72,7 @@ func readEventsOf(t *testing.T, base, query string) func() []boardEvent {
 	var mu sync.Mutex
 	var seen []boardEvent
 	done := make(chan struct{})
+	games := map[string]*web.Game{} // the reader's alone
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(resp.Body)
@@ -85,15 +86,29 @@ func readEventsOf(t *testing.T, base, query string) func() []boardEvent {
 			var ev struct {
 				Type  string `json:"type"`
 				Board struct {
-					Port string    `json:"port"`
-					Seq  uint64    `json:"seq"`
-					Game *web.Game `json:"game"`
+					Port string          `json:"port"`
+					Seq  uint64          `json:"seq"`
+					Game json.RawMessage `json:"game"`
 				} `json:"board"`
 				Port string `json:"port"`
 			}
 			if json.Unmarshal([]byte(data), &ev) == nil && (ev.Board.Port != "" || ev.Port != "") {
+				// An event says a port's game when it changed (docs/page.md): the
+				// players are the stream's last word on the port, as a page keeps.
+				var g *web.Game
+				switch {
+				case ev.Type == "remove":
+					delete(games, ev.Port)
+				case ev.Board.Game != nil:
+					if json.Unmarshal(ev.Board.Game, &g) != nil {
+						t.Errorf("/api/events%s: a game of %s unread: %s", query, ev.Board.Port, ev.Board.Game)
+					}
+					games[ev.Board.Port] = g
+				default:
+					g = games[ev.Board.Port]
+				}
 				players := ""
-				if g := ev.Board.Game; g != nil {
+				if g != nil {
 					players = g.Black.Name + " - " + g.White.Name
 				}
 				mu.Lock()

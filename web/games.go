@@ -139,6 +139,14 @@ func appendGame(d []byte, g *Game) []byte {
 	return append(d, '}')
 }
 
+// appendGameValue appends g's JSON, null for nil, as encoding/json writes it.
+func appendGameValue(d []byte, g *Game) []byte {
+	if g == nil {
+		return append(d, "null"...)
+	}
+	return appendGame(d, g)
+}
+
 // plays says whether the game has a player whose name holds q, q folded already
 // (foldName).
 func (g *Game) plays(q string) bool {

@@ -65,12 +65,12 @@ func TestGameEventUnderOneKB(t *testing.T) {
 					g := (&Game{Round: 1000, Table: 100000, Handicap: 9, Result: "<<<<<<<<<<",
 						Black: Player{black, "<<<<<<"}, White: Player{white, "\u2028\u2028\u2028\u2028\u2028"}}).clipped()
 					b.Game = g
-					ev := encode(event{Type: "board", Board: b})
+					ev := encode(event{Type: "board", Board: &eventBoard{Board: b, Game: &b.Game}})
 					most = max(most, len(ev))
 					if len(ev) > 1024 {
 						t.Fatalf("%s, %q against %q: an event of %d bytes, over 1 KB: %s", problem, black, white, len(ev), ev)
 					}
-					want, _ := json.Marshal(event{Type: "board", Board: b})
+					want, _ := json.Marshal(event{Type: "board", Board: &eventBoard{Board: b, Game: &b.Game}})
 					if got := bytes.TrimSuffix(bytes.TrimPrefix(ev, []byte("data: ")), []byte("\n\n")); !bytes.Equal(got, want) {
 						t.Fatalf("the event is not encoding/json's:\n got %s\nwant %s", got, want)
 					}

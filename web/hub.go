@@ -2,16 +2,12 @@ package web
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/render"
-	"github.com/goclub/scoreboard/result"
 )
 
 // Board is one port's latest unit, as /api/boards and the page's events carry it: the
@@ -50,116 +46,19 @@ type Board struct {
 	game render.Game
 }
 
-// event is one message of the page's event stream.
-type event struct {
-	Type  string `json:"type"` // "board", or "remove" (the key was deleted)
-	Board *Board `json:"board,omitempty"`
-	Port  string `json:"port,omitempty"`
-}
-
-// encodes counts the events encoded: once per change, whatever the number of
-// viewers (the hub's internal test holds it to that).
-var encodes atomic.Uint64
-
-// encode is the one place an event becomes what the stream sends: its JSON framed
-// as a server-sent event ("data: ...", a blank line), so a viewer's stream writes
-// the bytes as they are.
-func encode(ev event) []byte {
-	encodes.Add(1)
-	data := append(make([]byte, 0, 512), "data: "...)
-	if d, ok := appendEvent(data, ev); ok {
-		return append(d, "\n\n"...)
-	}
-	j, err := json.Marshal(ev)
-	if err != nil {
-		// Only strings, numbers and a state that came in as JSON: cannot happen.
-		panic(fmt.Sprintf("page: encode a %s event: %v", ev.Type, err))
-	}
-	return append(append(data, j...), "\n\n"...)
-}
-
-// appendEvent appends ev's JSON, byte for byte encoding/json's (the fuzz target
-// of decodeBoard holds them to it), without its reflection: a league's page
-// encodes 1,600 events a second, where json.Marshal was 3.5 % of the hub's time.
-// false: a state's time encoding/json refuses too, left to it.
-func appendEvent(d []byte, ev event) ([]byte, bool) {
-	d = append(d, `{"type":`...)
-	d = result.AppendJSONString(d, ev.Type)
-	if b := ev.Board; b != nil {
-		d = append(d, `,"board":{"port":`...)
-		d = result.AppendJSONString(d, b.Port)
-		if b.Problem != "" {
-			d = append(d, `,"problem":`...)
-			d = result.AppendJSONString(d, b.Problem)
-		}
-		d = append(d, `,"seq":`...)
-		d = strconv.AppendUint(d, b.Seq, 10)
-		if b.Line != 0 {
-			d = append(d, `,"line":`...)
-			d = strconv.AppendInt(d, b.Line, 10)
-		}
-		d = append(d, `,"answer":`...)
-		d = result.AppendJSONString(d, b.Answer)
-		if b.Error != "" {
-			d = append(d, `,"error":`...)
-			d = result.AppendJSONString(d, b.Error)
-		}
-		if b.Time != "" {
-			d = append(d, `,"time":`...)
-			d = result.AppendJSONString(d, b.Time)
-		}
-		if len(b.Board) > 0 {
-			d = append(d, `,"board":[`...)
-			for i, row := range b.Board {
-				if i > 0 {
-					d = append(d, ',')
-				}
-				d = result.AppendJSONString(d, row)
-			}
-			d = append(d, ']')
-		}
-		d = append(d, `,"revision":`...)
-		d = strconv.AppendUint(d, b.Revision, 10)
-		if b.Picture != "" {
-			d = append(d, `,"picture":`...)
-			d = result.AppendJSONString(d, b.Picture)
-		}
-		if b.SGF != "" {
-			d = append(d, `,"sgf":`...)
-			d = result.AppendJSONString(d, b.SGF)
-		}
-		if st := b.State; st != nil {
-			since, err := st.Since.MarshalJSON()
-			if err != nil {
-				return d, false
-			}
-			d = append(d, `,"state":{"port":`...)
-			d = result.AppendJSONString(d, st.Port)
-			d = append(d, `,"state":`...)
-			d = result.AppendJSONString(d, st.State)
-			d = append(d, `,"since":`...)
-			d = append(d, since...)
-			d = append(d, '}')
-		}
-		if b.Game != nil {
-			d = append(d, `,"game":`...)
-			d = appendGame(d, b.Game)
-		}
-		d = append(d, '}')
-	}
-	if ev.Port != "" {
-		d = append(d, `,"port":`...)
-		d = result.AppendJSONString(d, ev.Port)
-	}
-	return append(d, '}'), true
-}
-
 // shown is a port as the hub holds it: its board, the board's event encoded once
 // (for every viewer, and for each new viewer's first screen), and its latest
 // pictures.
 type shown struct {
 	board *Board
+	// event is the board's event as every viewer was sent it: with its game only
+	// when the game differs from the port's previous event's (eventBoard).
 	event []byte
+	// full is the board's event with its game, or "game":null: a new stream's
+	// first screen, which must not leave a tile the game of an earlier stream.
+	// It is event itself when that says the game, else made from it when a
+	// stream first asks (first), not for every result.
+	full []byte
 	// pictures are the port's last keptPictures units that have one, oldest first.
 	pictures []*picture
 	// stateOnly: the port is known by its state alone (no board yet), counted in
@@ -323,11 +222,30 @@ func (h *hub) forget(c chan []byte) {
 }
 
 // show makes b the port's board and tells every viewer, encoding it once; was
-// is the game the port had, when b changes it.
+// is the game the port had, when b changes it. The event says b's game only when
+// the port is new or its game differs from its last event's: every stream that
+// follows the port was told that one, in its first screen or in the event that
+// changed it (a stream of a player follows a port from the event whose game
+// names the player: filter.matches).
 func (h *hub) show(s *shown, b *Board, was ...*Game) {
+	said := s.board != nil && sameGame(s.board.Game, b.Game)
 	s.board = b
-	s.event = encode(event{Type: "board", Board: b})
+	if said {
+		s.event, s.full = encode(event{Type: "board", Board: &eventBoard{Board: b}}), nil
+	} else {
+		s.event = encode(event{Type: "board", Board: &eventBoard{Board: b, Game: &b.Game}})
+		s.full = s.event
+	}
 	h.broadcast(b.Port, s.event, append(was, b.Game)...)
+}
+
+// first is the port's event for a new stream's first screen: its board with its
+// game, or "game":null.
+func (s *shown) first() []byte {
+	if s.full == nil {
+		s.full = withGame(s.event, s.board.Game)
+	}
+	return s.full
 }
 
 // put replaces a port's board, keeping the state the port had. b's picture and
@@ -513,7 +431,7 @@ func (h *hub) subscribe(ctx context.Context, f filter) (chan []byte, bool) {
 			var first []byte
 			for port, s := range h.ports {
 				if f.matches(port, s.board.Game) {
-					first = append(first, s.event...)
+					first = append(first, s.first()...)
 				}
 			}
 			if first != nil {
@@ -525,7 +443,7 @@ func (h *hub) subscribe(ctx context.Context, f filter) (chan []byte, bool) {
 			h.flushBatch()
 			var first []byte
 			for _, s := range h.ports {
-				first = append(first, s.event...)
+				first = append(first, s.first()...)
 			}
 			if first != nil {
 				c <- first

@@ -372,9 +372,15 @@ func startBenchClubs(t *testing.T, root string, names, leaf []string, parallel i
 type benchViewer struct {
 	events, bytes, drops atomic.Int64
 	named                atomic.Int64 // the events with players (gameMark)
-	status               atomic.Int32 // the first answer's status; 0 before it, -1 no answer
-	err                  atomic.Value // why a stream ended last (error)
-	page                 *pageDelays
+	// known are the measuring viewer's board events whose port's players its
+	// stream had said: an event says them only when they change (docs/page.md).
+	known  atomic.Int64
+	status atomic.Int32 // the first answer's status; 0 before it, -1 no answer
+	// err is why a stream ended last, as text: an atomic.Value holds one
+	// concrete type, and errors of two types were a panic after the results (a
+	// viewer reconnecting while the hub stopped).
+	err  atomic.Value
+	page *pageDelays
 }
 
 // startBenchViewers connects n viewers to page's events, the first of them
@@ -432,19 +438,20 @@ func (v *benchViewer) stream(ctx context.Context, c *http.Client, url string) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := c.Do(req)
 	if err != nil {
-		v.err.Store(err)
+		v.err.Store(err.Error())
 		v.status.CompareAndSwap(0, -1)
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		v.err.Store(fmt.Errorf("%s", resp.Status))
+		v.err.Store(resp.Status)
 		v.status.CompareAndSwap(0, int32(resp.StatusCode))
 		return
 	}
 	v.status.CompareAndSwap(0, int32(resp.StatusCode))
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	start := true // at a line's start
+	start := true              // at a line's start
+	games := map[string]bool{} // the measuring viewer's: a port has players, as its stream said last
 	for {
 		b, err := r.ReadSlice('\n')
 		v.bytes.Add(int64(len(b)))
@@ -455,16 +462,25 @@ func (v *benchViewer) stream(ctx context.Context, c *http.Client, url string) {
 			}
 			if v.page != nil && err == nil {
 				var ev struct {
-					Board *pageEvent `json:"board"`
+					Board *struct {
+						pageEvent
+						Game json.RawMessage `json:"game"`
+					} `json:"board"`
 				}
 				if json.Unmarshal(b[len("data: "):], &ev) == nil && ev.Board != nil {
-					v.page.event(*ev.Board, time.Now())
+					v.page.event(ev.Board.pageEvent, time.Now())
+					if ev.Board.Game != nil {
+						games[ev.Board.Port] = string(ev.Board.Game) != "null"
+					}
+					if games[ev.Board.Port] {
+						v.known.Add(1)
+					}
 				}
 			}
 		}
 		start = err == nil
 		if err != nil && err != bufio.ErrBufferFull {
-			v.err.Store(err)
+			v.err.Store(err.Error())
 			return
 		}
 	}
@@ -480,6 +496,7 @@ type benchSample struct {
 	genCPU                              time.Duration // this process: the clubs, their proxies and the viewers
 	viewerEvents, viewerBy, viewerDrops []int64
 	viewerNamed                         []int64
+	known                               int64 // the measuring viewer's (benchViewer.known)
 }
 
 func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub, viewers []*benchViewer) benchSample {
@@ -494,6 +511,7 @@ func (h *benchHub) sample(t *testing.T, units *atomic.Int64, clubs []*benchClub,
 		s.writeBytes += wb
 		s.syscw += sc
 	}
+	s.known = viewers[0].known.Load()
 	for _, v := range viewers {
 		s.viewerEvents = append(s.viewerEvents, v.events.Load())
 		s.viewerBy = append(s.viewerBy, v.bytes.Load())
@@ -719,15 +737,17 @@ func TestLeagueScaleBench(t *testing.T) {
 	mDrops := s1.viewerDrops[0] - s0.viewerDrops[0]
 	t.Logf("viewers: %d (the first measuring), each got %d to %d events (%.0f bytes an event); the page dropped %d streams as too slow (%d of the measuring one's), each opened again a second later as a browser does",
 		len(viewers), vMin, vMax, float64(vBytes)/float64(max(vEvents, 1)), vDrops, mDrops)
-	t.Logf("players (LEAGUE_BENCH_PAIRINGS %t): %d of the viewers' %d events carried them", named, vNamed, vEvents)
-	checkBenchPlayers(t, named, vEvents, vNamed)
+	mEvents, mKnown := s1.viewerEvents[0]-s0.viewerEvents[0], s1.known-s0.known
+	t.Logf("players (LEAGUE_BENCH_PAIRINGS %t): %d of the viewers' %d events carried them; the measuring viewer knew the players of %d of its %d events",
+		named, vNamed, vEvents, mKnown, mEvents)
+	checkBenchPlayers(t, named, mEvents, mKnown, vNamed)
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("this process (the clubs, their proxies, the viewers): %.1f%% of a core; load average %s", genPct, strings.TrimSpace(string(load)))
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
-	result := fmt.Sprintf("LEAGUE_BENCH_RESULT mode=%s clubs=%d ports=%d secs=%.0f units=%d units_per_s=%.1f cpu_us_per_unit=%.1f cpu_pct=%.1f rss_mib=%d hwm_mib=%d p50_ms=%s p99_ms=%s max_ms=%s events=%d link_bytes_per_unit=%.0f disk_bytes_per_unit=%.0f disk_syscw_per_unit=%.2f store_bytes_per_unit=%.0f viewers=%d viewer_events_min=%d viewer_events_max=%d viewer_drops=%d named=%t viewer_named_events=%d gen_cpu_pct=%.1f load1=%s",
+	result := fmt.Sprintf("LEAGUE_BENCH_RESULT mode=%s clubs=%d ports=%d secs=%.0f units=%d units_per_s=%.1f cpu_us_per_unit=%.1f cpu_pct=%.1f rss_mib=%d hwm_mib=%d p50_ms=%s p99_ms=%s max_ms=%s events=%d link_bytes_per_unit=%.0f disk_bytes_per_unit=%.0f disk_syscw_per_unit=%.2f store_bytes_per_unit=%.0f viewers=%d viewer_events_min=%d viewer_events_max=%d viewer_drops=%d named=%t viewer_named_events=%d viewer0_known_events=%d gen_cpu_pct=%.1f load1=%s",
 		h.mode, nClubs, ports, elapsed.Seconds(), n, float64(n)/elapsed.Seconds(), float64(cpu.Microseconds())/float64(max(n, 1)), cpuPct, rss/1024, hwm/1024,
 		ms(pct(0.50)), ms(pct(0.99)), ms(pct(1)), len(d), perUnit(s1.linkBytes-s0.linkBytes), perUnit(s1.writeBytes-s0.writeBytes), perUnit(s1.syscw-s0.syscw), perUnit(s1.store-s0.store),
-		len(viewers), vMin, vMax, vDrops, named, vNamed, genPct, strings.Fields(string(load) + " -")[0])
+		len(viewers), vMin, vMax, vDrops, named, vNamed, mKnown, genPct, strings.Fields(string(load) + " -")[0])
 	result += fmt.Sprintf(" interval=%v budget=%s", interval, cmp.Or(os.Getenv("SCOREBOARD_MEMORY_BUDGET"), "default"))
 
 	if backlog > 0 {

@@ -45,6 +45,7 @@ func streamOf(t *testing.T, page, query string) func() []playerEvent {
 	var mu sync.Mutex
 	var seen []playerEvent
 	done := make(chan struct{})
+	players := map[string]string{} // by port, the reader's alone
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(resp.Body)
@@ -54,19 +55,34 @@ func streamOf(t *testing.T, page, query string) func() []playerEvent {
 				continue
 			}
 			var ev struct {
+				Type  string
+				Port  string
 				Board *struct {
 					Port string
 					Seq  uint64
-					Game *struct{ Black, White struct{ Name string } }
+					Game json.RawMessage
 				}
 			}
-			if json.Unmarshal([]byte(data), &ev) != nil || ev.Board == nil {
+			if json.Unmarshal([]byte(data), &ev) != nil {
 				continue
 			}
-			e := playerEvent{Port: ev.Board.Port, Seq: ev.Board.Seq, At: time.Now()}
-			if g := ev.Board.Game; g != nil {
-				e.Players = g.Black.Name + " - " + g.White.Name
+			if ev.Type == "remove" {
+				delete(players, ev.Port)
 			}
+			if ev.Board == nil {
+				continue
+			}
+			// An event says its port's game when it changed (docs/page.md): the
+			// players are the stream's last word on the port, as the page keeps.
+			if ev.Board.Game != nil {
+				var g *struct{ Black, White struct{ Name string } }
+				_ = json.Unmarshal(ev.Board.Game, &g)
+				players[ev.Board.Port] = ""
+				if g != nil {
+					players[ev.Board.Port] = g.Black.Name + " - " + g.White.Name
+				}
+			}
+			e := playerEvent{Port: ev.Board.Port, Seq: ev.Board.Seq, At: time.Now(), Players: players[ev.Board.Port]}
 			mu.Lock()
 			seen = append(seen, e)
 			mu.Unlock()

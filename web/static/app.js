@@ -102,7 +102,9 @@ function tileFor(port) {
   return t;
 }
 
-function update(b) {
+// update shows board b on its tile; whole: b is all of the port (/api/boards),
+// not an event, which says the port's game only when it changed.
+function update(b, whole) {
   if (large && b.port !== large) return;
   const t = tileFor(b.port);
   const [stext, scls] = stateText(b.state);
@@ -112,8 +114,9 @@ function update(b) {
   if (b.time) t.at = Math.max(t.at, Date.parse(b.time) || 0);
   showClub(t.club);
   // The players come and go with the round loaded, on the board shown: a port
-  // with no game in the round shows none.
-  if (showGame(t.game, b.game)) {
+  // with no game in the round shows none. An event without "game" keeps the
+  // tile's; "game": null takes it away (docs/page.md, "Events").
+  if ((whole || "game" in b) && showGame(t.game, b.game || null)) {
     t.root.dataset.game = b.game ? b.game.round + "/" + b.game.table : "";
     schedule();
   }
@@ -350,7 +353,7 @@ function setConn(up) {
 async function loadBoards() {
   try {
     const r = await fetch("/api/boards" + only, { cache: "no-store" });
-    if (r.ok) for (const b of await r.json()) update(b);
+    if (r.ok) for (const b of await r.json()) update(b, true);
   } catch (e) { /* the event stream brings them when the server is back */ }
 }
 

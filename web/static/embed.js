@@ -15,7 +15,8 @@ $("board").querySelector(".top").append(game.root);
 
 async function update(b) {
   if (b.port !== port) return;
-  if (showGame(game, b.game)) $("board").dataset.game = b.game ? b.game.round + "/" + b.game.table : "";
+  // An event says the game only when it changed: none keeps it, null clears it.
+  if ("game" in b && showGame(game, b.game)) $("board").dataset.game = b.game ? b.game.round + "/" + b.game.table : "";
   if (!b.revision) return;
   const k = b.revision + "/" + b.seq;
   if (k === key) return;
