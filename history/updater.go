@@ -310,6 +310,7 @@ func (u *Updater) Run(ctx context.Context) error {
 	check := time.NewTimer(reconcileIdle)
 	defer check.Stop()
 	lastMsg := time.Now()
+	windowTaken := false // the start window's results all taken: takeWindow
 	for {
 		select {
 		case m := <-msgs:
@@ -344,7 +345,10 @@ func (u *Updater) Run(ctx context.Context) error {
 		}
 		// A start-up waits (ticking) to have read the stream's end before it puts.
 		pending := true
-		if u.windowRead.Load() || time.Since(u.started) > startPatience {
+		if !windowTaken {
+			windowTaken = u.takeWindow(msgs)
+		}
+		if windowTaken || time.Since(u.started) > startPatience {
 			pending = u.pump(ctx, time.Now().Add(-putInterval))
 		}
 		if pending != ticking {
@@ -356,6 +360,21 @@ func (u *Updater) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// takeWindow reports whether the start window's reader is done, and then takes the
+// results still queued in msgs: it hands its last ones on before it says it is done,
+// and they must be taken before the first put. Else a port's older unit, taken
+// before them, was put over the bucket's latest value, and the latest put again
+// after it (TestBucketRebuiltAtStart, 3 runs in 50).
+func (u *Updater) takeWindow(msgs <-chan jetstream.Msg) bool {
+	if !u.windowRead.Load() {
+		return false
+	}
+	for range len(msgs) {
+		u.take(<-msgs)
+	}
+	return true
 }
 
 // pumpTick is how often Run looks at the puts while any is pending.
