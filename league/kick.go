@@ -95,12 +95,13 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 	// Stalled too: a source that says the club has more (its lag) while the intake
 	// has grown by nothing for sourceKickAfter, its heartbeats coming (at 200 clubs,
 	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
-	// to go on by itself).
+	// to go on by itself). Not an intake holding units: it is full, waiting for
+	// its club's stream at the hub to take them, not for the club.
 	grew := seqs.grew(name, info.State.LastSeq)
 	idle := len(info.Config.Sources) == 0
 	for _, si := range info.Sources {
 		if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
-			(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && time.Since(grew) >= sourceKickAfter) {
+			(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && info.State.Msgs == 0 && time.Since(grew) >= sourceKickAfter) {
 			idle = true
 		}
 	}
@@ -142,7 +143,47 @@ func (h *Hub) club(name string) (Club, bool) {
 // and adds it again; a stream left without its source (a kick whose second update
 // failed: an API timeout in an election) is given it back.
 func (h *Hub) kickSource(ctx context.Context, club string) bool {
-	return h.kick(ctx, club, h.js, ClubStream(club), source)
+	if !h.kick(ctx, club, h.js, ClubStream(club), source) {
+		return false
+	}
+	h.dropTaken(ctx, club)
+	return true
+}
+
+// dropTaken purges from a club's intake the units its stream at the hub holds
+// already. Its source's consumer on the intake lets a unit go when a flow control
+// reply says it is stored; a source removed before that reply leaves them, and the
+// source added again starts after the stream's last unit, so no consumer would
+// ever let them go: they would fill the intake. Its sequences only grow, a new
+// intake numbered after the stream's last unit.
+func (h *Hub) dropTaken(ctx context.Context, club string) {
+	c, ok := h.clubOf(club)
+	if !ok {
+		return
+	}
+	last, err := lastMsg(ctx, h.js, ClubStream(club))
+	_, intakeSeq := sourcePosition(last, c)
+	if err != nil || intakeSeq == 0 || intakeSeq == ^uint64(0) {
+		return
+	}
+	ijs, err := h.intakeJS(club)
+	if err != nil {
+		return
+	}
+	s, err := ijs.Stream(ctx, IntakeStream(club))
+	if err != nil || !isIntake(s.CachedInfo().Config) || s.CachedInfo().State.FirstSeq > intakeSeq {
+		return
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSequence(intakeSeq+1)); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the units the club's stream holds could not be purged from its intake; the next kick tries again")
+	}
+}
+
+// clubOf is the club of that name in the league.
+func (h *Hub) clubOf(name string) (Club, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.club(name)
 }
 
 // kickIntakeSource does the same to the club's intake's source, the club's history.
@@ -152,6 +193,33 @@ func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 		return false
 	}
 	return h.kick(ctx, club, ijs, IntakeStream(club), clubSource)
+}
+
+// resumeIntake sets where an intake's source, removed to be added again, goes on:
+// nats-server forgets a removed source's position, and finds it again in the
+// stream's units, but an intake holds none once its club's stream has taken them.
+// before is the intake's info before its source was removed: the club's sequence
+// of the last unit it took (its source's seq) and its own; units taken since (its
+// own last sequence grew) were the club's next ones.
+func resumeIntake(ctx context.Context, js jetstream.JetStream, name string, before *jetstream.StreamInfo, back *jetstream.StreamSource) {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return
+	}
+	now := s.CachedInfo().State
+	if now.Msgs > 0 {
+		return // nats-server reads the position from the intake's last unit
+	}
+	var took uint64
+	for _, si := range before.Sources {
+		took = max(took, si.Seq)
+	}
+	switch {
+	case took > 0 && now.LastSeq >= before.State.LastSeq:
+		back.OptStartSeq = took + now.LastSeq - before.State.LastSeq + 1
+	case now.LastSeq > 0:
+		back.OptStartSeq = now.LastSeq + 1
+	}
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -168,7 +236,8 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if err != nil {
 		return false
 	}
-	cfg := s.CachedInfo().Config
+	info := s.CachedInfo()
+	cfg := info.Config
 	back := src(c)
 	switch len(cfg.Sources) {
 	case 0:
@@ -183,8 +252,14 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 			h.log.Warn().Err(err).Str("club", club).Str("stream", name).Msg("league: could not set the source up again")
 			return false
 		}
+
 	default:
 		return false
+	}
+	if isIntake(cfg) {
+		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
+			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
+		resumeIntake(ctx, js, name, info, back)
 	}
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {
