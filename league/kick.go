@@ -98,6 +98,12 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 	// to go on by itself). Not an intake holding units: it is full, waiting for
 	// its club's stream at the hub to take them, not for the club.
 	grew := seqs.grew(name, info.State.LastSeq)
+	// An intake whose units stay: its club's stream took them and their flow
+	// control reply did not let them go (its source removed first, or the club's
+	// forged ack set the consumer's floor past them): purged, or they fill it.
+	if moved := seqs.grew(name+" first", info.State.FirstSeq); info.State.Msgs > 0 && time.Since(moved) >= sourceKickAfter {
+		h.dropTaken(ctx, club)
+	}
 	idle := len(info.Config.Sources) == 0
 	for _, si := range info.Sources {
 		if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
