@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
-	"github.com/goclub/scoreboard/history"
 )
 
 // A club's account at the hub (review F7). nats-server's sourcing answers a flow
@@ -56,9 +55,9 @@ func intakeDeliver(club string) string { return "$LEAGUEIN." + club }
 // intakeFC is the flow control of the intake's consumers.
 func intakeFC(club string) string { return "$JS.FC." + IntakeStream(club) + ".>" }
 
-// clubAccountLimits: the intake alone. Its size and age are its stream's own.
+// clubAccountLimits: the intake alone, in memory, within intakeMaxBytes.
 var clubAccountLimits = map[string]server.JetStreamAccountLimits{
-	"": {MaxMemory: -1, MaxStore: -1, MaxStreams: 1, MaxConsumers: -1},
+	"": {MaxMemory: intakeMaxBytes, MaxStore: -1, MaxStreams: 1, MaxConsumers: -1},
 }
 
 // linkAccounts gives each club an account of its own at the hub's server, with
@@ -169,15 +168,20 @@ func sourcePosition(last *jetstream.RawStreamMsg, c Club) (clubSeq, intakeSeq ui
 	return 0, 0
 }
 
-// intakeMaxBytes is a club's intake's room: two of the largest units (a unit of
-// any size fits once the one before is taken). The intake is transit: the club's
-// stream at the hub takes each unit off as it stores it (a work queue, its
-// source's flow control replies acking), and when it lags the intake is full and
-// refuses the next unit (discard new), which nats-server's source tries again
-// from that unit on: back-pressure on the club's link, nothing dropped. In memory,
-// not on disk: an intake on disk cost the hub a file store's write cache, 8 MiB a
-// club (BENCHMARKS.md, "Memory budget").
-func intakeMaxBytes() int64 { return 2 * int64(history.MaxMsgSize()) }
+// intakeMaxBytes is a club's intake's room, the club's account's memory (as
+// configs/league-hub.conf has it): at least two of the largest units
+// (history.MaxMsgSize; TestLeagueIntakeRoom), so a unit of any size fits once the
+// one before is taken. The intake is transit: the club's stream at the hub takes
+// each unit off as it stores it (a work queue, its source's flow control replies
+// acking), and when it lags the intake is full and refuses the next unit, which
+// nats-server's source tries again from that unit on: back-pressure on the club's
+// link, nothing dropped. In memory, not on disk: an intake on disk cost the hub a
+// file store's write cache, 8 MiB a club (BENCHMARKS.md, "Memory budget"). The
+// account's limit, not the stream's max_bytes: JetStream reserves a memory
+// stream's max_bytes against the server's memory when it is made, a quarter of
+// memory.budget (384 MiB of 1.5 GiB), which 200 intakes would take whole; the
+// account's is checked against what its intake holds.
+const intakeMaxBytes = 4 << 20
 
 // intakeStart is where a new intake starts in its club's history.
 type intakeStart struct {
@@ -201,7 +205,6 @@ func intakeConfig(c Club, stream jetstream.StreamConfig, start intakeStart) jets
 		Description: "scoreboard league: club " + c.Name + "'s units in flight, taken by " + stream.Name,
 		Retention:   jetstream.WorkQueuePolicy,
 		Discard:     jetstream.DiscardNew,
-		MaxBytes:    intakeMaxBytes(),
 		MaxAge:      stream.MaxAge,
 		MaxMsgSize:  stream.MaxMsgSize,
 		Duplicates:  stream.Duplicates,

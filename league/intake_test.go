@@ -3,6 +3,7 @@ package league_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
@@ -155,9 +157,9 @@ func TestLeagueIntakeInFlightAtRestart(t *testing.T) {
 	}
 }
 
-// TestLeagueIntakeFullBackPressure: a club's intake holds two of the largest units
-// and refuses more (discard new) while the club's stream at the hub lags: the
-// club's 40 units of 100 KB (4 MB) wait at the club, the intake full, another club
+// TestLeagueIntakeFullBackPressure: a club's intake holds its account's memory
+// (4 MiB) and refuses more while the club's stream at the hub lags: the
+// club's 60 units of 100 KB (6 MB) wait at the club, the intake full, another club
 // goes on, and once the stream takes units again all 40 come, once each, in order,
 // and the intake is left empty.
 func TestLeagueIntakeFullBackPressure(t *testing.T) {
@@ -171,7 +173,7 @@ func TestLeagueIntakeFullBackPressure(t *testing.T) {
 		return n == 1, fmt.Sprintf("%d units", n)
 	})
 	lagStream(t, h, "north")
-	const n, size = 40, 100 << 10
+	const n, size = 60, 100 << 10
 	for i := 2; i <= n; i++ {
 		unit := fmt.Appendf(nil, "unit %d ", i)
 		unit = append(unit, strings.Repeat("x", size-len(unit))...)
@@ -183,10 +185,7 @@ func TestLeagueIntakeFullBackPressure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
 	defer cancel()
 	cjs, _ := jetstream.New(north)
-	room := int64(0)
-	if s, err := league.IntakeJS(h, "north").Stream(ctx, league.IntakeStream("north")); err == nil {
-		room = s.CachedInfo().Config.MaxBytes
-	}
+	room := int64(league.IntakeMaxBytes)
 	bustest.Wait(t, "north's intake full, the rest of its units waiting at north", func() (bool, string) {
 		st := intakeState(h, "north")
 		s, err := cjs.Stream(ctx, "SCOREBOARD")
@@ -222,5 +221,22 @@ func TestLeagueIntakeFullBackPressure(t *testing.T) {
 	})
 	if says := onceEach(t, h.Conn(), "south", 10); says != "" {
 		t.Fatalf("south's units: %s", says)
+	}
+}
+
+// TestLeagueIntakeRoom: a club's intake holds two of the largest units of any
+// problem (so one of any size fits once the one before is taken), and
+// configs/league-hub.conf gives each club's account that memory too.
+func TestLeagueIntakeRoom(t *testing.T) {
+	if need := 2 * int64(history.MaxMsgSize()); league.IntakeMaxBytes < need {
+		t.Fatalf("an intake's room is %d bytes; two of the largest units take %d", league.IntakeMaxBytes, need)
+	}
+	conf, err := os.ReadFile("../configs/league-hub.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("max_memory: %dMiB,", league.IntakeMaxBytes>>20)
+	if n, accounts := strings.Count(string(conf), want), strings.Count(string(conf), "max_streams: 1,"); n != accounts || n == 0 {
+		t.Fatalf("configs/league-hub.conf: %d club accounts with %q of %d", n, want, accounts)
 	}
 }

@@ -97,6 +97,7 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
 	// to go on by itself). Not an intake holding units: it is full, waiting for
 	// its club's stream at the hub to take them, not for the club.
+	h.keepNumbered(ctx, club, info)
 	grew := seqs.grew(name, info.State.LastSeq)
 	// An intake whose units stay: its club's stream took them and their flow
 	// control reply did not let them go (its source removed first, or the club's
@@ -112,6 +113,53 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 		}
 	}
 	return idle && h.kickIntakeSource(ctx, club)
+}
+
+// keepNumbered keeps a club's intake numbered as the club's history (accounts.go,
+// intakeConfig), which a hub restarted relies on. Its source's start is dropped
+// from its config once the source has taken a unit from there: nats-server starts
+// a source from its config again when the club's stream is a new one (its state
+// dir wiped), which is then to be taken from its first unit. An intake numbered
+// otherwise than the club's history (the club's stream new, or its first units gone
+// before the hub took them) and empty, its stream at the hub holding all it took,
+// is made again, numbered after the club's sequence it took last.
+func (h *Hub) keepNumbered(ctx context.Context, club string, info *jetstream.StreamInfo) {
+	if !isIntake(info.Config) || len(info.Config.Sources) != 1 || len(info.Sources) != 1 {
+		return
+	}
+	took := info.Sources[0].Seq
+	if took == 0 {
+		return
+	}
+	c, ok := h.clubOf(club)
+	if !ok {
+		return
+	}
+	ijs, err := h.intakeJS(club)
+	if err != nil {
+		return
+	}
+	cfg := info.Config
+	switch {
+	case info.State.Msgs == 0 && took != info.State.LastSeq:
+		err = ijs.DeleteStream(ctx, cfg.Name)
+		if err == nil {
+			stream := jetstream.StreamConfig{Name: ClubStream(club), MaxAge: cfg.MaxAge, MaxMsgSize: cfg.MaxMsgSize, Duplicates: cfg.Duplicates, Replicas: cfg.Replicas}
+			_, err = ijs.CreateStream(ctx, intakeConfig(c, stream, intakeStart{next: took + 1}))
+		}
+		if err == nil {
+			h.log.Info().Str("club", club).Uint64("club_seq", took).Uint64("intake_seq", info.State.LastSeq).Msg("league: the club's intake numbered again as the club's history")
+			h.kickSource(ctx, club)
+		}
+	case cfg.Sources[0].OptStartSeq > 0 && took >= cfg.Sources[0].OptStartSeq:
+		src := *cfg.Sources[0]
+		src.OptStartSeq = 0
+		cfg.Sources = []*jetstream.StreamSource{&src}
+		err = h.updateStream(ctx, ijs, cfg)
+	}
+	if err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake could not be kept numbered as its history; trying again")
+	}
 }
 
 // remakeIntake makes a club's intake again, where the club's stream stands, and
