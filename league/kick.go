@@ -6,7 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 // sourceKickAfter is how long a club's intake's source may stay idle, its link
@@ -255,7 +258,7 @@ func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 // before is the intake's info before its source was removed: the club's sequence
 // of the last unit it took (its source's seq) and its own; units taken since (its
 // own last sequence grew) were the club's next ones.
-func resumeIntake(ctx context.Context, js jetstream.JetStream, name string, before *jetstream.StreamInfo, back *jetstream.StreamSource) {
+func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, back *jetstream.StreamSource) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
 		return
@@ -274,6 +277,42 @@ func resumeIntake(ctx context.Context, js jetstream.JetStream, name string, befo
 	case now.LastSeq > 0:
 		back.OptStartSeq = now.LastSeq + 1
 	}
+	// nats-server would find the club's stream new (its state dir wiped) by its
+	// identity, which the removed source's state had: it is told by the club's
+	// stream ending before where the intake was, and taken from its first unit.
+	if first, last, ok := h.clubStreamState(ctx, c); ok && back.OptStartSeq > last+1 {
+		back.OptStartSeq = first
+	}
+}
+
+// clubStreamState is where the club's history stream begins and ends, asked of
+// the club across its link (stream info, which the club lets the hub's sourcing
+// ask) from a connection in the club's account; ok false if not known (the hub
+// on an external server, the club's link down).
+func (h *Hub) clubStreamState(ctx context.Context, c Club) (first, last uint64, ok bool) {
+	if h.ns == nil {
+		return 0, 0, false
+	}
+	// Its replies come back as the sourcing's do, on $JSC.R.<club>.>: the only
+	// replies the club's leaf may publish.
+	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+c.Name+"'s stream"),
+		nats.UserInfo(clubAccount(c.Name), ""), nats.CustomInboxPrefix("$JSC.R."+c.Name+".hub"))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer nc.Close()
+	js, err := jetstream.NewWithAPIPrefix(nc, apiPrefix(c.Name))
+	if err != nil {
+		return 0, 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, bus.Subjects{Prefix: c.prefix()}.Stream())
+	if err != nil {
+		return 0, 0, false
+	}
+	st := s.CachedInfo().State
+	return st.FirstSeq, st.LastSeq, true
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -313,7 +352,7 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if isIntake(cfg) {
 		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
 			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
-		resumeIntake(ctx, js, name, info, back)
+		h.resumeIntake(ctx, c, js, name, info, back)
 	}
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {
