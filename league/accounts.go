@@ -183,6 +183,14 @@ func sourcePosition(last *jetstream.RawStreamMsg, c Club) (clubSeq, intakeSeq ui
 // account's is checked against what its intake holds.
 const intakeMaxBytes = 4 << 20
 
+// intakeReserveClubs is how many clubs' accounts the server's JetStream memory
+// has room for beside memory.budget's quarter (hub.go): JetStream reserves each
+// account's limit when the account is set up, and refuses one past its memory;
+// a hub of more clubs than this under a budget would refuse the last ones. It is
+// a reservation: a club's intake holds units in flight alone, nothing most of the
+// time, at most intakeMaxBytes.
+const intakeReserveClubs = 1024
+
 // intakeStart is where a new intake starts in its club's history.
 type intakeStart struct {
 	next  uint64     // the club's sequence it starts at; 0: the club's first

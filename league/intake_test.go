@@ -240,3 +240,68 @@ func TestLeagueIntakeRoom(t *testing.T) {
 		t.Fatalf("configs/league-hub.conf: %d club accounts with %q of %d", n, want, accounts)
 	}
 }
+
+// TestLeagueIntakeClubStreamNew: a club's history made anew (its state dir wiped:
+// numbered from 1 again, behind where its intake was) is taken from its first unit,
+// once each, after the old one's units; and the intake, numbered behind the club's
+// history since, is made again numbered as it.
+func TestLeagueIntakeClubStreamNew(t *testing.T) {
+	t.Parallel()
+	h, log := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
+	_, nc := hostileLeaf(t, h.LeafURL(), "north", "tn")
+	publishUnits(t, nc, 1, 5)
+	bustest.Wait(t, "north's 5 units", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 5, fmt.Sprintf("%d units", n)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(ctx, "SCOREBOARD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SCOREBOARD", Subjects: []string{"scoreboard.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	publishUnits(t, nc, 6, 8)
+	bustest.Wait(t, "north's 8 units; its intake numbered as its new history", func() (bool, string) {
+		n, st := countLeague(t, h.Conn(), "north"), intakeState(h, "north")
+		return n >= 8 && strings.Contains(log.String(), "numbered again"), fmt.Sprintf("%d units; intake last seq %d", n, st.LastSeq)
+	})
+	publishUnits(t, nc, 9, 10)
+	bustest.Wait(t, "north's 10 units", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n >= 10, fmt.Sprintf("%d units", n)
+	})
+	if says := onceEach(t, h.Conn(), "north", 10); says != "" {
+		t.Fatalf("north's units, its history made anew after unit 5: %s", says)
+	}
+	if st := intakeState(h, "north"); st.LastSeq != 5 {
+		t.Fatalf("north's intake's last sequence %d; its new history's last is 5", st.LastSeq)
+	}
+}
+
+// TestLeagueIntakesUnderBudget: under a small memory.budget (the server's
+// JetStream memory a quarter of it, the bucket's), a hub of 50 clubs starts: each
+// club's account's 4 MiB, reserved by JetStream when the account is set up, is
+// beside that quarter, not in it (at 1.5 GiB, 200 clubs' hub exited: 'club c96's
+// account: JetStream: insufficient memory resources available').
+func TestLeagueIntakesUnderBudget(t *testing.T) {
+	t.Parallel()
+	var clubs []league.Club
+	for i := range 50 {
+		clubs = append(clubs, league.Club{Name: fmt.Sprintf("c%d", i), Token: fmt.Sprintf("t%d", i), MaxBytes: "16MiB"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: t.TempDir(), Clubs: clubs, MaxMemory: 16 << 20}, testLog(t))
+	if err != nil {
+		t.Fatalf("a hub of %d clubs under a JetStream memory of 16 MiB: %v", len(clubs), err)
+	}
+	defer h.Shutdown()
+	for _, c := range []string{"c0", "c49"} {
+		if _, err := league.IntakeJS(h, c).Stream(ctx, league.IntakeStream(c)); err != nil {
+			t.Fatalf("club %s's intake: %v", c, err)
+		}
+	}
+}

@@ -211,28 +211,33 @@ func (h *Hub) kickSource(ctx context.Context, club string) bool {
 // already. Its source's consumer on the intake lets a unit go when a flow control
 // reply says it is stored; a source removed before that reply leaves them, and the
 // source added again starts after the stream's last unit, so no consumer would
-// ever let them go: they would fill the intake. Its sequences only grow, a new
-// intake numbered after the stream's last unit.
+// ever let them go: they would fill the intake. Where the stream stands in the
+// intake is its source's seq, which nats-server says only of the intake it took
+// it from (not of one made again since, numbered anew).
 func (h *Hub) dropTaken(ctx context.Context, club string) {
-	c, ok := h.clubOf(club)
-	if !ok {
-		return
-	}
-	last, err := lastMsg(ctx, h.js, ClubStream(club))
-	_, intakeSeq := sourcePosition(last, c)
-	if err != nil || intakeSeq == 0 || intakeSeq == ^uint64(0) {
-		return
-	}
-	ijs, err := h.intakeJS(club)
+	s, err := h.js.Stream(ctx, ClubStream(club))
 	if err != nil {
 		return
 	}
-	s, err := ijs.Stream(ctx, IntakeStream(club))
-	if err != nil || !isIntake(s.CachedInfo().Config) || s.CachedInfo().State.FirstSeq > intakeSeq {
+	var took uint64
+	for _, si := range s.CachedInfo().Sources {
+		if si.External != nil && si.External.APIPrefix == intakeAPI(club) {
+			took = si.Seq
+		}
+	}
+	ijs, err := h.intakeJS(club)
+	if took == 0 || err != nil {
 		return
 	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSequence(intakeSeq+1)); err != nil {
-		h.log.Warn().Err(err).Str("club", club).Msg("league: the units the club's stream holds could not be purged from its intake; the next kick tries again")
+	in, err := ijs.Stream(ctx, IntakeStream(club))
+	if err != nil || !isIntake(in.CachedInfo().Config) {
+		return
+	}
+	if st := in.CachedInfo().State; st.Msgs == 0 || st.FirstSeq > took || st.LastSeq < took {
+		return
+	}
+	if err := in.Purge(ctx, jetstream.WithPurgeSequence(took+1)); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the units the club's stream holds could not be purged from its intake; the next look tries again")
 	}
 }
 
