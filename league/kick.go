@@ -39,7 +39,8 @@ const externalKickEvery = 10 * time.Second
 //     hub's streams come in one listing.
 //
 // A source is removed and added again, and goes on from the last sequence its
-// stream holds.
+// stream holds (an empty intake's, after the club's sequence it took last:
+// resumeIntake).
 func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs) []string {
 	kicked := map[string]bool{}
 	for _, club := range clubs {
@@ -95,19 +96,19 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 		return false
 	}
 	info := s.CachedInfo()
-	// Stalled too: a source that says the club has more (its lag) while the intake
-	// has grown by nothing for sourceKickAfter, its heartbeats coming (at 200 clubs,
-	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
-	// to go on by itself). Not an intake holding units: it is full, waiting for
-	// its club's stream at the hub to take them, not for the club.
 	h.keepNumbered(ctx, club, info)
-	grew := seqs.grew(name, info.State.LastSeq)
 	// An intake whose units stay: its club's stream took them and their flow
 	// control reply did not let them go (its source removed first, or the club's
 	// forged ack set the consumer's floor past them): purged, or they fill it.
 	if moved := seqs.grew(name+" first", info.State.FirstSeq); info.State.Msgs > 0 && time.Since(moved) >= sourceKickAfter {
 		h.dropTaken(ctx, club)
 	}
+	// Stalled too: a source that says the club has more (its lag) while the intake
+	// has grown by nothing for sourceKickAfter, its heartbeats coming (at 200 clubs,
+	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
+	// to go on by itself). Not an intake holding units: it is full, waiting for
+	// its club's stream at the hub to take them, not for the club.
+	grew := seqs.grew(name, info.State.LastSeq)
 	idle := len(info.Config.Sources) == 0
 	for _, si := range info.Sources {
 		if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
@@ -350,7 +351,6 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 			h.log.Warn().Err(err).Str("club", club).Str("stream", name).Msg("league: could not set the source up again")
 			return false
 		}
-
 	default:
 		return false
 	}
