@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -54,9 +55,9 @@ func intakeDeliver(club string) string { return "$LEAGUEIN." + club }
 // intakeFC is the flow control of the intake's consumers.
 func intakeFC(club string) string { return "$JS.FC." + IntakeStream(club) + ".>" }
 
-// clubAccountLimits: the intake alone. Its size and age are its stream's own.
+// clubAccountLimits: the intake alone, in memory, within intakeMaxBytes.
 var clubAccountLimits = map[string]server.JetStreamAccountLimits{
-	"": {MaxMemory: -1, MaxStore: -1, MaxStreams: 1, MaxConsumers: -1},
+	"": {MaxMemory: intakeMaxBytes, MaxStore: -1, MaxStreams: 1, MaxConsumers: -1},
 }
 
 // linkAccounts gives each club an account of its own at the hub's server, with
@@ -167,35 +168,97 @@ func sourcePosition(last *jetstream.RawStreamMsg, c Club) (clubSeq, intakeSeq ui
 	return 0, 0
 }
 
-// intakeConfig is a club's intake: the club's share (a hostile club fills its own
-// intake, no more), sourcing the club. A new intake beside a club's stream that
-// holds units starts where the stream is: after the club's sequence it came from,
-// or (an intake deleted: by the club's own forged control) its sequences going on
-// from the stream's position, and the club's units from the stream's last time.
-func intakeConfig(c Club, stream jetstream.StreamConfig, last *jetstream.RawStreamMsg) jetstream.StreamConfig {
+// intakeMaxBytes is a club's intake's room, the club's account's memory (as
+// configs/league-hub.conf has it): at least two of the largest units
+// (history.MaxMsgSize; TestLeagueIntakeRoom), so a unit of any size fits once the
+// one before is taken. The intake is transit: the club's stream at the hub takes
+// each unit off as it stores it (a work queue, its source's flow control replies
+// acking), and when it lags the intake is full and refuses the next unit, which
+// nats-server's source tries again from that unit on: back-pressure on the club's
+// link, nothing dropped. In memory, not on disk: an intake on disk cost the hub a
+// file store's write cache, 8 MiB a club (BENCHMARKS.md, "Memory budget"). The
+// account's limit, not the stream's max_bytes: JetStream reserves a memory
+// stream's max_bytes against the server's memory when it is made, a quarter of
+// memory.budget (384 MiB of 1.5 GiB), which 200 intakes would take whole; the
+// account's is checked against what its intake holds.
+const intakeMaxBytes = 4 << 20
+
+// intakeReserveClubs is how many clubs' accounts the server's JetStream memory
+// has room for beside memory.budget's quarter (hub.go): JetStream reserves each
+// account's limit when the account is set up, and refuses one past its memory;
+// a hub of more clubs than this under a budget would refuse the last ones. It is
+// a reservation: a club's intake holds units in flight alone, nothing most of the
+// time, at most intakeMaxBytes.
+const intakeReserveClubs = 1024
+
+// intakeStart is where a new intake starts in its club's history.
+type intakeStart struct {
+	next  uint64     // the club's sequence it starts at; 0: the club's first
+	since *time.Time // next not known: the club's units from then (may lose a unit in flight)
+	first uint64     // then: the intake's first sequence, after its stream's last unit's
+}
+
+// intakeConfig is a club's intake, sourcing the club from start. It is numbered
+// from the club's sequence it starts at, so each unit's sequence in the intake is
+// its sequence in the club's history, the club's stream at the hub naming it in
+// its Nats-Stream-Source header: the hub, restarted with its intakes (in memory)
+// gone, starts each after the last unit its stream holds, exactly. A gap in the
+// club's history (units it dropped before the hub took them) numbers the intake
+// behind the club, never ahead: a start from the intake's number then takes a
+// unit again, never skips one.
+func intakeConfig(c Club, stream jetstream.StreamConfig, start intakeStart) jetstream.StreamConfig {
 	src := clubSource(c)
 	cfg := jetstream.StreamConfig{
 		Name:        IntakeStream(c.Name),
-		Description: "scoreboard league: club " + c.Name + "'s units as they come, sourced by " + stream.Name,
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		MaxBytes:    stream.MaxBytes,
+		Description: "scoreboard league: club " + c.Name + "'s units in flight, taken by " + stream.Name,
+		Retention:   jetstream.WorkQueuePolicy,
+		Discard:     jetstream.DiscardNew,
 		MaxAge:      stream.MaxAge,
 		MaxMsgSize:  stream.MaxMsgSize,
 		Duplicates:  stream.Duplicates,
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
 		Replicas:    stream.Replicas,
 		Sources:     []*jetstream.StreamSource{src},
 	}
-	switch clubSeq, intakeSeq := sourcePosition(last, c); {
-	case clubSeq > 0:
-		src.OptStartSeq = clubSeq + 1
-	case intakeSeq > 0:
-		cfg.FirstSeq = intakeSeq + 1
-		t := last.Time
-		src.OptStartTime = &t
+	switch {
+	case start.next > 1:
+		src.OptStartSeq, cfg.FirstSeq = start.next, start.next
+	case start.since != nil:
+		src.OptStartTime, cfg.FirstSeq = start.since, start.first
 	}
 	return cfg
+}
+
+// isIntake says whether a stream is an intake as this hub makes them (an earlier
+// hub's was a file stream keeping the club's units).
+func isIntake(cfg jetstream.StreamConfig) bool {
+	return cfg.Storage == jetstream.MemoryStorage && cfg.Retention == jetstream.WorkQueuePolicy
+}
+
+// startAfter is where a new intake starts: after the club's sequence of the last
+// unit its stream at the hub holds. The unit's Nats-Stream-Source header names
+// the club's history (a hub from before the intakes), or the intake: this hub's
+// are numbered as the club's history; an earlier hub's intake (old, on disk, still
+// there) says in its own unit's header which of the club's it was. Only when that
+// unit is gone from it does the start fall back to the time of the stream's last
+// unit, as the earlier hub did.
+func startAfter(ctx context.Context, c Club, last *jetstream.RawStreamMsg, old jetstream.Stream) intakeStart {
+	clubSeq, intakeSeq := sourcePosition(last, c)
+	switch {
+	case clubSeq > 0 && clubSeq < ^uint64(0):
+		return intakeStart{next: clubSeq + 1}
+	case intakeSeq == 0 || intakeSeq == ^uint64(0):
+		return intakeStart{}
+	case old == nil || isIntake(old.CachedInfo().Config):
+		return intakeStart{next: intakeSeq + 1}
+	}
+	if m, err := old.GetMsg(ctx, intakeSeq); err == nil {
+		if clubSeq, _ := sourcePosition(m, c); clubSeq > 0 && clubSeq < ^uint64(0) {
+			return intakeStart{next: clubSeq + 1}
+		}
+	}
+	t := last.Time
+	return intakeStart{since: &t, first: intakeSeq + 1}
 }
 
 // lastMsg is a stream's last message; nil if it has none, or no such stream.
@@ -219,8 +282,10 @@ func lastMsg(ctx context.Context, js jetstream.JetStream, name string) (*jetstre
 }
 
 // makeIntake makes a club's intake, or sets an intake there up as the club's
-// stream's config says (its share), keeping its source, or giving it back the
-// club's if it was parked. stream is the club's stream's config at the hub.
+// stream's config says, keeping its source, or giving it back the club's if it was
+// parked. An earlier hub's intake (on disk) is replaced, the new one starting after
+// the club's unit its stream holds last. stream is the club's stream's config at
+// the hub.
 func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamConfig) error {
 	ijs, err := h.intakeJS(c.Name)
 	if err != nil {
@@ -228,21 +293,30 @@ func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamCon
 	}
 	name := IntakeStream(c.Name)
 	s, err := ijs.Stream(ctx, name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		last, err := lastMsg(ctx, h.js, stream.Name)
-		if err != nil {
-			return fmt.Errorf("the last unit of %s: %w", stream.Name, err)
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	if err == nil && isIntake(s.CachedInfo().Config) {
+		cfg := intakeConfig(c, stream, intakeStart{})
+		if old := s.CachedInfo().Config; len(old.Sources) == 1 {
+			cfg.Sources, cfg.FirstSeq = old.Sources, old.FirstSeq
 		}
-		_, err = ijs.CreateStream(ctx, intakeConfig(c, stream, last))
+		_, err = ijs.UpdateStream(ctx, cfg)
 		return err
 	}
 	if err != nil {
-		return err
+		s = nil
 	}
-	cfg := intakeConfig(c, stream, nil)
-	if old := s.CachedInfo().Config.Sources; len(old) == 1 {
-		cfg.Sources = old
+	last, err := lastMsg(ctx, h.js, stream.Name)
+	if err != nil {
+		return fmt.Errorf("the last unit of %s: %w", stream.Name, err)
 	}
-	_, err = ijs.UpdateStream(ctx, cfg)
+	start := startAfter(ctx, c, last, s)
+	if s != nil {
+		if err := ijs.DeleteStream(ctx, name); err != nil {
+			return fmt.Errorf("an earlier hub's intake, on disk, to be made again in memory: %w", err)
+		}
+	}
+	_, err = ijs.CreateStream(ctx, intakeConfig(c, stream, start))
 	return err
 }

@@ -1,6 +1,7 @@
 package league
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 // FuzzSourcePosition: any Nats-Stream-Source header on a club's stream's last
 // unit. Property: never a panic; a position only from a header that names the
 // club's history stream or its intake (with or without the hash of its API
-// prefix), then its sequence; and a new intake's config starts where it says.
+// prefix), then its sequence; and a new intake starts at the club's next
+// sequence, numbered from it.
 func FuzzSourcePosition(f *testing.F) {
 	for _, s := range []string{
 		"INTAKE_NORTH:WsTw3dxy 3 > > league.north.dump.goscore.t1 UbjmNJ51",
@@ -35,17 +37,21 @@ func FuzzSourcePosition(f *testing.F) {
 				t.Fatalf("header %q: club seq %d, intake seq %d", hdr, clubSeq, intakeSeq)
 			}
 		}
-		cfg := intakeConfig(c, jetstream.StreamConfig{Name: ClubStream("north")}, last)
+		start := startAfter(context.Background(), c, last, nil)
+		cfg := intakeConfig(c, jetstream.StreamConfig{Name: ClubStream("north")}, start)
 		src := cfg.Sources[0]
+		want := uint64(0)
 		switch {
-		case clubSeq > 0 && (clubSeq == ^uint64(0) || src.OptStartSeq != clubSeq+1 || cfg.FirstSeq != 0):
-			if clubSeq != ^uint64(0) {
-				t.Fatalf("header %q: intake starts at club seq %d, first seq %d", hdr, src.OptStartSeq, cfg.FirstSeq)
-			}
-		case intakeSeq > 0 && intakeSeq != ^uint64(0) && (cfg.FirstSeq != intakeSeq+1 || src.OptStartTime == nil):
-			t.Fatalf("header %q: intake's first seq %d, start time %v", hdr, cfg.FirstSeq, src.OptStartTime)
-		case clubSeq == 0 && intakeSeq == 0 && (src.OptStartSeq != 0 || src.OptStartTime != nil || cfg.FirstSeq != 0):
-			t.Fatalf("header %q: no position, yet the intake starts at %d / %v / %d", hdr, src.OptStartSeq, src.OptStartTime, cfg.FirstSeq)
+		case clubSeq > 0 && clubSeq < ^uint64(0):
+			want = clubSeq + 1
+		case intakeSeq > 0 && intakeSeq < ^uint64(0):
+			want = intakeSeq + 1 // this hub's intakes are numbered as the club's history
+		}
+		if start.next != want || start.since != nil || src.OptStartTime != nil {
+			t.Fatalf("header %q: club seq %d, intake seq %d: starts at %d (since %v), want %d", hdr, clubSeq, intakeSeq, start.next, start.since, want)
+		}
+		if want > 1 && (src.OptStartSeq != want || cfg.FirstSeq != want) || want <= 1 && (src.OptStartSeq != 0 || cfg.FirstSeq != 0) {
+			t.Fatalf("header %q: the intake starts at the club's %d, numbered from %d; want both %d", hdr, src.OptStartSeq, cfg.FirstSeq, want)
 		}
 	})
 }

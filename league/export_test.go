@@ -20,6 +20,9 @@ func SetUpdateFault(h *Hub, f func(jetstream.StreamConfig) error) {
 	h.updateFault = f
 }
 
+// IntakeMaxBytes is a club's intake's room, its account's memory.
+const IntakeMaxBytes = intakeMaxBytes
+
 // KickSource sets the club's source up again, as WatchLinks does to an idle one.
 func KickSource(ctx context.Context, h *Hub, club string) bool { return h.kickSource(ctx, club) }
 

@@ -63,28 +63,35 @@ func hostileLeaf(t *testing.T, leafURL, club, token string) (*server.Server, *na
 // server's PONG after it.
 func rawPub(t *testing.T, addr, subject, reply, hdr string) {
 	t.Helper()
+	if err := rawPubErr(addr, subject, reply, hdr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawPubErr is rawPub, its error returned: the server's -ERR among them.
+func rawPubErr(addr, subject, reply, hdr string) error {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(c)
 	if _, err := br.ReadString('\n'); err != nil { // INFO
-		t.Fatal(err)
+		return err
 	}
 	fmt.Fprintf(c, "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\nHPUB %s %s %d %d\r\n%s\r\nPING\r\n",
 		subject, reply, len(hdr), len(hdr), hdr)
 	for {
 		l, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("HPUB %s reply %s: %v", subject, reply, err)
+			return fmt.Errorf("HPUB %s reply %s: %w", subject, reply, err)
 		}
 		if strings.HasPrefix(l, "PONG") {
-			return
+			return nil
 		}
 		if strings.HasPrefix(l, "-ERR") {
-			t.Fatalf("HPUB %s reply %s: %s", subject, reply, l)
+			return fmt.Errorf("HPUB %s reply %s: %s", subject, reply, l)
 		}
 	}
 }
@@ -410,4 +417,81 @@ func TestLeagueIntakeAfterUpgrade(t *testing.T) {
 			t.Fatalf("north's unit %d is %q: lost, twice or out of order", i+1, m.Data)
 		}
 	}
+}
+
+// TestLeagueIntakeForgedAck: the consumer by which a club's stream at the hub takes
+// the club's intake (a work queue) is acked by its flow control replies, and its
+// acks, on $JS.ACK.INTAKE_<CLUB>.>, are in the club's own account: north's forged
+// control makes the hub answer there, acking every unit of north's intake up to a
+// sequence far ahead. That harms north's own units only (as by not sending them):
+// south's all come, north's that come come once each, in order, none of another,
+// and north's intake does not fill with units let go of by no one.
+func TestLeagueIntakeForgedAck(t *testing.T) {
+	t.Parallel()
+	h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
+	hostile, hnc := hostileLeaf(t, h.LeafURL(), "north", "tn")
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	publishUnits(t, hnc, 1, 5)
+	publishUnits(t, south, 1, 5)
+	bustest.Wait(t, "both clubs' 5 units", func() (bool, string) {
+		n, s := countLeague(t, h.Conn(), "north"), countLeague(t, h.Conn(), "south")
+		return n == 5 && s == 5, fmt.Sprintf("north %d, south %d", n, s)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	ijs := league.IntakeJS(h, "north")
+	var consumer string
+	bustest.Wait(t, "the consumer on north's intake", func() (bool, string) {
+		s, err := ijs.Stream(ctx, league.IntakeStream("north"))
+		if err != nil {
+			return false, err.Error()
+		}
+		names := s.ConsumerNames(ctx)
+		for n := range names.Name() {
+			consumer = n
+		}
+		return consumer != "", "none"
+	})
+	// The ack of a unit far ahead: every one up to it acked, taken or not. A club's
+	// own server refuses a reply subject under $JS.ACK. from its clients (as
+	// nats-server does any reserved reply): forged across the link it takes a
+	// server of the club's making. Its effect, the hub's answer published in
+	// north's account, is played by a connection there.
+	ack := fmt.Sprintf("$JS.ACK.%s.%s.1.1000000.1000000.%d.0", league.IntakeStream("north"), consumer, time.Now().UnixNano())
+	var deliver atomic.Value
+	dsub, err := hnc.Subscribe("$LEAGUE.north.>", func(m *nats.Msg) { deliver.Store(m.Subject) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dsub.Unsubscribe()
+	bustest.Wait(t, "a heartbeat of the hub's consumer on north's stream", func() (bool, string) {
+		return deliver.Load() != nil, "none on $LEAGUE.north.>"
+	})
+	if err := rawPubErr(hostile.Addr().String(), deliver.Load().(string), ack, fcRequest); err == nil || !strings.Contains(err.Error(), "Permissions Violation") {
+		t.Fatalf("north's own server let its client forge a reply on %s: %v", ack, err)
+	}
+	in := league.AccountConn(t, h, "north")
+	if err := in.Publish(ack, nil); err != nil {
+		t.Fatal(err)
+	}
+	in.Flush()
+	publishUnits(t, hnc, 6, 20)
+	publishUnits(t, south, 6, 20)
+	bustest.Wait(t, "south's 20 units; north's intake let go of all of north's", func() (bool, string) {
+		s, st := countLeague(t, h.Conn(), "south"), intakeState(h, "north")
+		return s == 20 && st.LastSeq == 20 && st.Msgs == 0, fmt.Sprintf("south %d; north's intake %d units, last seq %d", s, st.Msgs, st.LastSeq)
+	})
+	if says := onceEach(t, h.Conn(), "south", 20); says != "" {
+		t.Fatalf("south's units after north's forged ack: %s", says)
+	}
+	msgs := leagueMsgs(t, h.Conn(), "north")
+	last := 0
+	for _, m := range msgs {
+		var i int
+		if _, err := fmt.Sscanf(string(m.Data), "unit %d", &i); err != nil || i <= last {
+			t.Fatalf("north's units after its forged ack (%d): %q after unit %d: not north's, twice or out of order", len(msgs), m.Data, last)
+		}
+		last = i
+	}
+	t.Logf("north's units at the hub after its forged ack: %d of 20", len(msgs))
 }

@@ -118,7 +118,11 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 	}
 	boards := int64(boardsMaxBytes)
 	if o.MaxMemory > 0 {
-		opts.JetStreamMaxMemory = o.MaxMemory
+		// Beside the bucket, each club's account's memory (its intake: accounts.go),
+		// which JetStream reserves whole from the server's when the account is set
+		// up. What the intakes hold is bound by their accounts, so this is a
+		// reservation only, for as many clubs as intakeReserveClubs.
+		opts.JetStreamMaxMemory = o.MaxMemory + intakeMaxBytes*intakeReserveClubs
 		boards = min(boards, o.MaxMemory)
 	}
 	opts.LeafNode.Host, opts.LeafNode.Port = lhost, orRandom(lport)

@@ -6,7 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/bus"
 )
 
 // sourceKickAfter is how long a club's intake's source may stay idle, its link
@@ -36,7 +39,8 @@ const externalKickEvery = 10 * time.Second
 //     hub's streams come in one listing.
 //
 // A source is removed and added again, and goes on from the last sequence its
-// stream holds.
+// stream holds (an empty intake's, after the club's sequence it took last:
+// resumeIntake).
 func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs) []string {
 	kicked := map[string]bool{}
 	for _, club := range clubs {
@@ -92,19 +96,74 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 		return false
 	}
 	info := s.CachedInfo()
+	h.keepNumbered(ctx, club, info)
+	// An intake whose units stay: its club's stream took them and their flow
+	// control reply did not let them go (its source removed first, or the club's
+	// forged ack set the consumer's floor past them): purged, or they fill it.
+	if moved := seqs.grew(name+" first", info.State.FirstSeq); info.State.Msgs > 0 && time.Since(moved) >= sourceKickAfter {
+		h.dropTaken(ctx, club)
+	}
 	// Stalled too: a source that says the club has more (its lag) while the intake
 	// has grown by nothing for sourceKickAfter, its heartbeats coming (at 200 clubs,
 	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
-	// to go on by itself).
+	// to go on by itself). Not an intake holding units: it is full, waiting for
+	// its club's stream at the hub to take them, not for the club.
 	grew := seqs.grew(name, info.State.LastSeq)
 	idle := len(info.Config.Sources) == 0
 	for _, si := range info.Sources {
 		if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
-			(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && time.Since(grew) >= sourceKickAfter) {
+			(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && info.State.Msgs == 0 && time.Since(grew) >= sourceKickAfter) {
 			idle = true
 		}
 	}
 	return idle && h.kickIntakeSource(ctx, club)
+}
+
+// keepNumbered keeps a club's intake numbered as the club's history (accounts.go,
+// intakeConfig), which a hub restarted relies on. Its source's start is dropped
+// from its config once the source has taken a unit from there: nats-server starts
+// a source from its config again when the club's stream is a new one (its state
+// dir wiped), which is then to be taken from its first unit. An intake numbered
+// otherwise than the club's history (the club's stream new, or its first units gone
+// before the hub took them) and empty, its stream at the hub holding all it took,
+// is made again, numbered after the club's sequence it took last.
+func (h *Hub) keepNumbered(ctx context.Context, club string, info *jetstream.StreamInfo) {
+	if !isIntake(info.Config) || len(info.Config.Sources) != 1 || len(info.Sources) != 1 {
+		return
+	}
+	took := info.Sources[0].Seq
+	if took == 0 {
+		return
+	}
+	c, ok := h.clubOf(club)
+	if !ok {
+		return
+	}
+	ijs, err := h.intakeJS(club)
+	if err != nil {
+		return
+	}
+	cfg := info.Config
+	switch {
+	case info.State.Msgs == 0 && took != info.State.LastSeq:
+		err = ijs.DeleteStream(ctx, cfg.Name)
+		if err == nil {
+			stream := jetstream.StreamConfig{Name: ClubStream(club), MaxAge: cfg.MaxAge, MaxMsgSize: cfg.MaxMsgSize, Duplicates: cfg.Duplicates, Replicas: cfg.Replicas}
+			_, err = ijs.CreateStream(ctx, intakeConfig(c, stream, intakeStart{next: took + 1}))
+		}
+		if err == nil {
+			h.log.Info().Str("club", club).Uint64("club_seq", took).Uint64("intake_seq", info.State.LastSeq).Msg("league: the club's intake numbered again as the club's history")
+			h.kickSource(ctx, club)
+		}
+	case cfg.Sources[0].OptStartSeq > 0 && took >= cfg.Sources[0].OptStartSeq:
+		src := *cfg.Sources[0]
+		src.OptStartSeq = 0
+		cfg.Sources = []*jetstream.StreamSource{&src}
+		err = h.updateStream(ctx, ijs, cfg)
+	}
+	if err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake could not be kept numbered as its history; trying again")
+	}
 }
 
 // remakeIntake makes a club's intake again, where the club's stream stands, and
@@ -142,7 +201,52 @@ func (h *Hub) club(name string) (Club, bool) {
 // and adds it again; a stream left without its source (a kick whose second update
 // failed: an API timeout in an election) is given it back.
 func (h *Hub) kickSource(ctx context.Context, club string) bool {
-	return h.kick(ctx, club, h.js, ClubStream(club), source)
+	if !h.kick(ctx, club, h.js, ClubStream(club), source) {
+		return false
+	}
+	h.dropTaken(ctx, club)
+	return true
+}
+
+// dropTaken purges from a club's intake the units its stream at the hub holds
+// already. Its source's consumer on the intake lets a unit go when a flow control
+// reply says it is stored; a source removed before that reply leaves them, and the
+// source added again starts after the stream's last unit, so no consumer would
+// ever let them go: they would fill the intake. Where the stream stands in the
+// intake is its source's seq, which nats-server says only of the intake it took
+// it from (not of one made again since, numbered anew).
+func (h *Hub) dropTaken(ctx context.Context, club string) {
+	s, err := h.js.Stream(ctx, ClubStream(club))
+	if err != nil {
+		return
+	}
+	var took uint64
+	for _, si := range s.CachedInfo().Sources {
+		if si.External != nil && si.External.APIPrefix == intakeAPI(club) {
+			took = si.Seq
+		}
+	}
+	ijs, err := h.intakeJS(club)
+	if took == 0 || err != nil {
+		return
+	}
+	in, err := ijs.Stream(ctx, IntakeStream(club))
+	if err != nil || !isIntake(in.CachedInfo().Config) {
+		return
+	}
+	if st := in.CachedInfo().State; st.Msgs == 0 || st.FirstSeq > took || st.LastSeq < took {
+		return
+	}
+	if err := in.Purge(ctx, jetstream.WithPurgeSequence(took+1)); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the units the club's stream holds could not be purged from its intake; the next look tries again")
+	}
+}
+
+// clubOf is the club of that name in the league.
+func (h *Hub) clubOf(name string) (Club, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.club(name)
 }
 
 // kickIntakeSource does the same to the club's intake's source, the club's history.
@@ -152,6 +256,69 @@ func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 		return false
 	}
 	return h.kick(ctx, club, ijs, IntakeStream(club), clubSource)
+}
+
+// resumeIntake sets where an intake's source, removed to be added again, goes on:
+// nats-server forgets a removed source's position, and finds it again in the
+// stream's units, but an intake holds none once its club's stream has taken them.
+// before is the intake's info before its source was removed: the club's sequence
+// of the last unit it took (its source's seq) and its own; units taken since (its
+// own last sequence grew) were the club's next ones.
+func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, back *jetstream.StreamSource) {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return
+	}
+	now := s.CachedInfo().State
+	if now.Msgs > 0 {
+		return // nats-server reads the position from the intake's last unit
+	}
+	var took uint64
+	for _, si := range before.Sources {
+		took = max(took, si.Seq)
+	}
+	switch {
+	case took > 0 && now.LastSeq >= before.State.LastSeq:
+		back.OptStartSeq = took + now.LastSeq - before.State.LastSeq + 1
+	case now.LastSeq > 0:
+		back.OptStartSeq = now.LastSeq + 1
+	}
+	// nats-server would find the club's stream new (its state dir wiped) by its
+	// identity, which the removed source's state had: it is told by the club's
+	// stream ending before where the intake was, and taken from its first unit.
+	if first, last, ok := h.clubStreamState(ctx, c); ok && back.OptStartSeq > last+1 {
+		back.OptStartSeq = first
+	}
+}
+
+// clubStreamState is where the club's history stream begins and ends, asked of
+// the club across its link (stream info, which the club lets the hub's sourcing
+// ask) from a connection in the club's account; ok false if not known (the hub
+// on an external server, the club's link down).
+func (h *Hub) clubStreamState(ctx context.Context, c Club) (first, last uint64, ok bool) {
+	if h.ns == nil {
+		return 0, 0, false
+	}
+	// Its replies come back as the sourcing's do, on $JSC.R.<club>.>: the only
+	// replies the club's leaf may publish.
+	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+c.Name+"'s stream"),
+		nats.UserInfo(clubAccount(c.Name), ""), nats.CustomInboxPrefix("$JSC.R."+c.Name+".hub"))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer nc.Close()
+	js, err := jetstream.NewWithAPIPrefix(nc, apiPrefix(c.Name))
+	if err != nil {
+		return 0, 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, bus.Subjects{Prefix: c.prefix()}.Stream())
+	if err != nil {
+		return 0, 0, false
+	}
+	st := s.CachedInfo().State
+	return st.FirstSeq, st.LastSeq, true
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -168,7 +335,8 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if err != nil {
 		return false
 	}
-	cfg := s.CachedInfo().Config
+	info := s.CachedInfo()
+	cfg := info.Config
 	back := src(c)
 	switch len(cfg.Sources) {
 	case 0:
@@ -185,6 +353,11 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 		}
 	default:
 		return false
+	}
+	if isIntake(cfg) {
+		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
+			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
+		h.resumeIntake(ctx, c, js, name, info, back)
 	}
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {

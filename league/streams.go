@@ -131,10 +131,8 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 	if h.state != nil && total > 0 {
 		// As a club's history is fitted (history.FitStore): at most half the room
 		// of the state dir's filesystem, since JetStream reserves a stream's whole
-		// limit when it is created. Each club's intake has the club's share too
-		// (accounts.go): the room is for twice the shares.
-		size, room, err := h.state.Fit(2 * total)
-		size /= 2
+		// limit when it is created (the clubs' intakes are in memory: accounts.go).
+		size, room, err := h.state.Fit(total)
 		switch {
 		case err != nil:
 			h.log.Warn().Err(err).Msg("league: the state dir's free space is unknown: each club keeps the share asked")
