@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,9 +110,27 @@ func (h *Hub) loadPairings(ctx context.Context, data []byte) pairing.Report {
 		h.log.Error().Err(err).Str("file", req.File).Msg("league: pairings load failed")
 		return rep
 	}
+	rep.Unseen = h.unseenPorts(rep.Ports)
 	h.log.Info().Str("file", req.File).Str("tournament", req.Round.Tournament).Int("round", req.Round.Round).
 		Int("games", len(req.Round.Games)).Int("ports", len(rep.Ports)).Ints("tables_without_port", rep.NoPort).Msg("league: pairings loaded")
 	return rep
+}
+
+// unseenPorts are those of ports (club.port) that have shown no board at the hub:
+// [tables] can name only the file's clubs, not their ports, so a misspelt port
+// takes its game silently and no tile ever shows it.
+func (h *Hub) unseenPorts(ports map[int]string) []string {
+	h.portsMu.Lock()
+	defer h.portsMu.Unlock()
+	var out []string
+	for _, key := range ports {
+		club, port, _ := strings.Cut(key, ".")
+		if !h.ports[club][port] {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // takePairing puts a club's port's game from its stream (rest is

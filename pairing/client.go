@@ -67,4 +67,7 @@ func (r Report) Print(w io.Writer, round Round) {
 	if len(r.Cleared) > 0 {
 		fmt.Fprintf(w, "ports without a game this round (they show no players): %s\n", strings.Join(r.Cleared, ", "))
 	}
+	if len(r.Unseen) > 0 {
+		fmt.Fprintf(w, "ports that have shown no board here yet (their game shows once they send one; if one is a typo, fix [tables] and SIGHUP, then load again): %s\n", strings.Join(r.Unseen, ", "))
+	}
 }

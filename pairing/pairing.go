@@ -150,6 +150,10 @@ type Report struct {
 	// Cleared are the ports whose game of the round before was taken off: they
 	// show no players now.
 	Cleared []string `json:"cleared,omitempty"`
+	// Unseen are the ports of Ports of which the hub holds no board: [tables]
+	// names only the file's clubs, so a misspelt port is as likely as one not on
+	// yet. Applied all the same.
+	Unseen []string `json:"unseen,omitempty"`
 	// Error says why nothing was changed; empty when the round was applied.
 	Error string `json:"error,omitempty"`
 }
