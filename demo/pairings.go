@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -33,7 +34,7 @@ func Round() pairing.Round {
 // password at its start.
 func LoadPairings(ctx context.Context, natsURL, stateDir string) error {
 	for {
-		if pw, err := bus.ReadOrganiserFile(filepath.Join(stateDir, bus.OrganiserFile)); err == nil && loadAs(ctx, natsURL, pw) == nil {
+		if pw, err := bus.ReadStateOrganiserFile(filepath.Join(stateDir, bus.OrganiserFile), os.Geteuid()); err == nil && loadAs(ctx, natsURL, pw) == nil {
 			return nil
 		}
 		select {
