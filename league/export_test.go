@@ -20,6 +20,10 @@ func SetUpdateFault(h *Hub, f func(jetstream.StreamConfig) error) {
 	h.updateFault = f
 }
 
+// ClubCreatedKey is where a club's intake's config metadata records which stream
+// of the club's it sources (its Created time).
+const ClubCreatedKey = clubCreatedKey
+
 // IntakeMaxBytes is a club's intake's room, its account's memory.
 const IntakeMaxBytes = intakeMaxBytes
 

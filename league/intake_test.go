@@ -344,7 +344,7 @@ func clubHistory(t *testing.T, nc *nats.Conn, n uint64) jetstream.Stream {
 // unit, the old history's 5 and the new one's 8, then 2 more, is at the hub once.
 func TestLeagueIntakeClubStreamNewPast(t *testing.T) {
 	t.Parallel()
-	h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
+	h, hlog := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
 	linked := func(want bool) {
 		bustest.Wait(t, fmt.Sprintf("north's link up %v at the hub", want), func() (bool, string) {
 			up := h.Links()["north"]
@@ -358,10 +358,25 @@ func TestLeagueIntakeClubStreamNewPast(t *testing.T) {
 		n := countLeague(t, h.Conn(), "north")
 		return n == 5, fmt.Sprintf("%d units", n)
 	})
+	// As a hub that has had the club a while: it has looked at north's source
+	// since its link came up, and recorded which stream of north's it sources.
+	bustest.Wait(t, "the hub recording which stream of north's its intake sources", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := league.IntakeJS(h, "north").Stream(ctx, league.IntakeStream("north"))
+		if err != nil {
+			return false, err.Error()
+		}
+		md := s.CachedInfo().Config.Metadata
+		return md[league.ClubCreatedKey] != "", fmt.Sprintf("intake metadata %v", md)
+	})
 	nc.Close()
 	old.Shutdown()
 	old.WaitForShutdown()
 	linked(false)
+	bustest.Wait(t, "the hub seeing north's link down", func() (bool, string) {
+		return strings.Contains(hlog.String(), `"club":"north","link_up":false`), "not logged"
+	})
 
 	// The wipe: a new state dir, a new history, 8 units written offline.
 	store := t.TempDir()
