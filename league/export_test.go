@@ -30,6 +30,10 @@ const IntakeMaxBytes = intakeMaxBytes
 // KickSource sets the club's source up again, as WatchLinks does to an idle one.
 func KickSource(ctx context.Context, h *Hub, club string) bool { return h.kickSource(ctx, club) }
 
+// KickIntake sets the club's intake's source up again, as WatchLinks does to an
+// idle one.
+func KickIntake(ctx context.Context, h *Hub, club string) bool { return h.kickIntakeSource(ctx, club) }
+
 // IntakeJS is the JetStream API of a club's account at the hub, through the hub's
 // import: where its intake is.
 func IntakeJS(h *Hub, club string) jetstream.JetStream {

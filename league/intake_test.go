@@ -287,6 +287,12 @@ func TestLeagueIntakeClubStreamNew(t *testing.T) {
 // the hub as the club (leafURL), or unlinked (leafURL ""), as a club runs offline.
 // Started again on the same store, its streams are as it left them.
 func clubLeaf(t *testing.T, leafURL, club, token, store string) (*server.Server, *nats.Conn) {
+	return clubLeafBefore(t, leafURL, club, token, store, nil)
+}
+
+// clubLeafBefore is clubLeaf, before (if not nil) called on the server before it
+// starts.
+func clubLeafBefore(t *testing.T, leafURL, club, token, store string, before func(*server.Server)) (*server.Server, *nats.Conn) {
 	t.Helper()
 	o := &server.Options{ServerName: "club-" + club, Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true,
 		JetStream: true, JetStreamDomain: club, StoreDir: store}
@@ -301,6 +307,9 @@ func clubLeaf(t *testing.T, leafURL, club, token, store string) (*server.Server,
 	ns, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(ns)
 	}
 	go ns.Start()
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })

@@ -183,7 +183,7 @@ func (h *Hub) learnClubStream(ctx context.Context, club string) {
 		return
 	}
 	cs, ok := h.clubStreamState(ctx, c)
-	if !ok {
+	if !ok || cs.created.IsZero() {
 		return
 	}
 	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
@@ -351,7 +351,7 @@ func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, 
 	}
 	now := s.CachedInfo().State
 	club, known := h.clubStreamState(ctx, c)
-	if known {
+	if known && !club.created.IsZero() {
 		cfg.Metadata = withCreated(cfg.Metadata, club.created)
 	}
 	if now.Msgs > 0 {
