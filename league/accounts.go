@@ -300,6 +300,7 @@ func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamCon
 		cfg := intakeConfig(c, stream, intakeStart{})
 		if old := s.CachedInfo().Config; len(old.Sources) == 1 {
 			cfg.Sources, cfg.FirstSeq = old.Sources, old.FirstSeq
+			cfg.Metadata = withCreated(nil, sourcedCreated(old))
 		}
 		_, err = ijs.UpdateStream(ctx, cfg)
 		return err

@@ -20,11 +20,19 @@ func SetUpdateFault(h *Hub, f func(jetstream.StreamConfig) error) {
 	h.updateFault = f
 }
 
+// ClubCreatedKey is where a club's intake's config metadata records which stream
+// of the club's it sources (its Created time).
+const ClubCreatedKey = clubCreatedKey
+
 // IntakeMaxBytes is a club's intake's room, its account's memory.
 const IntakeMaxBytes = intakeMaxBytes
 
 // KickSource sets the club's source up again, as WatchLinks does to an idle one.
 func KickSource(ctx context.Context, h *Hub, club string) bool { return h.kickSource(ctx, club) }
+
+// KickIntake sets the club's intake's source up again, as WatchLinks does to an
+// idle one.
+func KickIntake(ctx context.Context, h *Hub, club string) bool { return h.kickIntakeSource(ctx, club) }
 
 // IntakeJS is the JetStream API of a club's account at the hub, through the hub's
 // import: where its intake is.

@@ -434,7 +434,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			for _, club := range fresh {
 				looked[club] = time.Now()
 			}
-			for _, club := range h.kickIdleSources(ctx, append(fresh, idle...), seqs) {
+			for _, club := range h.kickIdleSources(ctx, fresh, idle, seqs) {
 				kicked[club] = time.Now()
 			}
 		}

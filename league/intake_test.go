@@ -3,12 +3,14 @@ package league_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -278,6 +280,146 @@ func TestLeagueIntakeClubStreamNew(t *testing.T) {
 	}
 	if st := intakeState(h, "north"); st.LastSeq != 5 {
 		t.Fatalf("north's intake's last sequence %d; its new history's last is 5", st.LastSeq)
+	}
+}
+
+// clubLeaf is a club's stock nats-server on its own state dir, store: joined to
+// the hub as the club (leafURL), or unlinked (leafURL ""), as a club runs offline.
+// Started again on the same store, its streams are as it left them.
+func clubLeaf(t *testing.T, leafURL, club, token, store string) (*server.Server, *nats.Conn) {
+	return clubLeafBefore(t, leafURL, club, token, store, nil)
+}
+
+// clubLeafBefore is clubLeaf, before (if not nil) called on the server before it
+// starts.
+func clubLeafBefore(t *testing.T, leafURL, club, token, store string, before func(*server.Server)) (*server.Server, *nats.Conn) {
+	t.Helper()
+	o := &server.Options{ServerName: "club-" + club, Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true,
+		JetStream: true, JetStreamDomain: club, StoreDir: store}
+	if leafURL != "" {
+		u, err := url.Parse(leafURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword(club, token)
+		o.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}}}
+	}
+	ns, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != nil {
+		before(ns)
+	}
+	go ns.Start()
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("club's server not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return ns, nc
+}
+
+// clubHistory is a club's SCOREBOARD on nc's server, made if it has none; it
+// waits until the stream holds n units.
+func clubHistory(t *testing.T, nc *nats.Conn, n uint64) jetstream.Stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "SCOREBOARD", Subjects: []string{"scoreboard.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, fmt.Sprintf("the club's history holding %d units", n), func() (bool, string) {
+		info, err := s.Info(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return info.State.Msgs == n, fmt.Sprintf("%d units, last seq %d", info.State.Msgs, info.State.LastSeq)
+	})
+	return s
+}
+
+// TestLeagueIntakeClubStreamNewPast: a club's history made anew while its link
+// is down (its state dir wiped), and grown past where its intake was before the
+// link comes up (8 units, where the old one held 5), is taken from its first unit:
+// nothing but the new stream's identity (its Created time) tells it from the old
+// one, whose next unit the hub's source would take from the new one's sixth. Every
+// unit, the old history's 5 and the new one's 8, then 2 more, is at the hub once.
+func TestLeagueIntakeClubStreamNewPast(t *testing.T) {
+	t.Parallel()
+	h, hlog := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
+	linked := func(want bool) {
+		bustest.Wait(t, fmt.Sprintf("north's link up %v at the hub", want), func() (bool, string) {
+			up := h.Links()["north"]
+			return up == want, fmt.Sprintf("link up %v", up)
+		})
+	}
+	old, nc := clubLeaf(t, h.LeafURL(), "north", "tn", t.TempDir())
+	clubHistory(t, nc, 0)
+	publishUnits(t, nc, 1, 5)
+	bustest.Wait(t, "north's 5 units", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 5, fmt.Sprintf("%d units", n)
+	})
+	// As a hub that has had the club a while: it has looked at north's source
+	// since its link came up, and recorded which stream of north's it sources.
+	bustest.Wait(t, "the hub recording which stream of north's its intake sources", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := league.IntakeJS(h, "north").Stream(ctx, league.IntakeStream("north"))
+		if err != nil {
+			return false, err.Error()
+		}
+		md := s.CachedInfo().Config.Metadata
+		return md[league.ClubCreatedKey] != "", fmt.Sprintf("intake metadata %v", md)
+	})
+	nc.Close()
+	old.Shutdown()
+	old.WaitForShutdown()
+	linked(false)
+	bustest.Wait(t, "the hub seeing north's link down", func() (bool, string) {
+		return strings.Contains(hlog.String(), `"club":"north","link_up":false`), "not logged"
+	})
+
+	// The wipe: a new state dir, a new history, 8 units written offline.
+	store := t.TempDir()
+	ns, nc := clubLeaf(t, "", "north", "tn", store)
+	clubHistory(t, nc, 0)
+	publishUnits(t, nc, 6, 13)
+	clubHistory(t, nc, 8)
+	nc.Close()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+
+	_, nc = clubLeaf(t, h.LeafURL(), "north", "tn", store)
+	linked(true)
+	last := func() string {
+		msgs := leagueMsgs(t, h.Conn(), "north")
+		if len(msgs) == 0 {
+			return ""
+		}
+		return string(msgs[len(msgs)-1].Data)
+	}
+	bustest.Wait(t, "north's unit 13 at the hub", func() (bool, string) {
+		l := last()
+		return l == "unit 13", fmt.Sprintf("%d units, the last %q", countLeague(t, h.Conn(), "north"), l)
+	})
+	if says := onceEach(t, h.Conn(), "north", 13); says != "" {
+		t.Fatalf("north's units, its history made anew and grown past the old one's 5 while unlinked: %s", says)
+	}
+	publishUnits(t, nc, 14, 15)
+	bustest.Wait(t, "north's unit 15 at the hub", func() (bool, string) {
+		l := last()
+		return l == "unit 15", fmt.Sprintf("%d units, the last %q", countLeague(t, h.Conn(), "north"), l)
+	})
+	if says := onceEach(t, h.Conn(), "north", 15); says != "" {
+		t.Fatalf("north's units after 2 more: %s", says)
 	}
 }
 

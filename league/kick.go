@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -40,11 +41,12 @@ const externalKickEvery = 10 * time.Second
 //
 // A source is removed and added again, and goes on from the last sequence its
 // stream holds (an empty intake's, after the club's sequence it took last:
-// resumeIntake).
-func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs) []string {
+// resumeIntake). fresh are the clubs whose links just came up, idle the others.
+func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs seenSeqs) []string {
 	kicked := map[string]bool{}
-	for _, club := range clubs {
-		if h.kickIntake(ctx, club, seqs) {
+	clubs := append(slices.Clip(fresh), idle...)
+	for i, club := range clubs {
+		if h.kickIntake(ctx, club, i < len(fresh), seqs) {
 			kicked[club] = true
 		}
 	}
@@ -80,8 +82,9 @@ func (h *Hub) kickIdleSources(ctx context.Context, clubs []string, seqs seenSeqs
 }
 
 // kickIntake looks at a club's intake and sets its source up again if it is idle
-// or stalled, or makes it again if it is gone; it says whether it did.
-func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
+// or stalled, or makes it again if it is gone; it says whether it did. fresh: the
+// club's link just came up.
+func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seenSeqs) bool {
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return false
@@ -116,7 +119,77 @@ func (h *Hub) kickIntake(ctx context.Context, club string, seqs seenSeqs) bool {
 			idle = true
 		}
 	}
-	return idle && h.kickIntakeSource(ctx, club)
+	kicked := idle && h.kickIntakeSource(ctx, club)
+	if fresh && !kicked && sourcedCreated(info.Config).IsZero() {
+		h.learnClubStream(ctx, club)
+	}
+	return kicked
+}
+
+// clubCreatedKey is where a club's intake's config metadata keeps the identity of
+// the club's history stream its source reads, the stream's Created time (RFC 3339,
+// UTC), as the club last said it: nats-server keeps that identity with the source,
+// and tells a stream made anew (the club's state dir wiped) by it, but forgets it
+// when the hub removes the source and adds it again (kick), and knows none for an
+// intake made anew (the hub restarted).
+const clubCreatedKey = "scoreboard_club_stream_created"
+
+// sourcedCreated is the Created time of the club's stream an intake's config
+// records; zero if none.
+func sourcedCreated(cfg jetstream.StreamConfig) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, cfg.Metadata[clubCreatedKey])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// withCreated is a copy of an intake's config metadata recording created as its
+// club's stream's Created time (none, if zero).
+func withCreated(md map[string]string, created time.Time) map[string]string {
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]string{}
+	}
+	delete(out, clubCreatedKey)
+	if !created.IsZero() {
+		out[clubCreatedKey] = created.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// learnClubStream records in a club's intake which club's stream its source reads
+// (clubCreatedKey), when its config records none: asked once, as the club's link
+// comes up, of an intake whose source nats-server set up itself (one made at the
+// hub's start, or made again) and the hub has not kicked since. A kick asks anyway,
+// and records what it sets the source up on.
+func (h *Hub) learnClubStream(ctx context.Context, club string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.club(club)
+	if !ok {
+		return
+	}
+	ijs, err := h.intakeJS(club)
+	if err != nil {
+		return
+	}
+	s, err := ijs.Stream(ctx, IntakeStream(club))
+	if err != nil {
+		return
+	}
+	cfg := s.CachedInfo().Config
+	if !isIntake(cfg) || len(cfg.Sources) != 1 || !sourcedCreated(cfg).IsZero() {
+		return
+	}
+	cs, ok := h.clubStreamState(ctx, c)
+	if !ok || cs.created.IsZero() {
+		return
+	}
+	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
+	if _, err := ijs.UpdateStream(ctx, cfg); err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; its link's next coming up tries again")
+	}
 }
 
 // keepNumbered keeps a club's intake numbered as the club's history (accounts.go,
@@ -146,10 +219,16 @@ func (h *Hub) keepNumbered(ctx context.Context, club string, info *jetstream.Str
 	cfg := info.Config
 	switch {
 	case info.State.Msgs == 0 && took != info.State.LastSeq:
+		stream := jetstream.StreamConfig{Name: ClubStream(club), MaxAge: cfg.MaxAge, MaxMsgSize: cfg.MaxMsgSize, Duplicates: cfg.Duplicates, Replicas: cfg.Replicas}
+		again := intakeConfig(c, stream, intakeStart{next: took + 1})
+		// The source may have gone on to a new club's stream (nats-server tells
+		// one by its identity): the one it reads now is recorded, asked again.
+		if cs, ok := h.clubStreamState(ctx, c); ok {
+			again.Metadata = withCreated(nil, cs.created)
+		}
 		err = ijs.DeleteStream(ctx, cfg.Name)
 		if err == nil {
-			stream := jetstream.StreamConfig{Name: ClubStream(club), MaxAge: cfg.MaxAge, MaxMsgSize: cfg.MaxMsgSize, Duplicates: cfg.Duplicates, Replicas: cfg.Replicas}
-			_, err = ijs.CreateStream(ctx, intakeConfig(c, stream, intakeStart{next: took + 1}))
+			_, err = ijs.CreateStream(ctx, again)
 		}
 		if err == nil {
 			h.log.Info().Str("club", club).Uint64("club_seq", took).Uint64("intake_seq", info.State.LastSeq).Msg("league: the club's intake numbered again as the club's history")
@@ -263,15 +342,20 @@ func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 // stream's units, but an intake holds none once its club's stream has taken them.
 // before is the intake's info before its source was removed: the club's sequence
 // of the last unit it took (its source's seq) and its own; units taken since (its
-// own last sequence grew) were the club's next ones.
-func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, back *jetstream.StreamSource) {
+// own last sequence grew) were the club's next ones. cfg, the intake's config to
+// be updated with back, records the club's stream the source reads from then on.
+func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, cfg *jetstream.StreamConfig, back *jetstream.StreamSource) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
 		return
 	}
 	now := s.CachedInfo().State
+	club, known := h.clubStreamState(ctx, c)
+	if known && !club.created.IsZero() {
+		cfg.Metadata = withCreated(cfg.Metadata, club.created)
+	}
 	if now.Msgs > 0 {
-		return // nats-server reads the position from the intake's last unit
+		return // nats-server reads the position, and the stream's identity, from the intake's last unit
 	}
 	var took uint64
 	for _, si := range before.Sources {
@@ -283,42 +367,64 @@ func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, 
 	case now.LastSeq > 0:
 		back.OptStartSeq = now.LastSeq + 1
 	}
+	if !known {
+		return
+	}
 	// nats-server would find the club's stream new (its state dir wiped) by its
 	// identity, which the removed source's state had: it is told by the club's
-	// stream ending before where the intake was, and taken from its first unit.
-	if first, last, ok := h.clubStreamState(ctx, c); ok && back.OptStartSeq > last+1 {
-		back.OptStartSeq = first
+	// stream ending before where the intake was, or by its Created time differing
+	// from the one the intake records while the intake is numbered as the club's
+	// history still (nothing taken since it was, or the club's sequence it took
+	// last its own last: a source that went on to a new stream by itself, from its
+	// first unit, took it under the intake's next numbers), and taken from its
+	// first unit.
+	was := sourcedCreated(before.Config)
+	renewed := !was.IsZero() && !club.created.IsZero() && !was.Equal(club.created) &&
+		(took == 0 || took == before.State.LastSeq)
+	if back.OptStartSeq > club.last+1 || renewed {
+		back.OptStartSeq = club.first
+	}
+	if renewed {
+		h.log.Warn().Str("club", c.Name).Time("was_created", was).Time("created", club.created).Uint64("club_first", club.first).Uint64("club_last", club.last).
+			Msg("league: the club's history stream is a new one (its state dir wiped?): taken from its first unit")
 	}
 }
 
-// clubStreamState is where the club's history stream begins and ends, asked of
-// the club across its link (stream info, which the club lets the hub's sourcing
-// ask) from a connection in the club's account; ok false if not known (the hub
-// on an external server, the club's link down).
-func (h *Hub) clubStreamState(ctx context.Context, c Club) (first, last uint64, ok bool) {
+// clubStream is the club's history stream as the club says it is (it may say
+// anything of its own stream): where it begins and ends, and when it was made.
+type clubStream struct {
+	first, last uint64
+	created     time.Time
+}
+
+// clubStreamState is the club's history stream, asked of the club across its link
+// (stream info, which the club lets the hub's sourcing ask) from a connection in
+// the club's account; ok false if not known (the hub on an external server, the
+// club's link down).
+func (h *Hub) clubStreamState(ctx context.Context, c Club) (cs clubStream, ok bool) {
 	if h.ns == nil {
-		return 0, 0, false
+		return cs, false
 	}
 	// Its replies come back as the sourcing's do, on $JSC.R.<club>.>: the only
 	// replies the club's leaf may publish.
 	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+c.Name+"'s stream"),
 		nats.UserInfo(clubAccount(c.Name), ""), nats.CustomInboxPrefix("$JSC.R."+c.Name+".hub"))
 	if err != nil {
-		return 0, 0, false
+		return cs, false
 	}
 	defer nc.Close()
 	js, err := jetstream.NewWithAPIPrefix(nc, apiPrefix(c.Name))
 	if err != nil {
-		return 0, 0, false
+		return cs, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, bus.Subjects{Prefix: c.prefix()}.Stream())
 	if err != nil {
-		return 0, 0, false
+		return cs, false
 	}
-	st := s.CachedInfo().State
-	return st.FirstSeq, st.LastSeq, true
+	info := s.CachedInfo()
+	return clubStream{first: info.State.FirstSeq, last: info.State.LastSeq, created: info.Created}, true
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -357,7 +463,7 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if isIntake(cfg) {
 		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
 			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
-		h.resumeIntake(ctx, c, js, name, info, back)
+		h.resumeIntake(ctx, c, js, name, info, &cfg, back)
 	}
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {
