@@ -73,6 +73,11 @@ func hubCommand(io stdio) *cobra.Command {
 }
 
 func runHub(ctx context.Context, c config.Config, cfg league.Config, path string, io stdio) error {
+	// SIGHUP is caught from the start, before anything is logged: its default ends
+	// the process, and one sent while the hub starts is a reload once it runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	cfg.Clubs = league.WithDefaults(cfg.Clubs, c.League.ClubMaxBytes, c.League.ClubMaxAge)
 	opts := league.Options{
 		Listen:     c.League.Listen,
@@ -153,9 +158,6 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			return s, err
 		})
 	})
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	// READY=1 once the leaf listener, the tools' and the page's are up, and SIGHUP
 	// reloads (systemctl reload waits for READY=1).
 	goHubSystemd(g, gctx, notify, hub, &clubs, log)

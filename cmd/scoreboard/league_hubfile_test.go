@@ -93,3 +93,37 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 		return b.String(), fmt.Errorf("still running after %v", d)
 	}
 }
+
+// TestHubHangupWhileStarting: SIGHUPs from the hub's first log line on (a reload
+// sent while it starts, or a log watcher that reloads on "league hub running") do
+// not end it: each is caught, and one after it runs reloads its clubs. The hub
+// logged that it was running before it caught SIGHUP, whose default ends the
+// process (CI: "scoreboard exited (signal: hangup) before writing \"the running
+// clubs are kept\"").
+func TestHubHangupWhileStarting(t *testing.T) {
+	bin := proctest.Scoreboard(t)
+	root := t.TempDir()
+	conf := filepath.Join(root, "hub.toml")
+	writeFile(t, conf, fmt.Sprintf("[league]\nlisten = \"127.0.0.1:%d\"\nleaf_listen = \"127.0.0.1:%d\"\nhttp = \"off\"\nstate_dir = %q\n[[club]]\nname = \"north\"\nnkey = %q\n",
+		proctest.FreePort(t), proctest.FreePort(t), filepath.Join(root, "hub"), keyOf(t, bin, root)))
+	hub := proctest.Start(t, bin, "hub", "--config", conf, "--log-format", "json")
+	deadline := time.Now().Add(30 * time.Second)
+	for hub.Output() == "" && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	sent := 0
+	for !strings.Contains(hub.Output(), "league hub running") && time.Now().Before(deadline) {
+		select {
+		case <-hub.Done():
+			t.Fatalf("the hub ended after %d SIGHUPs sent from its first log line: %v\n%s", sent, hub.Err(), lastLines(hub.Output(), 5))
+		case <-time.After(2 * time.Millisecond):
+		}
+		if hub.Signal(syscall.SIGHUP) == nil {
+			sent++
+		}
+	}
+	hub.WaitOutput("league hub running", 30*time.Second)
+	hub.Signal(syscall.SIGHUP)
+	hub.WaitOutput("SIGHUP: clubs reloaded", 30*time.Second)
+	t.Logf("%d SIGHUPs while the hub started, then one reload", sent)
+}
