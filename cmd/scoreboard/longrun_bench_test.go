@@ -180,6 +180,37 @@ func peaks(samples []soakSample, warm, window time.Duration) []soakSample {
 	}
 }
 
+// teeth are the whole teeth of a sawtooth RSS after warm, each its mean at its
+// middle: a tooth ends where the RSS falls by more than a third from one sample to
+// the next. Over whole teeth the phase at which a run is cut counts for nothing.
+func teeth(samples []soakSample, warm time.Duration) []soakSample {
+	var falls []int
+	for i := 1; i < len(samples); i++ {
+		if samples[i].at >= warm && 3*samples[i].rssKiB < 2*samples[i-1].rssKiB {
+			falls = append(falls, i)
+		}
+	}
+	var out []soakSample
+	for k := 1; k < len(falls); k++ {
+		tooth := samples[falls[k-1]:falls[k]]
+		sum := 0
+		for _, s := range tooth {
+			sum += s.rssKiB
+		}
+		out = append(out, soakSample{at: (tooth[0].at + tooth[len(tooth)-1].at) / 2, rssKiB: sum / len(tooth)})
+	}
+	return out
+}
+
+// mibList is the samples' RSS in MiB, with one decimal.
+func mibList(samples []soakSample) string {
+	var l []string
+	for _, s := range samples {
+		l = append(l, fmt.Sprintf("%.1f", float64(s.rssKiB)/1024))
+	}
+	return strings.Join(l, ",")
+}
+
 // summary reports the samples' slopes and ranges after the warm-up.
 func (e soakEnv) summary(t *testing.T, what string, samples []soakSample) {
 	t.Helper()
@@ -206,6 +237,9 @@ func (e soakEnv) summary(t *testing.T, what string, samples []soakSample) {
 		tops = append(tops, fmt.Sprintf("%.0f", float64(p.rssKiB)/1024))
 	}
 	e.say(t, "SOAK_PEAKS %s window=%v rss_peaks_mib=%s rss_peak_slope_pct_per_hour=%.2f", what, window, strings.Join(tops, ","), 100*ps)
+	tt := teeth(samples, e.warm)
+	ts, _ := slope(tt, 0, func(s soakSample) float64 { return float64(s.rssKiB) })
+	e.say(t, "SOAK_TEETH %s teeth=%d rss_teeth_means_mib=%s rss_teeth_slope_pct_per_hour=%.2f", what, len(tt), mibList(tt), 100*ts)
 	e.say(t, "SOAK_RESULT %s duration=%v samples_after_warm=%d warm=%v rss_mib_min=%.1f rss_mib_max=%.1f rss_slope_pct_per_hour=%.2f goroutines_min=%d goroutines_max=%d goroutines_slope_pct_per_hour=%.2f",
 		what, samples[len(samples)-1].at.Round(time.Second), n, e.warm, float64(slices.Min(rss))/1024, float64(slices.Max(rss))/1024, 100*rs,
 		slices.Min(gor), slices.Max(gor), 100*gs)
@@ -507,4 +541,73 @@ func TestHubSoak(t *testing.T) {
 	_, _, hwm := procStat(t, h.hub.PID())
 	e.say(t, "hub: %d units, every result at the hub; peak RSS %.1f MiB; viewer events %d", units.Load(), float64(hwm)/1024, viewers[0].events.Load())
 	e.summary(t, fmt.Sprintf("hub clubs=%d interval=%v budget=%q hwm_mib=%.1f", nClubs, interval, os.Getenv("SOAK_BUDGET"), float64(hwm)/1024), samples)
+}
+
+// readSoakSamples reads the samples of a SOAK_OUT file, up to until (all, if 0).
+func readSoakSamples(t *testing.T, path string, until time.Duration) []soakSample {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []soakSample
+	for n, line := range strings.Split(string(b), "\n") {
+		_, rest, ok := strings.Cut(line, " sample t=")
+		if !ok {
+			continue
+		}
+		var at string
+		var s soakSample
+		if _, err := fmt.Sscanf(rest, "%s rss_kib=%d goroutines=%d", &at, &s.rssKiB, &s.goroutines); err != nil {
+			t.Fatalf("%s:%d: %v: want \"sample t=DURATION rss_kib=N goroutines=N\"", path, n+1, err)
+		}
+		if s.at, err = time.ParseDuration(at); err != nil {
+			t.Fatalf("%s:%d: t=%q: %v", path, n+1, at, err)
+		}
+		if until > 0 && s.at > until {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestSoakSamples: the summary of the hub's soaks as RELIABILITY.md, "Long runs",
+// gives them, from their samples (testdata/soak): the 2-hour run of 2962484 until
+// its clubs' streams reached their share (1 h 43 min) and after, and the 20-minute
+// run at the limit. SOAK_SAMPLES=FILE (SOAK_UNTIL, SOAK_WARM, SOAK_WINDOW) gives
+// the same summary of any SOAK_OUT file.
+func TestSoakSamples(t *testing.T) {
+	if f := os.Getenv("SOAK_SAMPLES"); f != "" {
+		until, _ := time.ParseDuration(os.Getenv("SOAK_UNTIL"))
+		warm, err := time.ParseDuration(cmp.Or(os.Getenv("SOAK_WARM"), "10m"))
+		if err != nil {
+			t.Fatalf("SOAK_WARM: %v", err)
+		}
+		soakEnv{warm: warm}.summary(t, f, readSoakSamples(t, f, until))
+		return
+	}
+	all := readSoakSamples(t, "testdata/soak/hub-2962484.txt", 0)
+	before := readSoakSamples(t, "testdata/soak/hub-2962484.txt", 103*time.Minute)
+	if len(all) != 121 || len(before) != 104 {
+		t.Fatalf("%d samples, %d to 1 h 43 min: want 121 and 104", len(all), len(before))
+	}
+	pk := peaks(before, 10*time.Minute, 15*time.Minute)
+	ps, _ := slope(pk, 0, func(s soakSample) float64 { return float64(s.rssKiB) })
+	tt := teeth(all, 10*time.Minute)
+	ts, _ := slope(tt, 0, func(s soakSample) float64 { return float64(s.rssKiB) })
+	gs, _ := slope(all, 10*time.Minute, func(s soakSample) float64 { return float64(s.goroutines) })
+	var after []int
+	for _, s := range all {
+		if s.at >= 104*time.Minute {
+			after = append(after, s.rssKiB/1024)
+		}
+	}
+	got := fmt.Sprintf("peaks %s (%+.2f %%/h); teeth %s (%+.2f %%/h); goroutines %+.2f %%/h; from 1 h 44 min %d samples, %d-%d MiB",
+		mibList(pk), 100*ps, mibList(tt), 100*ts, 100*gs, len(after), slices.Min(after), slices.Max(after))
+	t.Log(got)
+	want := "peaks 416.4,431.4,420.5,419.7,425.4,440.6 (+2.74 %/h); teeth 324.8,319.9,304.8,299.1,306.1,310.4 (-5.08 %/h); goroutines +0.02 %/h; from 1 h 44 min 17 samples, 580-814 MiB"
+	if got != want {
+		t.Errorf("the 2-hour soak's figures:\n got %s\nwant %s", got, want)
+	}
 }
