@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/goclub/scoreboard/bus"
@@ -15,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/daemon"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/prune"
 	"github.com/goclub/scoreboard/systemd"
 	"github.com/goclub/scoreboard/web"
 	"github.com/goclub/scoreboard/worker"
@@ -32,6 +35,7 @@ type parts struct {
 	updater  *history.Updater // nil: no history bucket
 	pairings *pairings        // nil: no history, so no pairings bucket
 	keeper   *history.Keeper  // nil: no store of its own to watch
+	pruner   *prune.Keeper    // nil: no history
 	damaged  string           // what recovering the store dropped, for the status
 
 	pnc, wbnc *nats.Conn // the ports' and the page's connections (the workers' is d.wnc)
@@ -150,6 +154,10 @@ func (d *Daemon) startHistory(ctx context.Context, p *parts) error {
 	r := p.updater.Recorder()
 	cfg.Record = r.Record
 	if err := d.startPairings(ctx, p, hnc); err != nil {
+		return err
+	}
+	stream := bus.Subjects{Prefix: c.NATS.Prefix}.Stream()
+	if p.pruner, err = newPruner(hnc, stream, d.log); err != nil {
 		return err
 	}
 	if b.store != nil && b.embedded != nil {
@@ -277,10 +285,23 @@ func (d *Daemon) goHistory(g *errgroup.Group, runCtx, histCtx context.Context, p
 	if k := p.keeper; k != nil {
 		g.Go(func() error { k.Run(runCtx); return nil })
 	}
+	// The history's oldest units dropped a chunk at a time before its max_bytes.
+	if k := p.pruner; k != nil {
+		g.Go(func() error { k.Run(runCtx, prune.DefaultEvery); return nil })
+	}
 	// The link to the league hub: its changes are logged.
 	if b := p.bus; b.hubLinked != nil {
 		g.Go(func() error { watchHubLink(runCtx, b.hubLinked, b.hub, d.log); return nil })
 	}
+}
+
+// newPruner is the keeper of the history stream's max_bytes (package prune).
+func newPruner(nc *nats.Conn, stream string, log zerolog.Logger) (*prune.Keeper, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("history: prune: %w", err)
+	}
+	return prune.New(js, func(s string) bool { return s == stream }, log), nil
 }
 
 // goSystemd tells systemd the daemon's readiness, status, health and stop.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,6 +34,12 @@ const clubDuplicates = 10 * time.Second
 // tile) finds it by the prefix's rule (bus.Subjects.Stream).
 func ClubStream(club string) string {
 	return bus.Subjects{Prefix: SubjectPrefix + "." + club}.Stream()
+}
+
+// IsClubStream says whether a stream of the hub's is a club's (ClubStream): the
+// streams whose shares the hub keeps below their limits (package prune).
+func IsClubStream(name string) bool {
+	return strings.HasPrefix(name, ClubStream("")) && len(name) > len(ClubStream(""))
 }
 
 // WithDefaults gives each club without a share of its own the hub's defaults

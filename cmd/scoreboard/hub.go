@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -17,6 +19,7 @@ import (
 	"github.com/goclub/scoreboard/config"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/prune"
 	"github.com/goclub/scoreboard/systemd"
 	webpkg "github.com/goclub/scoreboard/web"
 )
@@ -138,6 +141,13 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	clubs.Store(int64(len(cfg.Clubs)))
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
+	// The clubs' streams: their oldest units dropped a chunk at a time before each
+	// share's max_bytes, where nats-server would drop them one by one (prune).
+	keeper, err := newHubPruner(hub, log)
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { keeper.Run(gctx, prune.DefaultEvery); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
 	delays := webpkg.NewDelays(c.League.HTTPDelay, nil)
 	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
@@ -173,6 +183,14 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 			}
 		}
 	}
+}
+
+func newHubPruner(hub *league.Hub, log zerolog.Logger) (*prune.Keeper, error) {
+	js, err := jetstream.New(hub.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("hub: prune: %w", err)
+	}
+	return prune.New(js, league.IsClubStream, log), nil
 }
 
 // reloadHub sets the clubs of the file at path, and says how many; a bad file is

@@ -1,0 +1,195 @@
+// Package prune keeps JetStream streams below their byte limits by dropping their
+// oldest units a chunk at a time, before the server's own limit does it one unit
+// at a time.
+//
+// Why: a file stream at its max_bytes drops its oldest message for every one it
+// stores, and nats-server (2.15) loads the whole first block of the store, 8 MiB
+// for a stream of 32 MiB or more, to drop each one ("TODO(dlc) - Figure out a way
+// not to have to load it in", filestore.go). It holds that block while the drops
+// go on, and loads it again after a collection. A hub's 20 clubs at their limits
+// stepped from a 416 MiB peak to 580-814 MiB (RELIABILITY.md, "Long runs"); at
+// 200 clubs that is 1.6 GB more. A purge up to a sequence removes the blocks
+// before it whole, and loads at most the one it ends in, once.
+package prune
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// DefaultEvery is how often a Keeper looks at its streams. A stream grows by its
+// share's sixteenth (High's headroom) between two looks only at a rate no club
+// reaches: 64 MiB in 10 s for the default 1 GiB share. One that does meets the
+// server's limit, which drops its oldest units as before.
+const DefaultEvery = 10 * time.Second
+
+// Marks: a stream holding more than High(max) bytes is pruned to Low(max). The
+// sixteenth below the limit is the headroom the stream has to grow in between
+// two looks; the sixteenth pruned at once spreads the block it loads over 64 MiB
+// of a 1 GiB share. So a stream keeps from 7/8 to 15/16 of its share.
+func High(max int64) int64 { return max - max/16 }
+
+// Low is what a pruned stream keeps: see High.
+func Low(max int64) int64 { return max - max/8 }
+
+// Keeper prunes the streams it owns. It is an actor: Run owns its looks.
+type Keeper struct {
+	js   jetstream.JetStream
+	owns func(stream string) bool
+	log  zerolog.Logger
+
+	dropped atomic.Uint64
+	purges  atomic.Uint64
+}
+
+// New returns a Keeper of the streams of js for which owns is true. Of those it
+// prunes only the ones the server would otherwise trim one unit at a time: file
+// streams with limits retention, a max_bytes and the oldest discarded.
+func New(js jetstream.JetStream, owns func(stream string) bool, log zerolog.Logger) *Keeper {
+	return &Keeper{js: js, owns: owns, log: log.With().Str("component", "prune").Logger()}
+}
+
+// Dropped is how many units the Keeper has dropped, and Purges in how many purges.
+func (k *Keeper) Dropped() uint64 { return k.dropped.Load() }
+
+// Purges: see Dropped.
+func (k *Keeper) Purges() uint64 { return k.purges.Load() }
+
+// Run looks at the streams every interval until ctx ends. A look that fails is
+// logged and the next one tries again: the server's own limits still hold.
+func (k *Keeper) Run(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var failing bool
+	for {
+		err := k.Look(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !failing:
+			k.log.Warn().Err(err).Msg("could not prune the streams: the server's limits drop their oldest units meanwhile")
+		case err == nil && failing:
+			k.log.Info().Msg("pruning the streams again")
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Look prunes each stream it owns that holds more than its High mark.
+func (k *Keeper) Look(ctx context.Context) error {
+	list := k.js.ListStreams(ctx)
+	var errs []error
+	for info := range list.Info() {
+		if !k.owns(info.Config.Name) || !prunable(info.Config) {
+			continue
+		}
+		if err := k.prune(ctx, info); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := list.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("prune: list the streams: %w", err))
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+func prunable(c jetstream.StreamConfig) bool {
+	return c.Storage == jetstream.FileStorage && c.Retention == jetstream.LimitsPolicy &&
+		c.Discard == jetstream.DiscardOld && c.MaxBytes > 0
+}
+
+// prune drops the stream's oldest units down to about Low: the share of its
+// sequences that the bytes to drop are of its bytes (units of one stream are of
+// much the same size, and a look later corrects a guess short of Low). It keeps
+// the last unit whatever happens.
+func (k *Keeper) prune(ctx context.Context, info *jetstream.StreamInfo) error {
+	st, max := info.State, info.Config.MaxBytes
+	if st.Msgs == 0 || st.Bytes <= uint64(High(max)) {
+		return nil
+	}
+	keep := KeepFrom(st.FirstSeq, st.LastSeq, st.Bytes, uint64(Low(max)))
+	n, err := k.purge(ctx, info.Config.Name, keep)
+	if err != nil {
+		return fmt.Errorf("prune: stream %s: purge below %d: %w", info.Config.Name, keep, err)
+	}
+	k.dropped.Add(n)
+	k.purges.Add(1)
+	k.log.Debug().Str("stream", info.Config.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", max).
+		Uint64("keep_from", keep).Uint64("dropped", n).Msg("dropped the oldest units to stay below max_bytes")
+	return nil
+}
+
+// purge is JetStream's purge below keep, and says how many units it dropped
+// (jetstream's Stream.Purge does not, and would cost a stream info more).
+func (k *Keeper) purge(ctx context.Context, stream string, keep uint64) (uint64, error) {
+	req, err := json.Marshal(struct {
+		Seq uint64 `json:"seq"`
+	}{keep})
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, purgeWait)
+	defer cancel()
+	msg, err := k.js.Conn().RequestWithContext(ctx, apiPrefix(k.js.Options())+"STREAM.PURGE."+stream, req)
+	if err != nil {
+		return 0, err
+	}
+	var resp struct {
+		Success bool                `json:"success"`
+		Purged  uint64              `json:"purged"`
+		Error   *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return 0, fmt.Errorf("the server's answer %.80q: %w", msg.Data, err)
+	}
+	if resp.Error != nil {
+		return 0, resp.Error
+	}
+	return resp.Purged, nil
+}
+
+// apiPrefix is the prefix jetstream's own requests take (it keeps it unexported).
+func apiPrefix(o jetstream.JetStreamOptions) string {
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return jetstream.DefaultAPIPrefix
+}
+
+// purgeWait bounds a purge: one loads at most a block, and a replicated stream's
+// goes through its leader.
+const purgeWait = 30 * time.Second
+
+// KeepFrom is the first sequence to keep of a stream of sequences first..last
+// holding bytes, for it to hold about low: the sequences below it are the share
+// of the span that bytes-low is of bytes, rounded up. It is never past last.
+func KeepFrom(first, last, bytes, low uint64) uint64 {
+	if bytes <= low || last < first {
+		return first
+	}
+	hi, lo := bits.Mul64(last-first+1, bytes-low)
+	drop, rem := bits.Div64(hi, lo, bytes) // hi < bytes: the quotient is below the span
+	if rem > 0 {
+		drop++
+	}
+	return min(first+drop, last)
+}

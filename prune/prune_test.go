@@ -1,0 +1,177 @@
+package prune_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/prune"
+)
+
+// share is a stream's max_bytes in these tests: the smallest nats-server gives its
+// 8 MiB blocks (max_bytes/4 of 8 MiB or more), as a hub's and a club's 1 GiB does.
+const share = 33 << 20
+
+// unit is a stored unit's size here: larger than a board's, for fewer publishes.
+const unit = 16 << 10
+
+func stream(name string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name: name, Subjects: []string{strings.ToLower(name) + ".>"},
+		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld,
+		MaxBytes: share, Storage: jetstream.FileStorage,
+	}
+}
+
+// TestKeeperDropsBeforeTheLimit fills a kept stream and a stream left to the
+// server's limit three times over, looking after every mebibyte: each unit the
+// kept stream lost, the keeper dropped (the server's limit never took one), and it
+// holds from Low to High; the other lost its units to the server.
+func TestKeeperDropsBeforeTheLimit(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"KEPT", "LEFT", "OTHER"} {
+		if _, err := js.CreateStream(ctx, stream(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := prune.New(js, func(s string) bool { return s == "KEPT" }, bustest.Logger(t))
+	data := make([]byte, unit)
+	const perLook = (1 << 20) / unit
+	published := 0
+	for published < 3*share/unit {
+		for range perLook {
+			for _, s := range []string{"kept", "left", "other"} {
+				if _, err := js.Publish(ctx, s+".u", data); err != nil {
+					t.Fatalf("publish %d on %s: %v", published, s, err)
+				}
+			}
+			published++
+		}
+		if err := k.Look(ctx); err != nil {
+			t.Fatalf("look after %d units: %v", published, err)
+		}
+	}
+	state := func(name string) jetstream.StreamState {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.CachedInfo().State
+	}
+	kept, left := state("KEPT"), state("LEFT")
+	counts := fmt.Sprintf("published %d a stream; kept: %d units, %d bytes, first %d; the keeper dropped %d in %d purges; left: %d units, first %d",
+		published, kept.Msgs, kept.Bytes, kept.FirstSeq, k.Dropped(), k.Purges(), left.Msgs, left.FirstSeq)
+	t.Log(counts)
+	if k.Purges() < 2 || kept.Msgs+k.Dropped() != uint64(published) || kept.FirstSeq != k.Dropped()+1 {
+		t.Fatalf("the kept stream lost units the keeper did not drop: %s", counts)
+	}
+	if kept.Bytes > uint64(prune.High(share)) || kept.Bytes < uint64(prune.Low(share))-(1<<20) {
+		t.Fatalf("the kept stream holds %d bytes, want %d-%d: %s", kept.Bytes, prune.Low(share)-(1<<20), prune.High(share), counts)
+	}
+	if left.FirstSeq == 1 || left.Bytes > share {
+		t.Fatalf("the stream left to the server's limit: %s", counts)
+	}
+	if other := state("OTHER"); other.Msgs != left.Msgs || other.FirstSeq != left.FirstSeq {
+		t.Fatalf("the keeper pruned a stream it does not own: %+v, the same one left alone %+v", other, left)
+	}
+}
+
+// TestKeeperLeavesOthers: a stream the server does not trim unit by unit (in
+// memory, discarding the new, or without max_bytes) is not the keeper's, even
+// when it owns its name.
+func TestKeeperLeavesOthers(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const small = 1 << 20
+	mem, nw, none := stream("MEM"), stream("NEW"), stream("NONE")
+	mem.Storage, mem.MaxBytes = jetstream.MemoryStorage, small
+	nw.Discard, nw.MaxBytes = jetstream.DiscardNew, small
+	none.MaxBytes = -1
+	for _, c := range []jetstream.StreamConfig{mem, nw, none} {
+		if _, err := js.CreateStream(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := make([]byte, unit)
+	for i := range small/unit - 2 {
+		for _, s := range []string{"mem", "new", "none"} {
+			if _, err := js.Publish(ctx, s+".u", data); err != nil {
+				t.Fatalf("publish %d on %s: %v", i, s, err)
+			}
+		}
+	}
+	k := prune.New(js, func(string) bool { return true }, bustest.Logger(t))
+	if err := k.Look(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k.Purges() != 0 {
+		t.Fatalf("the keeper purged %d times (%d units) streams the server does not trim unit by unit", k.Purges(), k.Dropped())
+	}
+}
+
+// TestKeeperRunStops: Run looks at once and on its tick, and ends with its context.
+func TestKeeperRunStops(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stream("RUN")
+	c.MaxBytes = 1 << 20
+	if _, err := js.CreateStream(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, unit)
+	for i := range 62 { // past High (15/16 MiB), short of the limit (64 units)
+		if _, err := js.Publish(ctx, "run.u", data); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	k := prune.New(js, func(string) bool { return true }, bustest.Logger(t))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { k.Run(runCtx, time.Millisecond); close(done) }()
+	bustest.Wait(t, "the running keeper to prune", func() (bool, string) {
+		return k.Purges() > 0, fmt.Sprintf("%d purges", k.Purges())
+	})
+	stop()
+	select {
+	case <-done:
+	case <-time.After(bustest.Long):
+		t.Fatal("Run did not end with its context")
+	}
+}
+
+func TestKeepFrom(t *testing.T) {
+	for _, c := range []struct{ first, last, bytes, low, want uint64 }{
+		{1, 100, 1000, 1000, 1},  // at low: nothing
+		{1, 100, 1000, 2000, 1},  // below low
+		{1, 100, 1000, 900, 11},  // a tenth of 100 sequences
+		{1, 100, 1000, 0, 100},   // everything but the last
+		{51, 150, 1000, 875, 64}, // an eighth of 100, rounded up: 12.5 -> 13
+		{5, 4, 1000, 10, 5},      // an empty span
+		{1, 1 << 40, 1 << 40, 1 << 39, 1<<39 + 1},
+	} {
+		if got := prune.KeepFrom(c.first, c.last, c.bytes, c.low); got != c.want {
+			t.Errorf("KeepFrom(%d, %d, %d, %d) = %d, want %d", c.first, c.last, c.bytes, c.low, got, c.want)
+		}
+	}
+}
