@@ -6,12 +6,13 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
 	"github.com/goclub/scoreboard/metrics"
+	"github.com/goclub/scoreboard/prune"
 )
 
 // registerMetrics adds the daemon's gauges to met, each read from its owner at
 // each scrape. updater is nil without the history; keeper is nil without the
-// embedded server's history; hubLinked is nil without a league hub.
-func registerMetrics(met *metrics.Metrics, updater *history.Updater, keeper *history.Keeper, hubLinked func() bool, conns ...*nats.Conn) {
+// embedded server's history, pruner without the history; hubLinked is nil without a league hub.
+func registerMetrics(met *metrics.Metrics, updater *history.Updater, keeper *history.Keeper, pruner *prune.Keeper, hubLinked func() bool, conns ...*nats.Conn) {
 	met.BusConnected(func() bool { return bus.AllConnected(conns...) })
 	if hubLinked != nil {
 		met.Flag("scoreboard_hub_link_up", "1 while the embedded server's leaf link to the league hub is up, 0 while it is down (the club goes on without it).", hubLinked)
@@ -34,4 +35,6 @@ func registerMetrics(met *metrics.Metrics, updater *history.Updater, keeper *his
 		func() float64 { return float64(updater.LostUnits()) })
 	met.Counter("scoreboard_history_reader_resets_total", "Times the history's board reader went on from a consumer made again: a gap in its delivery (a tool pulled from it, review F3; a lost connection) or a restart. What was missed is read again.",
 		func() float64 { return float64(updater.ReaderResets()) })
+	met.Counter("scoreboard_history_pruned_units_total", "The history's oldest units dropped to keep it below its max_bytes: a sixteenth of it at a time, past 15/16 (nats-server would drop them one by one, holding a block of 8 MiB).",
+		func() float64 { return float64(pruner.Dropped()) })
 }

@@ -210,7 +210,7 @@ func (d *Daemon) startWorkers(p *parts) error {
 	if p.met == nil {
 		p.met = metrics.New()
 	}
-	registerMetrics(p.met, p.updater, p.keeper, b.hubLinked, wnc, p.pnc)
+	registerMetrics(p.met, p.updater, p.keeper, p.pruner, b.hubLinked, wnc, p.pnc)
 	if p.pairings != nil {
 		p.met.Counter("scoreboard_pairings_loads_refused_total", "Pairings loads neither applied nor answered: a reply subject that is no requester's inbox, or a message JetStream delivered (a tool's pull or push consumer aimed at the load subject).",
 			func() float64 { return float64(p.pairings.refused.Load()) })

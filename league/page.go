@@ -129,6 +129,10 @@ func (ps *PageServer) Serve(ctx context.Context, newServer func() (*web.Server, 
 	return g.Wait()
 }
 
+// Metrics is the hub's registry, for the hub's other actors' metrics; nil with
+// /metrics off.
+func (ps *PageServer) Metrics() *metrics.Metrics { return ps.met }
+
 // newMetrics is the hub's registry: its clubs' links and what it refused.
 func (h *Hub) newMetrics() *metrics.Metrics {
 	met := metrics.New()

@@ -141,13 +141,6 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	clubs.Store(int64(len(cfg.Clubs)))
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
-	// The clubs' streams: their oldest units dropped a chunk at a time before each
-	// share's max_bytes, where nats-server would drop them one by one (prune).
-	keeper, err := newHubPruner(hub, log)
-	if err != nil {
-		return err
-	}
-	g.Go(func() error { keeper.Run(gctx, prune.DefaultEvery); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
 	delays := webpkg.NewDelays(c.League.HTTPDelay, nil)
 	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))
@@ -157,6 +150,17 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		return err
 	}
 	defer page.Close()
+	// The clubs' streams: their oldest units dropped a chunk at a time before each
+	// share's max_bytes, where nats-server would drop them one by one (prune).
+	keeper, err := newHubPruner(hub, log)
+	if err != nil {
+		return err
+	}
+	if met := page.Metrics(); met != nil {
+		met.Counter("scoreboard_league_pruned_units_total", "The clubs' streams' oldest units dropped to keep each below its share's max_bytes: a sixteenth of it at a time, past 15/16.",
+			func() float64 { return float64(keeper.Dropped()) })
+	}
+	g.Go(func() error { keeper.Run(gctx, prune.DefaultEvery); return nil })
 	g.Go(func() error {
 		// The clubs' page, on the league's bucket (prefix "league": LEAGUE_BOARDS).
 		return page.Serve(gctx, func() (*webpkg.Server, error) {

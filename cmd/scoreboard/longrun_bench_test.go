@@ -340,6 +340,9 @@ func TestRunSoak(t *testing.T) {
 	if b := os.Getenv("SOAK_BUDGET"); b != "" {
 		conf += fmt.Sprintf("[memory]\nbudget = %q\n", b)
 	}
+	if b := os.Getenv("SOAK_HISTORY_BYTES"); b != "" {
+		conf += fmt.Sprintf("[history]\nmax_bytes = %q\n", b)
+	}
 	boards := make([]*soakBoard, 4)
 	for i := range boards {
 		boards[i] = &soakBoard{name: fmt.Sprintf("board%d", i), pt: runPTY(t)}
@@ -379,7 +382,7 @@ func TestRunSoak(t *testing.T) {
 		default:
 		}
 		s, a, w := counts()
-		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d", s, a, w, viewer.events.Load())
+		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d pruned=%.0f", s, a, w, viewer.events.Load(), metricValue(page+"/metrics", "scoreboard_history_pruned_units_total"))
 	})
 	close(stop)
 	wg.Wait()
@@ -484,7 +487,7 @@ func TestHubSoak(t *testing.T) {
 			t.Fatalf("the hub exited: %v\n%s", h.hub.Err(), lastLines(h.hub.Output(), 30))
 		default:
 		}
-		return fmt.Sprintf("units=%d viewer_events=%d", units.Load(), viewers[0].events.Load())
+		return fmt.Sprintf("units=%d viewer_events=%d pruned=%.0f", units.Load(), viewers[0].events.Load(), metricValue(h.page+"/metrics", "scoreboard_league_pruned_units_total"))
 	})
 	close(stop)
 	wg.Wait()
