@@ -1,21 +1,24 @@
-// Package prune keeps JetStream streams below their byte limits by dropping their
-// oldest units a chunk at a time, before the server's own limit does it one unit
-// at a time.
+// Package prune keeps JetStream streams below their byte and age limits by
+// dropping their oldest units a chunk at a time, before the server's own limits
+// do it one unit at a time.
 //
 // Why: a file stream at its max_bytes drops its oldest message for every one it
 // stores, and nats-server (2.15) loads the whole first block of the store, 8 MiB
 // for a stream of 32 MiB or more, to drop each one ("TODO(dlc) - Figure out a way
 // not to have to load it in", filestore.go). It holds that block while the drops
 // go on, and loads it again after a collection. A hub's 20 clubs at their limits
-// stepped from a 416 MiB peak to 580-814 MiB (RELIABILITY.md, "Long runs"); at
-// 200 clubs that is 1.6 GB more. A purge up to a sequence removes the blocks
-// before it whole, and loads at most the one it ends in, once.
+// stepped from a 416 MiB peak to 580-814 MiB (RELIABILITY.md, "Long runs"); 200
+// clubs would hold 200 more blocks, 1.6 GiB. Its max_age expires units the same
+// way, one by one from the loaded first block. A purge up to a sequence removes
+// the blocks before it whole, and loads at most the one it ends in, once.
 package prune
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 	"sync/atomic"
@@ -40,6 +43,19 @@ func High(max int64) int64 { return max - max/16 }
 // Low is what a pruned stream keeps: see High.
 func Low(max int64) int64 { return max - max/8 }
 
+// The marks of age, as those of bytes: a stream whose oldest unit is older than
+// OldAge(max_age) is pruned of those older than YoungAge(max_age). The server
+// would expire each unit at max_age, loading the first block to drop it, as at
+// max_bytes; a club's stream at a real hub meets its 90 days long before its
+// 1 GiB. The headroom and the chunk are a sixteenth of max_age, at most a day:
+// a 90-day share keeps 88 to 89 days.
+func OldAge(max time.Duration) time.Duration { return max - ageStep(max) }
+
+// YoungAge: see OldAge.
+func YoungAge(max time.Duration) time.Duration { return max - 2*ageStep(max) }
+
+func ageStep(max time.Duration) time.Duration { return min(max/16, 24*time.Hour) }
+
 // Keeper prunes the streams it owns. It is an actor: Run owns its looks.
 type Keeper struct {
 	js   jetstream.JetStream
@@ -52,7 +68,8 @@ type Keeper struct {
 
 // New returns a Keeper of the streams of js for which owns is true. Of those it
 // prunes only the ones the server would otherwise trim one unit at a time: file
-// streams with limits retention, a max_bytes and the oldest discarded.
+// streams with limits retention and a max_age, or a max_bytes with the oldest
+// discarded.
 func New(js jetstream.JetStream, owns func(stream string) bool, log zerolog.Logger) *Keeper {
 	return &Keeper{js: js, owns: owns, log: log.With().Str("component", "prune").Logger()}
 }
@@ -88,7 +105,8 @@ func (k *Keeper) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// Look prunes each stream it owns that holds more than its High mark.
+// Look prunes each stream it owns that holds more than its High mark, or a unit
+// older than its OldAge.
 func (k *Keeper) Look(ctx context.Context) error {
 	list := k.js.ListStreams(ctx)
 	var errs []error
@@ -109,59 +127,113 @@ func (k *Keeper) Look(ctx context.Context) error {
 	return nil
 }
 
+// prunable: the server trims a file stream with limits retention by age, and by
+// bytes when it discards the oldest (a memory stream holds no blocks to load).
 func prunable(c jetstream.StreamConfig) bool {
 	return c.Storage == jetstream.FileStorage && c.Retention == jetstream.LimitsPolicy &&
-		c.Discard == jetstream.DiscardOld && c.MaxBytes > 0
+		(bytesKept(c) || c.MaxAge > 0)
 }
 
-// prune drops the stream's oldest units down to about Low: the share of its
-// sequences that the bytes to drop are of its bytes (units of one stream are of
-// much the same size, and a look later corrects a guess short of Low). It keeps
-// the last unit whatever happens.
+func bytesKept(c jetstream.StreamConfig) bool {
+	return c.Discard == jetstream.DiscardOld && c.MaxBytes > 0
+}
+
+// prune drops the stream's oldest units down to about Low bytes and, with a
+// max_age, to those younger than YoungAge: one purge, below the later of the two
+// sequences. It keeps the last unit whatever happens.
 func (k *Keeper) prune(ctx context.Context, info *jetstream.StreamInfo) error {
-	st, max := info.State, info.Config.MaxBytes
-	if st.Msgs == 0 || st.Bytes <= uint64(High(max)) {
+	st, c := info.State, info.Config
+	if st.Msgs == 0 {
 		return nil
 	}
-	keep := KeepFrom(st.FirstSeq, st.LastSeq, st.Bytes, uint64(Low(max)))
-	n, err := k.purge(ctx, info.Config.Name, keep)
+	keep := st.FirstSeq
+	if bytesKept(c) && st.Bytes > uint64(High(c.MaxBytes)) {
+		keep = KeepFrom(st.FirstSeq, st.LastSeq, st.Bytes, uint64(Low(c.MaxBytes)))
+	}
+	if c.MaxAge > 0 && time.Since(st.FirstTime) > OldAge(c.MaxAge) {
+		seq, err := k.seqFromTime(ctx, c.Name, time.Now().Add(-YoungAge(c.MaxAge)))
+		if err != nil {
+			return fmt.Errorf("prune: stream %s: the first unit younger than %v: %w", c.Name, YoungAge(c.MaxAge), err)
+		}
+		keep = max(keep, min(seq, st.LastSeq))
+	}
+	if keep <= st.FirstSeq {
+		return nil
+	}
+	n, err := k.purge(ctx, c.Name, keep)
 	if err != nil {
-		return fmt.Errorf("prune: stream %s: purge below %d: %w", info.Config.Name, keep, err)
+		return fmt.Errorf("prune: stream %s: purge below %d: %w", c.Name, keep, err)
 	}
 	k.dropped.Add(n)
 	k.purges.Add(1)
-	k.log.Debug().Str("stream", info.Config.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", max).
-		Uint64("keep_from", keep).Uint64("dropped", n).Msg("dropped the oldest units to stay below max_bytes")
+	k.log.Debug().Str("stream", c.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", c.MaxBytes).
+		Time("first_time", st.FirstTime).Dur("max_age", c.MaxAge).
+		Uint64("keep_from", keep).Uint64("dropped", n).Msg("dropped the oldest units to stay below max_bytes and max_age")
 	return nil
+}
+
+// seqFromTime is the sequence of the stream's first unit stored at or after t, or
+// the largest sequence when there is none.
+func (k *Keeper) seqFromTime(ctx context.Context, stream string, t time.Time) (uint64, error) {
+	var resp struct {
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	req := struct {
+		StartTime time.Time `json:"start_time"`
+		NoHeaders bool      `json:"no_hdr"`
+	}{t.UTC(), true}
+	if err := k.request(ctx, "STREAM.MSG.GET."+stream, req, &resp); err != nil {
+		return 0, err
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return math.MaxUint64, nil
+	case resp.Error != nil:
+		return 0, resp.Error
+	case resp.Message == nil:
+		return 0, errors.New("the server's answer has no message")
+	}
+	return resp.Message.Seq, nil
 }
 
 // purge is JetStream's purge below keep, and says how many units it dropped
 // (jetstream's Stream.Purge does not, and would cost a stream info more).
 func (k *Keeper) purge(ctx context.Context, stream string, keep uint64) (uint64, error) {
-	req, err := json.Marshal(struct {
-		Seq uint64 `json:"seq"`
-	}{keep})
-	if err != nil {
-		return 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, purgeWait)
-	defer cancel()
-	msg, err := k.js.Conn().RequestWithContext(ctx, apiPrefix(k.js.Options())+"STREAM.PURGE."+stream, req)
-	if err != nil {
-		return 0, err
-	}
 	var resp struct {
-		Success bool                `json:"success"`
-		Purged  uint64              `json:"purged"`
-		Error   *jetstream.APIError `json:"error"`
+		Purged uint64              `json:"purged"`
+		Error  *jetstream.APIError `json:"error"`
 	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return 0, fmt.Errorf("the server's answer %.80q: %w", msg.Data, err)
+	req := struct {
+		Seq uint64 `json:"seq"`
+	}{keep}
+	if err := k.request(ctx, "STREAM.PURGE."+stream, req, &resp); err != nil {
+		return 0, err
 	}
 	if resp.Error != nil {
 		return 0, resp.Error
 	}
 	return resp.Purged, nil
+}
+
+// request is a JetStream API request, its answer decoded into resp.
+func (k *Keeper) request(ctx context.Context, api string, req, resp any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestWait)
+	defer cancel()
+	msg, err := k.js.Conn().RequestWithContext(ctx, apiPrefix(k.js.Options())+api, data)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(msg.Data, resp); err != nil {
+		return fmt.Errorf("the server's answer %.80q: %w", msg.Data, err)
+	}
+	return nil
 }
 
 // apiPrefix is the prefix jetstream's own requests take (it keeps it unexported).
@@ -175,9 +247,9 @@ func apiPrefix(o jetstream.JetStreamOptions) string {
 	return jetstream.DefaultAPIPrefix
 }
 
-// purgeWait bounds a purge: one loads at most a block, and a replicated stream's
-// goes through its leader.
-const purgeWait = 30 * time.Second
+// requestWait bounds a request: a purge or a look-up by time loads at most a
+// block, and a replicated stream's goes through its leader.
+const requestWait = 30 * time.Second
 
 // KeepFrom is the first sequence to keep of a stream of sequences first..last
 // holding bytes, for it to hold about low: the sequences below it are the share

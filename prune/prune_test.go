@@ -88,8 +88,8 @@ func TestKeeperDropsBeforeTheLimit(t *testing.T) {
 }
 
 // TestKeeperLeavesOthers: a stream the server does not trim unit by unit (in
-// memory, discarding the new, or without max_bytes) is not the keeper's, even
-// when it owns its name.
+// memory, discarding the new, or without max_bytes, all without a max_age) is not
+// the keeper's, even when it owns its name.
 func TestKeeperLeavesOthers(t *testing.T) {
 	b := bustest.Start(t, bustest.Options{JetStream: true})
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
@@ -173,5 +173,63 @@ func TestKeepFrom(t *testing.T) {
 		if got := prune.KeepFrom(c.first, c.last, c.bytes, c.low); got != c.want {
 			t.Errorf("KeepFrom(%d, %d, %d, %d) = %d, want %d", c.first, c.last, c.bytes, c.low, got, c.want)
 		}
+	}
+}
+
+// TestKeeperDropsBeforeTheAge: of a stream with a max_age of 40 s, ten units
+// stored first and ten 5 s later, the keeper drops the first ten once they are
+// older than OldAge (37.5 s), before the server would expire them (40 s), and
+// keeps the later ten (younger than YoungAge, 35 s, by 2.5 s).
+func TestKeeperDropsBeforeTheAge(t *testing.T) {
+	t.Parallel()
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxAge = 40 * time.Second
+	c := stream("AGED")
+	c.MaxBytes, c.MaxAge = -1, maxAge
+	if _, err := js.CreateStream(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(what string) time.Time {
+		for i := range 10 {
+			if _, err := js.Publish(ctx, "aged.u", []byte(what)); err != nil {
+				t.Fatalf("publish %s %d: %v", what, i, err)
+			}
+		}
+		return time.Now()
+	}
+	first := time.Now()
+	publish("first")
+	time.Sleep(time.Until(first.Add(5 * time.Second))) // the later ten 5 s younger: time is what this test is about
+	publish("later")
+	k := prune.New(js, func(string) bool { return true }, bustest.Logger(t))
+	looks := 0
+	bustest.Wait(t, "the keeper to drop the first ten", func() (bool, string) {
+		looks++
+		if err := k.Look(ctx); err != nil {
+			t.Fatalf("look %d: %v", looks, err)
+		}
+		return k.Purges() > 0, fmt.Sprintf("%d looks over %v, %d purges", looks, time.Since(first).Round(time.Millisecond), k.Purges())
+	})
+	s, err := js.Stream(ctx, "AGED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.CachedInfo().State
+	if since := time.Since(first); since < prune.OldAge(maxAge) || k.Dropped() != 10 || st.Msgs != 10 || st.FirstSeq != 11 {
+		t.Fatalf("%v after the first unit: the keeper dropped %d units (want the first 10); the stream holds %d from %d (want 10 from 11)",
+			since.Round(time.Millisecond), k.Dropped(), st.Msgs, st.FirstSeq)
+	}
+	m, err := s.GetMsg(ctx, st.FirstSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Data) != "later" {
+		t.Fatalf("the first unit kept is %q; want one of the later ten", m.Data)
 	}
 }
