@@ -36,12 +36,16 @@ const DefaultEvery = 10 * time.Second
 
 // Marks: a stream holding more than High(max) bytes is pruned to Low(max). The
 // sixteenth below the limit is the headroom the stream has to grow in between
-// two looks; the sixteenth pruned at once spreads the block it loads over 64 MiB
-// of a 1 GiB share. So a stream keeps from 7/8 to 15/16 of its share.
-func High(max int64) int64 { return max - max/16 }
+// two looks. The chunk pruned at once is a sixteenth too, but at least two of
+// the store's blocks (16 MiB; a quarter of a share under 64 MiB): a purge loads
+// the block it ends in, and a chunk of one block loaded each block four times
+// over (a 33 MiB share's 20-club soak peaked at 553 MiB where it had 453 before
+// its streams filled). So a 1 GiB share keeps from 7/8 to 15/16 of it, and a
+// 64 MiB one from 11/16 to 15/16.
+func High(share int64) int64 { return share - share/16 }
 
 // Low is what a pruned stream keeps: see High.
-func Low(max int64) int64 { return max - max/8 }
+func Low(share int64) int64 { return High(share) - max(share/16, min(16<<20, share/4)) }
 
 // The marks of age, as those of bytes: a stream whose oldest unit is older than
 // OldAge(max_age) is pruned of those older than YoungAge(max_age). The server
