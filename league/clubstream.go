@@ -50,34 +50,112 @@ func withCreated(md map[string]string, created time.Time) map[string]string {
 // (clubCreatedKey), when its config records none: asked once, as the club's link
 // comes up, of an intake whose source nats-server set up itself (one made at the
 // hub's start, or made again) and the hub has not kicked since. A kick asks anyway,
-// and records what it sets the source up on.
+// and records what it sets the source up on. The club is asked with h.mu let go
+// of, the intake held (a club that never answers would hold the hub's other clubs
+// and its reloads 2 s each time its link comes up), and what it says recorded
+// only if the club and its intake are as they were: its club not changed, the
+// intake not made again, its source not taken off, nothing recorded meanwhile.
 func (h *Hub) learnClubStream(ctx context.Context, club string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c, ok := h.club(club)
-	if !ok {
-		return
-	}
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return
 	}
-	s, err := ijs.Stream(ctx, IntakeStream(club))
-	if err != nil {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, ok := h.holdIntake(ctx, club)
+	if !ok {
 		return
 	}
-	cfg := s.CachedInfo().Config
-	if !isIntake(cfg) || len(cfg.Sources) != 1 || !sourcedCreated(cfg).IsZero() {
+	defer h.releaseIntake(club, held)
+	c, ok := h.club(club)
+	if !ok {
 		return
 	}
-	cs, ok := h.clubStreamState(ctx, c)
-	if !ok || cs.created.IsZero() {
+	was, ok := h.unlearned(ctx, ijs, club)
+	if !ok {
 		return
 	}
+	h.mu.Unlock()
+	cs, known := h.clubStreamState(ctx, c)
+	h.mu.Lock()
+	if !known || cs.created.IsZero() {
+		return
+	}
+	if now, ok := h.club(club); !ok || now != c {
+		return
+	}
+	info, ok := h.unlearned(ctx, ijs, club)
+	if !ok || !info.Created.Equal(was.Created) {
+		return
+	}
+	cfg := info.Config
 	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
 	if _, err := ijs.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; its link's next coming up tries again")
 	}
+}
+
+// unlearned is a club's intake's info if it is one whose source's club's stream
+// is to be learned (learnClubStream): one source, none recorded.
+func (h *Hub) unlearned(ctx context.Context, ijs jetstream.JetStream, club string) (*jetstream.StreamInfo, bool) {
+	s, err := ijs.Stream(ctx, IntakeStream(club))
+	if err != nil {
+		return nil, false
+	}
+	cfg := s.CachedInfo().Config
+	if !isIntake(cfg) || len(cfg.Sources) != 1 || !sourcedCreated(cfg).IsZero() {
+		return nil, false
+	}
+	return s.CachedInfo(), true
+}
+
+// intakeHold is a kick's or learnClubStream's hold of a club's intake while it
+// asks the club across its link, h.mu let go of: the next one waits for done.
+// parked: the kick took the intake's source off and gives it back, so SetClubs
+// leaves it parked (a source it gave anew would lose where the kick sets it to go
+// on from, and the club's stream it records; the kick would find it so and give
+// up).
+type intakeHold struct {
+	done   chan struct{}
+	parked bool
+}
+
+// holdIntake waits until no other kick or learning holds club's intake, and holds
+// it. Called with h.mu held, which it lets go of while it waits; false: ctx ended.
+func (h *Hub) holdIntake(ctx context.Context, club string) (*intakeHold, bool) {
+	for {
+		held, busy := h.intakeHolds[club]
+		if !busy {
+			if h.intakeHolds == nil {
+				h.intakeHolds = map[string]*intakeHold{}
+			}
+			held = &intakeHold{done: make(chan struct{})}
+			h.intakeHolds[club] = held
+			return held, true
+		}
+		h.mu.Unlock()
+		select {
+		case <-held.done:
+		case <-ctx.Done():
+		}
+		h.mu.Lock()
+		if ctx.Err() != nil {
+			return nil, false
+		}
+	}
+}
+
+// releaseIntake lets go of a club's intake held; called with h.mu held.
+func (h *Hub) releaseIntake(club string, held *intakeHold) {
+	delete(h.intakeHolds, club)
+	close(held.done)
+}
+
+// sourceOff says whether a kick took club's intake's source off and gives it back
+// (intakeHold); called with h.mu held.
+func (h *Hub) sourceOff(club string) bool {
+	held, ok := h.intakeHolds[club]
+	return ok && held.parked
 }
 
 // resumeIntake sets where an intake's source, removed to be added again, goes on:
@@ -85,15 +163,11 @@ func (h *Hub) learnClubStream(ctx context.Context, club string) {
 // stream's units, but an intake holds none once its club's stream has taken them.
 // before is the intake's info before its source was removed: the club's sequence
 // of the last unit it took (its source's seq) and its own; units taken since (its
-// own last sequence grew) were the club's next ones. cfg, the intake's config to
-// be updated with back, records the club's stream the source reads from then on.
-func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, cfg *jetstream.StreamConfig, back *jetstream.StreamSource) {
-	s, err := js.Stream(ctx, name)
-	if err != nil {
-		return
-	}
-	now := s.CachedInfo().State
-	club, known := h.clubStreamState(ctx, c)
+// own last sequence grew) were the club's next ones; now is its state, its source
+// off. cfg, the intake's config to be updated with back, records the club's stream
+// the source reads from then on: club, as the club said it after the source was
+// taken off (known: it said it).
+func (h *Hub) resumeIntake(clubName string, before *jetstream.StreamInfo, now jetstream.StreamState, cfg *jetstream.StreamConfig, back *jetstream.StreamSource, club clubStream, known bool) {
 	if known && !club.created.IsZero() {
 		cfg.Metadata = withCreated(cfg.Metadata, club.created)
 	}
@@ -128,7 +202,7 @@ func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, 
 		back.OptStartSeq = club.first
 	}
 	if renewed {
-		h.log.Warn().Str("club", c.Name).Time("was_created", was).Time("created", club.created).Uint64("club_first", club.first).Uint64("club_last", club.last).
+		h.log.Warn().Str("club", clubName).Time("was_created", was).Time("created", club.created).Uint64("club_first", club.first).Uint64("club_last", club.last).
 			Msg("league: the club's history stream is a new one (its state dir wiped?): taken from its first unit")
 	}
 }

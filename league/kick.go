@@ -188,7 +188,7 @@ func (h *Hub) remakeIntake(ctx context.Context, club string) bool {
 	if err != nil {
 		return false
 	}
-	if err := h.makeIntake(ctx, c, s.CachedInfo().Config); err != nil {
+	if err := h.makeIntake(ctx, c, s.CachedInfo().Config, false); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake is gone and could not be made again; trying again")
 		return false
 	}
@@ -258,13 +258,62 @@ func (h *Hub) clubOf(name string) (Club, bool) {
 	return h.club(name)
 }
 
-// kickIntakeSource does the same to the club's intake's source, the club's history.
+// kickIntakeSource does the same to the club's intake's source, the club's
+// history, where its source goes on from (resumeIntake) asked of the club across
+// its link: an ask that waits up to 2 s, which a club that never answers makes it
+// wait each time. So the club is asked with h.mu let go of (the hub's other clubs,
+// its reloads and its page take it meanwhile), the intake held (holdIntake:
+// SetClubs leaves it parked, another kick of it waits), then h.mu taken again and
+// the intake's config read again to give its source back: a club removed
+// meanwhile has its intake parked, as SetClubs parks it; a club changed (its
+// credentials) has its answer dropped, the source given back as when the club
+// cannot be asked.
 func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return false
 	}
-	return h.kick(ctx, club, ijs, IntakeStream(club), clubSource)
+	name := IntakeStream(club)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, ok := h.holdIntake(ctx, club)
+	if !ok {
+		return false
+	}
+	defer h.releaseIntake(club, held)
+	c, ok := h.club(club)
+	if !ok {
+		return false // the club was removed meanwhile: its intake parked
+	}
+	before, back, ok := h.takeSourceOff(ctx, c, ijs, name, clubSource)
+	if !ok {
+		return false
+	}
+	if !isIntake(before.Config) { // an earlier hub's, on disk: its units say where it is
+		return h.giveSourceBack(ctx, club, ijs, before.Config, back)
+	}
+	back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
+		FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
+	held.parked = true
+	h.mu.Unlock()
+	cs, known := h.clubStreamState(ctx, c)
+	h.mu.Lock()
+	if now, ok := h.club(club); !ok {
+		return false // removed meanwhile: its intake stays parked, as SetClubs left it
+	} else if now != c {
+		known = false // the answer is of the club's link before its change
+	}
+	s, err := ijs.Stream(ctx, name)
+	if err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake could not be read again to give its source back; the next look at it does")
+		return false
+	}
+	cfg := s.CachedInfo().Config
+	if len(cfg.Sources) > 0 || !s.CachedInfo().Created.Equal(before.Created) {
+		return false // made again meanwhile (deleted from the club's account), with a source of its own
+	}
+	h.resumeIntake(club, before, s.CachedInfo().State, &cfg, back, cs, known)
+	return h.giveSourceBack(ctx, club, ijs, cfg, back)
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -277,40 +326,50 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if !ok {
 		return false // the club was removed meanwhile: its stream parked
 	}
+	info, back, ok := h.takeSourceOff(ctx, c, js, name, src)
+	if !ok {
+		return false
+	}
+	return h.giveSourceBack(ctx, club, js, info.Config, back)
+}
+
+// takeSourceOff takes the one source of a stream off, parking it, and says the
+// stream's info before and the source to give it back: its own as it was (where
+// it starts from, if said), or src's if it had none. Called with h.mu held.
+func (h *Hub) takeSourceOff(ctx context.Context, c Club, js jetstream.JetStream, name string, src func(Club) *jetstream.StreamSource) (*jetstream.StreamInfo, *jetstream.StreamSource, bool) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
-		return false
+		return nil, nil, false
 	}
 	info := s.CachedInfo()
 	cfg := info.Config
-	back := src(c)
 	switch len(cfg.Sources) {
 	case 0:
-		h.log.Warn().Str("club", club).Str("stream", name).Msg("league: the stream was left without its source; it is given it back")
+		h.log.Warn().Str("club", c.Name).Str("stream", name).Msg("league: the stream was left without its source; it is given it back")
+		return info, src(c), true
 	case 1:
-		// Its own source back, as it was (where it starts from, if said).
-		back = cfg.Sources[0]
 		// Parked without it a moment (a stream with neither subjects nor sources
 		// is refused), then given it back.
+		back := cfg.Sources[0]
 		cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
 		if err := h.updateStream(ctx, js, cfg); err != nil {
-			h.log.Warn().Err(err).Str("club", club).Str("stream", name).Msg("league: could not set the source up again")
-			return false
+			h.log.Warn().Err(err).Str("club", c.Name).Str("stream", name).Msg("league: could not set the source up again")
+			return nil, nil, false
 		}
-	default:
-		return false
+		return info, back, true
 	}
-	if isIntake(cfg) {
-		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
-			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
-		h.resumeIntake(ctx, c, js, name, info, &cfg, back)
-	}
+	return nil, nil, false
+}
+
+// giveSourceBack updates a stream to cfg with its one source back, and no
+// subjects. Called with h.mu held.
+func (h *Hub) giveSourceBack(ctx context.Context, club string, js jetstream.JetStream, cfg jetstream.StreamConfig, back *jetstream.StreamSource) bool {
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {
-		h.log.Error().Err(err).Str("club", club).Str("stream", name).Msg("league: the source is removed and could not be added again; the next look at the streams adds it")
+		h.log.Error().Err(err).Str("club", club).Str("stream", cfg.Name).Msg("league: the source is removed and could not be added again; the next look at the streams adds it")
 		return false
 	}
-	h.log.Info().Str("club", club).Str("stream", name).Msg("league: the club's link is up and its source was idle: set up again")
+	h.log.Info().Str("club", club).Str("stream", cfg.Name).Msg("league: the club's link is up and its source was idle: set up again")
 	return true
 }
 
