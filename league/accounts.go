@@ -285,8 +285,9 @@ func lastMsg(ctx context.Context, js jetstream.JetStream, name string) (*jetstre
 // stream's config says, keeping its source, or giving it back the club's if it was
 // parked. An earlier hub's intake (on disk) is replaced, the new one starting after
 // the club's unit its stream holds last. stream is the club's stream's config at
-// the hub.
-func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamConfig) error {
+// the hub. sourceOff: a kick took the intake's source off and gives it back
+// (intakeHold): a parked intake is left so.
+func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamConfig, sourceOff bool) error {
 	ijs, err := h.intakeJS(c.Name)
 	if err != nil {
 		return err
@@ -298,8 +299,12 @@ func (h *Hub) makeIntake(ctx context.Context, c Club, stream jetstream.StreamCon
 	}
 	if err == nil && isIntake(s.CachedInfo().Config) {
 		cfg := intakeConfig(c, stream, intakeStart{})
-		if old := s.CachedInfo().Config; len(old.Sources) == 1 {
+		switch old := s.CachedInfo().Config; {
+		case len(old.Sources) == 1:
 			cfg.Sources, cfg.FirstSeq = old.Sources, old.FirstSeq
+			cfg.Metadata = withCreated(nil, sourcedCreated(old))
+		case len(old.Sources) == 0 && sourceOff:
+			cfg.Sources, cfg.Subjects, cfg.FirstSeq = nil, old.Subjects, old.FirstSeq
 			cfg.Metadata = withCreated(nil, sourcedCreated(old))
 		}
 		_, err = ijs.UpdateStream(ctx, cfg)

@@ -79,6 +79,9 @@ type Hub struct {
 	accounts map[string]*server.Account
 	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
 	pairings hubPairings
+	// intakeHolds are the clubs' intakes a kick or learnClubStream holds while it
+	// asks the club across its link, mu let go of (clubstream.go); under mu.
+	intakeHolds map[string]*intakeHold
 }
 
 // Start starts the hub's server and sets up a stream per club, sourcing the club.

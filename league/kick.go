@@ -3,14 +3,10 @@ package league
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/goclub/scoreboard/bus"
 )
 
 // sourceKickAfter is how long a club's intake's source may stay idle, its link
@@ -126,72 +122,6 @@ func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seen
 	return kicked
 }
 
-// clubCreatedKey is where a club's intake's config metadata keeps the identity of
-// the club's history stream its source reads, the stream's Created time (RFC 3339,
-// UTC), as the club last said it: nats-server keeps that identity with the source,
-// and tells a stream made anew (the club's state dir wiped) by it, but forgets it
-// when the hub removes the source and adds it again (kick), and knows none for an
-// intake made anew (the hub restarted).
-const clubCreatedKey = "scoreboard_club_stream_created"
-
-// sourcedCreated is the Created time of the club's stream an intake's config
-// records; zero if none.
-func sourcedCreated(cfg jetstream.StreamConfig) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, cfg.Metadata[clubCreatedKey])
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// withCreated is a copy of an intake's config metadata recording created as its
-// club's stream's Created time (none, if zero).
-func withCreated(md map[string]string, created time.Time) map[string]string {
-	out := maps.Clone(md)
-	if out == nil {
-		out = map[string]string{}
-	}
-	delete(out, clubCreatedKey)
-	if !created.IsZero() {
-		out[clubCreatedKey] = created.UTC().Format(time.RFC3339Nano)
-	}
-	return out
-}
-
-// learnClubStream records in a club's intake which club's stream its source reads
-// (clubCreatedKey), when its config records none: asked once, as the club's link
-// comes up, of an intake whose source nats-server set up itself (one made at the
-// hub's start, or made again) and the hub has not kicked since. A kick asks anyway,
-// and records what it sets the source up on.
-func (h *Hub) learnClubStream(ctx context.Context, club string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c, ok := h.club(club)
-	if !ok {
-		return
-	}
-	ijs, err := h.intakeJS(club)
-	if err != nil {
-		return
-	}
-	s, err := ijs.Stream(ctx, IntakeStream(club))
-	if err != nil {
-		return
-	}
-	cfg := s.CachedInfo().Config
-	if !isIntake(cfg) || len(cfg.Sources) != 1 || !sourcedCreated(cfg).IsZero() {
-		return
-	}
-	cs, ok := h.clubStreamState(ctx, c)
-	if !ok || cs.created.IsZero() {
-		return
-	}
-	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
-	if _, err := ijs.UpdateStream(ctx, cfg); err != nil {
-		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; its link's next coming up tries again")
-	}
-}
-
 // keepNumbered keeps a club's intake numbered as the club's history (accounts.go,
 // intakeConfig), which a hub restarted relies on. Its source's start is dropped
 // from its config once the source has taken a unit from there: nats-server starts
@@ -258,7 +188,7 @@ func (h *Hub) remakeIntake(ctx context.Context, club string) bool {
 	if err != nil {
 		return false
 	}
-	if err := h.makeIntake(ctx, c, s.CachedInfo().Config); err != nil {
+	if err := h.makeIntake(ctx, c, s.CachedInfo().Config, false); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake is gone and could not be made again; trying again")
 		return false
 	}
@@ -328,103 +258,62 @@ func (h *Hub) clubOf(name string) (Club, bool) {
 	return h.club(name)
 }
 
-// kickIntakeSource does the same to the club's intake's source, the club's history.
+// kickIntakeSource does the same to the club's intake's source, the club's
+// history, where its source goes on from (resumeIntake) asked of the club across
+// its link: an ask that waits up to 2 s, which a club that never answers makes it
+// wait each time. So the club is asked with h.mu let go of (the hub's other clubs,
+// its reloads and its page take it meanwhile), the intake held (holdIntake:
+// SetClubs leaves it parked, another kick of it waits), then h.mu taken again and
+// the intake's config read again to give its source back: a club removed
+// meanwhile has its intake parked, as SetClubs parks it; a club changed (its
+// credentials) has its answer dropped, the source given back as when the club
+// cannot be asked.
 func (h *Hub) kickIntakeSource(ctx context.Context, club string) bool {
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return false
 	}
-	return h.kick(ctx, club, ijs, IntakeStream(club), clubSource)
-}
-
-// resumeIntake sets where an intake's source, removed to be added again, goes on:
-// nats-server forgets a removed source's position, and finds it again in the
-// stream's units, but an intake holds none once its club's stream has taken them.
-// before is the intake's info before its source was removed: the club's sequence
-// of the last unit it took (its source's seq) and its own; units taken since (its
-// own last sequence grew) were the club's next ones. cfg, the intake's config to
-// be updated with back, records the club's stream the source reads from then on.
-func (h *Hub) resumeIntake(ctx context.Context, c Club, js jetstream.JetStream, name string, before *jetstream.StreamInfo, cfg *jetstream.StreamConfig, back *jetstream.StreamSource) {
-	s, err := js.Stream(ctx, name)
+	name := IntakeStream(club)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, ok := h.holdIntake(ctx, club)
+	if !ok {
+		return false
+	}
+	defer h.releaseIntake(club, held)
+	c, ok := h.club(club)
+	if !ok {
+		return false // the club was removed meanwhile: its intake parked
+	}
+	before, back, ok := h.takeSourceOff(ctx, c, ijs, name, clubSource)
+	if !ok {
+		return false
+	}
+	if !isIntake(before.Config) { // an earlier hub's, on disk: its units say where it is
+		return h.giveSourceBack(ctx, club, ijs, before.Config, back)
+	}
+	back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
+		FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
+	held.parked = true
+	h.mu.Unlock()
+	cs, known := h.clubStreamState(ctx, c)
+	h.mu.Lock()
+	if now, ok := h.club(club); !ok {
+		return false // removed meanwhile: its intake stays parked, as SetClubs left it
+	} else if now != c {
+		known = false // the answer is of the club's link before its change
+	}
+	s, err := ijs.Stream(ctx, name)
 	if err != nil {
-		return
+		h.log.Warn().Err(err).Str("club", club).Msg("league: the club's intake could not be read again to give its source back; the next look at it does")
+		return false
 	}
-	now := s.CachedInfo().State
-	club, known := h.clubStreamState(ctx, c)
-	if known && !club.created.IsZero() {
-		cfg.Metadata = withCreated(cfg.Metadata, club.created)
+	cfg := s.CachedInfo().Config
+	if len(cfg.Sources) > 0 || !s.CachedInfo().Created.Equal(before.Created) {
+		return false // made again meanwhile (deleted from the club's account), with a source of its own
 	}
-	if now.Msgs > 0 {
-		return // nats-server reads the position, and the stream's identity, from the intake's last unit
-	}
-	var took uint64
-	for _, si := range before.Sources {
-		took = max(took, si.Seq)
-	}
-	switch {
-	case took > 0 && now.LastSeq >= before.State.LastSeq:
-		back.OptStartSeq = took + now.LastSeq - before.State.LastSeq + 1
-	case now.LastSeq > 0:
-		back.OptStartSeq = now.LastSeq + 1
-	}
-	if !known {
-		return
-	}
-	// nats-server would find the club's stream new (its state dir wiped) by its
-	// identity, which the removed source's state had: it is told by the club's
-	// stream ending before where the intake was, or by its Created time differing
-	// from the one the intake records while the intake is numbered as the club's
-	// history still (nothing taken since it was, or the club's sequence it took
-	// last its own last: a source that went on to a new stream by itself, from its
-	// first unit, took it under the intake's next numbers), and taken from its
-	// first unit.
-	was := sourcedCreated(before.Config)
-	renewed := !was.IsZero() && !club.created.IsZero() && !was.Equal(club.created) &&
-		(took == 0 || took == before.State.LastSeq)
-	if back.OptStartSeq > club.last+1 || renewed {
-		back.OptStartSeq = club.first
-	}
-	if renewed {
-		h.log.Warn().Str("club", c.Name).Time("was_created", was).Time("created", club.created).Uint64("club_first", club.first).Uint64("club_last", club.last).
-			Msg("league: the club's history stream is a new one (its state dir wiped?): taken from its first unit")
-	}
-}
-
-// clubStream is the club's history stream as the club says it is (it may say
-// anything of its own stream): where it begins and ends, and when it was made.
-type clubStream struct {
-	first, last uint64
-	created     time.Time
-}
-
-// clubStreamState is the club's history stream, asked of the club across its link
-// (stream info, which the club lets the hub's sourcing ask) from a connection in
-// the club's account; ok false if not known (the hub on an external server, the
-// club's link down).
-func (h *Hub) clubStreamState(ctx context.Context, c Club) (cs clubStream, ok bool) {
-	if h.ns == nil {
-		return cs, false
-	}
-	// Its replies come back as the sourcing's do, on $JSC.R.<club>.>: the only
-	// replies the club's leaf may publish.
-	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+c.Name+"'s stream"),
-		nats.UserInfo(clubAccount(c.Name), ""), nats.CustomInboxPrefix("$JSC.R."+c.Name+".hub"))
-	if err != nil {
-		return cs, false
-	}
-	defer nc.Close()
-	js, err := jetstream.NewWithAPIPrefix(nc, apiPrefix(c.Name))
-	if err != nil {
-		return cs, false
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, bus.Subjects{Prefix: c.prefix()}.Stream())
-	if err != nil {
-		return cs, false
-	}
-	info := s.CachedInfo()
-	return clubStream{first: info.State.FirstSeq, last: info.State.LastSeq, created: info.Created}, true
+	h.resumeIntake(club, before, s.CachedInfo().State, &cfg, back, cs, known)
+	return h.giveSourceBack(ctx, club, ijs, cfg, back)
 }
 
 // kick removes a stream's one source and adds it again (src, if it has none). The
@@ -437,40 +326,50 @@ func (h *Hub) kick(ctx context.Context, club string, js jetstream.JetStream, nam
 	if !ok {
 		return false // the club was removed meanwhile: its stream parked
 	}
+	info, back, ok := h.takeSourceOff(ctx, c, js, name, src)
+	if !ok {
+		return false
+	}
+	return h.giveSourceBack(ctx, club, js, info.Config, back)
+}
+
+// takeSourceOff takes the one source of a stream off, parking it, and says the
+// stream's info before and the source to give it back: its own as it was (where
+// it starts from, if said), or src's if it had none. Called with h.mu held.
+func (h *Hub) takeSourceOff(ctx context.Context, c Club, js jetstream.JetStream, name string, src func(Club) *jetstream.StreamSource) (*jetstream.StreamInfo, *jetstream.StreamSource, bool) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
-		return false
+		return nil, nil, false
 	}
 	info := s.CachedInfo()
 	cfg := info.Config
-	back := src(c)
 	switch len(cfg.Sources) {
 	case 0:
-		h.log.Warn().Str("club", club).Str("stream", name).Msg("league: the stream was left without its source; it is given it back")
+		h.log.Warn().Str("club", c.Name).Str("stream", name).Msg("league: the stream was left without its source; it is given it back")
+		return info, src(c), true
 	case 1:
-		// Its own source back, as it was (where it starts from, if said).
-		back = cfg.Sources[0]
 		// Parked without it a moment (a stream with neither subjects nor sources
 		// is refused), then given it back.
+		back := cfg.Sources[0]
 		cfg.Sources, cfg.Subjects = nil, []string{parked(cfg.Name)}
 		if err := h.updateStream(ctx, js, cfg); err != nil {
-			h.log.Warn().Err(err).Str("club", club).Str("stream", name).Msg("league: could not set the source up again")
-			return false
+			h.log.Warn().Err(err).Str("club", c.Name).Str("stream", name).Msg("league: could not set the source up again")
+			return nil, nil, false
 		}
-	default:
-		return false
+		return info, back, true
 	}
-	if isIntake(cfg) {
-		back = &jetstream.StreamSource{Name: back.Name, External: back.External, SubjectTransforms: back.SubjectTransforms,
-			FilterSubject: back.FilterSubject, OptStartSeq: back.OptStartSeq}
-		h.resumeIntake(ctx, c, js, name, info, &cfg, back)
-	}
+	return nil, nil, false
+}
+
+// giveSourceBack updates a stream to cfg with its one source back, and no
+// subjects. Called with h.mu held.
+func (h *Hub) giveSourceBack(ctx context.Context, club string, js jetstream.JetStream, cfg jetstream.StreamConfig, back *jetstream.StreamSource) bool {
 	cfg.Sources, cfg.Subjects = []*jetstream.StreamSource{back}, nil
 	if err := h.updateStream(ctx, js, cfg); err != nil {
-		h.log.Error().Err(err).Str("club", club).Str("stream", name).Msg("league: the source is removed and could not be added again; the next look at the streams adds it")
+		h.log.Error().Err(err).Str("club", club).Str("stream", cfg.Name).Msg("league: the source is removed and could not be added again; the next look at the streams adds it")
 		return false
 	}
-	h.log.Info().Str("club", club).Str("stream", name).Msg("league: the club's link is up and its source was idle: set up again")
+	h.log.Info().Str("club", club).Str("stream", cfg.Name).Msg("league: the club's link is up and its source was idle: set up again")
 	return true
 }
 

@@ -166,7 +166,7 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 		if err == nil {
 			// The intake first: the stream sources it, and a new intake starts where
 			// the stream stands.
-			err = h.makeIntake(ctx, c, cfg)
+			err = h.makeIntake(ctx, c, cfg, h.sourceOff(c.Name))
 		}
 		if err == nil {
 			done = append(done, streamWas{ijs, IntakeStream(c.Name), intakeWas})
