@@ -35,6 +35,9 @@ func registerMetrics(met *metrics.Metrics, updater *history.Updater, keeper *his
 		func() float64 { return float64(updater.LostUnits()) })
 	met.Counter("scoreboard_history_reader_resets_total", "Times the history's board reader went on from a consumer made again: a gap in its delivery (a tool pulled from it, review F3; a lost connection) or a restart. What was missed is read again.",
 		func() float64 { return float64(updater.ReaderResets()) })
-	met.Counter("scoreboard_history_pruned_units_total", "The history's oldest units dropped to keep it below its max_bytes: a sixteenth of it at a time, past 15/16 (nats-server would drop them one by one, holding a block of 8 MiB).",
+	if pruner == nil {
+		return
+	}
+	met.Counter("scoreboard_history_pruned_messages_total", "Messages of the history's oldest units (a dump and its result are two) dropped to keep it below its max_bytes and max_age a chunk at a time (nats-server would drop them one by one, loading a block of 8 MiB for each).",
 		func() float64 { return float64(pruner.Dropped()) })
 }

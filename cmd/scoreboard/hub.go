@@ -157,7 +157,7 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		return err
 	}
 	if met := page.Metrics(); met != nil {
-		met.Counter("scoreboard_league_pruned_units_total", "The clubs' streams' oldest units dropped to keep each below its share's max_bytes: a sixteenth of it at a time, past 15/16.",
+		met.Counter("scoreboard_league_pruned_messages_total", "Messages of the clubs' streams' oldest units (a dump and its result are two) dropped to keep each below its share's max_bytes and max_age a chunk at a time.",
 			func() float64 { return float64(keeper.Dropped()) })
 	}
 	g.Go(func() error { keeper.Run(gctx, prune.DefaultEvery); return nil })

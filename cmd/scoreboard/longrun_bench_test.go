@@ -382,7 +382,7 @@ func TestRunSoak(t *testing.T) {
 		default:
 		}
 		s, a, w := counts()
-		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d pruned=%.0f", s, a, w, viewer.events.Load(), metricValue(page+"/metrics", "scoreboard_history_pruned_units_total"))
+		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d pruned=%.0f", s, a, w, viewer.events.Load(), metricValue(page+"/metrics", "scoreboard_history_pruned_messages_total"))
 	})
 	close(stop)
 	wg.Wait()
@@ -487,7 +487,7 @@ func TestHubSoak(t *testing.T) {
 			t.Fatalf("the hub exited: %v\n%s", h.hub.Err(), lastLines(h.hub.Output(), 30))
 		default:
 		}
-		return fmt.Sprintf("units=%d viewer_events=%d pruned=%.0f", units.Load(), viewers[0].events.Load(), metricValue(h.page+"/metrics", "scoreboard_league_pruned_units_total"))
+		return fmt.Sprintf("units=%d viewer_events=%d pruned=%.0f", units.Load(), viewers[0].events.Load(), metricValue(h.page+"/metrics", "scoreboard_league_pruned_messages_total"))
 	})
 	close(stop)
 	wg.Wait()

@@ -169,7 +169,7 @@ const pruneShare = 16 << 20
 // TestHistoryPruneSoak: `run` with the least history (max_bytes 16 MiB), a replay
 // port sent 20 KiB units until the stream holds more than 15/16 of it. Within a
 // few looks of run's keeper (every 10 s) the stream is pruned to at most High,
-// its first sequence past 1, and scoreboard_history_pruned_units_total is the
+// its first sequence past 1, and scoreboard_history_pruned_messages_total is the
 // messages missing from its start: the server's limit dropped none. Every unit
 // sent is answered once, right, in order.
 func TestHistoryPruneSoak(t *testing.T) {
@@ -190,7 +190,7 @@ func TestHistoryPruneSoak(t *testing.T) {
 	})
 	t.Logf("%d units sent in %v; the stream: %d messages, %d bytes, first %d (High %d)",
 		len(f.want), time.Since(start).Round(time.Millisecond), full.Msgs, full.Bytes, full.FirstSeq, prune.High(pruneShare))
-	waitPruned(t, js, "SCOREBOARD", pruneShare, "http://"+web+"/metrics", "scoreboard_history_pruned_units_total", full)
+	waitPruned(t, js, "SCOREBOARD", pruneShare, "http://"+web+"/metrics", "scoreboard_history_pruned_messages_total", full)
 	faulttest.Tally("history at its limit", f.want, f.got.String()).Check(t)
 	t.Logf("took %v", time.Since(start).Round(time.Millisecond))
 }
@@ -199,7 +199,7 @@ func TestHistoryPruneSoak(t *testing.T) {
 // 16MiB), and the club a `run` process linked to it, its replay port sent 20 KiB
 // units until the club's stream at the hub holds more than 15/16 of the share.
 // Within a few looks of the hub's keeper (every 10 s) that stream is pruned to at
-// most High, and scoreboard_league_pruned_units_total on the hub's /metrics is
+// most High, and scoreboard_league_pruned_messages_total on the hub's /metrics is
 // the messages missing from its start: the server's limit dropped none. The
 // stream holds the club's last units, each once, and every unit sent is answered
 // once, right, in order.
@@ -242,7 +242,7 @@ func TestLeaguePruneSoak(t *testing.T) {
 	})
 	t.Logf("%d units sent in %v; %s: %d messages, %d bytes, first %d (High %d)",
 		len(f.want), time.Since(start).Round(time.Millisecond), name, full.Msgs, full.Bytes, full.FirstSeq, prune.High(pruneShare))
-	st := waitPruned(t, hjs, name, pruneShare, fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort), "scoreboard_league_pruned_units_total", full)
+	st := waitPruned(t, hjs, name, pruneShare, fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort), "scoreboard_league_pruned_messages_total", full)
 
 	// The club's units at the hub: its last ones, each once; the oldest dropped.
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
