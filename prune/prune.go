@@ -171,7 +171,7 @@ func (k *Keeper) prune(ctx context.Context, info *jetstream.StreamInfo) error {
 	k.dropped.Add(n)
 	k.purges.Add(1)
 	k.log.Debug().Str("stream", c.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", c.MaxBytes).
-		Time("first_time", st.FirstTime).Dur("max_age", c.MaxAge).
+		Time("first_time", st.FirstTime).Dur("max_age_ms", c.MaxAge).
 		Uint64("keep_from", keep).Uint64("dropped", n).Msg("dropped the oldest units to stay below max_bytes and max_age")
 	return nil
 }
