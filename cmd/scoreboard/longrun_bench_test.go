@@ -323,7 +323,9 @@ func (b *soakBoard) read(stop <-chan struct{}) {
 // max), and the RSS and goroutines (sampled, their slope after the warm-up).
 //
 // With SOAK_RATE=0.0333 (a unit a board every 30 s, a club's realistic rate) and
-// SOAK_BUDGET=64MiB it is the Pi-sized budget's measurement.
+// SOAK_BUDGET=64MiB it is the Pi-sized budget's measurement. SOAK_HISTORY_BYTES is
+// the history's max_bytes; SOAK_FILL=1 fills it first (fillHistory), so that the
+// soak runs at its limit.
 func TestRunSoak(t *testing.T) {
 	e := longRun(t)
 	rate := 10.0
@@ -360,6 +362,9 @@ func TestRunSoak(t *testing.T) {
 		go b.read(readStop)
 	}
 	viewer := startBenchViewers(t, page, 1, &pageDelays{sentAt: map[string]time.Time{}, last: map[string]uint64{}})[0]
+	if os.Getenv("SOAK_FILL") != "" {
+		fillHistory(t, e, boards, page)
+	}
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -406,6 +411,41 @@ func TestRunSoak(t *testing.T) {
 	if wrong > 0 || answered != sent {
 		t.Errorf("%d units sent, %d answered, %d answers wrong or unasked", sent, answered, wrong)
 	}
+}
+
+// fillHistory (SOAK_FILL=1) sends 10 units/s a port until the daemon's keeper has
+// pruned its history, so that the soak after runs with its history at its limit,
+// at any rate; what it took is not in the soak's delays.
+func fillHistory(t *testing.T, e soakEnv, boards []*soakBoard, page string) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, b := range boards {
+		wg.Go(func() { b.write(stop, 100*time.Millisecond, 100000+i*8000) })
+	}
+	pruned := func() float64 { return metricValue(page+"/metrics", "scoreboard_history_pruned_messages_total") }
+	bustest.WaitWithin(t, 2*time.Hour, "the history filled and pruned", func() (bool, string) {
+		return pruned() > 0, fmt.Sprintf("%.0f messages pruned after %v", pruned(), time.Since(start).Round(time.Second))
+	})
+	close(stop)
+	wg.Wait()
+	sent := func() (s, a int64) {
+		for _, b := range boards {
+			s, a = s+b.sent.Load(), a+b.answers.Load()
+		}
+		return
+	}
+	bustest.WaitWithin(t, 2*time.Minute, "the fill's units answered", func() (bool, string) {
+		s, a := sent()
+		return a == s, fmt.Sprintf("%d of %d answered", a, s)
+	})
+	for _, b := range boards {
+		b.mu.Lock()
+		b.delays = nil
+		b.mu.Unlock()
+	}
+	s, _ := sent()
+	e.say(t, "run: the history filled in %v: %d units, %.0f messages pruned", time.Since(start).Round(time.Second), s, pruned())
 }
 
 // lastMissing is how many of a club's ports' last results (want: port -> its last
