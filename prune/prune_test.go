@@ -3,6 +3,7 @@ package prune_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,57 @@ func TestKeeperDropsBeforeTheAge(t *testing.T) {
 	}
 	if string(m.Data) != "later" {
 		t.Fatalf("the first unit kept is %q; want one of the later ten", m.Data)
+	}
+}
+
+// TestKeeperPurgesMostUrgentFirst: six streams past High, each fuller than the
+// one before: a look purges PurgesPerLook of them, the fullest, and the next look
+// the rest.
+func TestKeeperPurgesMostUrgentFirst(t *testing.T) {
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const small = 4 << 20 // High: 240 units of 16 KiB; the limit about 255
+	data := make([]byte, unit)
+	for i := range 6 {
+		c := stream(fmt.Sprintf("S%d", i))
+		c.MaxBytes = small
+		if _, err := js.CreateStream(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		for n := range 241 + 2*i {
+			if _, err := js.Publish(ctx, fmt.Sprintf("s%d.u", i), data); err != nil {
+				t.Fatalf("publish %d on S%d: %v", n, i, err)
+			}
+		}
+	}
+	k := prune.New(js, func(string) bool { return true }, bustest.Logger(t))
+	firsts := func() (purged []int) {
+		for i := range 6 {
+			s, err := js.Stream(ctx, fmt.Sprintf("S%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.CachedInfo().State.FirstSeq > 1 {
+				purged = append(purged, i)
+			}
+		}
+		return purged
+	}
+	if err := k.Look(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := firsts(); !slices.Equal(got, []int{2, 3, 4, 5}) || k.Purges() != prune.PurgesPerLook {
+		t.Fatalf("after one look, %d purges, the streams purged %v; want %d purges, of the fullest: [2 3 4 5]", k.Purges(), got, prune.PurgesPerLook)
+	}
+	if err := k.Look(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := firsts(); len(got) != 6 || k.Purges() != 6 {
+		t.Fatalf("after two looks, %d purges, the streams purged %v; want 6, all", k.Purges(), got)
 	}
 }

@@ -137,7 +137,15 @@ func TestHistoryKill9Soak(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	defer func() { close(stop); wg.Wait() }()
+	defer func() {
+		// A daemon still holding the devices (a round's t.Fatal, before the
+		// cleanups kill it) keeps a reader's read waiting: closed, it returns.
+		close(stop)
+		for _, p := range ports {
+			p.pt.Close()
+		}
+		wg.Wait()
+	}()
 	for _, p := range ports {
 		k := 0
 		wg.Go(func() { p.read(stop) })
@@ -159,9 +167,10 @@ func TestHistoryKill9Soak(t *testing.T) {
 	start := func() (*proctest.Process, *nats.Conn) {
 		run := proctest.Start(t, bin, "run", "--config", confFile)
 		run.WaitOutput(`"message":"ready"`, 60*time.Second)
-		nc, err := nats.Connect(url)
+		// nats.go's 2 s to connect is short beside the load stage's busy loops.
+		nc, err := nats.Connect(url, nats.Timeout(30*time.Second))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("connect to the daemon's bus after its ready line: %v", err)
 		}
 		return run, nc
 	}
