@@ -120,7 +120,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	t.Logf("clubs: %d started in %v, %d at a time; this process's RSS %d MiB, %d KiB more a club (each club's embedded server, its proxy and publisher)",
 		nClubs, time.Since(t0).Round(time.Millisecond), parallel, rss1/1024, (rss1-rss0)/max(nClubs, 1))
 	fill := newBenchFill(t, h, clubs) // LEAGUE_BENCH_FILL: the streams at their shares first
-	fill.fill(t, 16)
+	fill.fill(t, parallel)
 
 	// The clubs play: every port a unit each interval, the clubs' ticks spread.
 	ctx, stop := context.WithCancel(context.Background())
