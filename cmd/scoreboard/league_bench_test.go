@@ -51,6 +51,8 @@ import (
 // catch-up (LEAGUE_BENCH_BACKLOG=0: right after the measured time).
 // LEAGUE_BENCH_START_PARALLEL (8): how many clubs start at a time.
 // LEAGUE_BENCH_PAIRINGS=1: every board named, loaded at the hub first (league_bench_pairings_test.go).
+// LEAGUE_BENCH_FILL=1: every club's stream at the hub brought to its share first, so
+// that it is pruned in the measured time (league_bench_fill_test.go).
 func TestLeagueScaleBench(t *testing.T) {
 	if os.Getenv("LEAGUE_BENCH") == "" {
 		t.Skip("the league benchmark: LEAGUE_BENCH=1 (BENCHMARKS.md)")
@@ -117,6 +119,8 @@ func TestLeagueScaleBench(t *testing.T) {
 	_, rss1, _ := procStat(t, os.Getpid())
 	t.Logf("clubs: %d started in %v, %d at a time; this process's RSS %d MiB, %d KiB more a club (each club's embedded server, its proxy and publisher)",
 		nClubs, time.Since(t0).Round(time.Millisecond), parallel, rss1/1024, (rss1-rss0)/max(nClubs, 1))
+	fill := newBenchFill(t, h, clubs) // LEAGUE_BENCH_FILL: the streams at their shares first
+	fill.fill(t, parallel)
 
 	// The clubs play: every port a unit each interval, the clubs' ticks spread.
 	ctx, stop := context.WithCancel(context.Background())
@@ -193,11 +197,14 @@ func TestLeagueScaleBench(t *testing.T) {
 	})
 	t.Logf("warm-up: every club's boards on the page %v after the clubs started, the page up to date %v after", firstBoards.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 
+	fill.topUp(t, ports*int64(dur/interval)*1390) // a unit takes ~1,390 bytes of the hub's store
+	fill.start(t)
 	events.measure(true)
 	s0 := h.sample(t, &units, clubs, viewers)
 	time.Sleep(dur)
 	s1 := h.sample(t, &units, clubs, viewers)
 	events.measure(false)
+	fillEnd := fill.end(t)
 	elapsed := s1.at.Sub(s0.at)
 	var rss, hwm int
 	var cpu time.Duration
@@ -256,6 +263,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	}
 	stop()
 	wg.Wait()
+	result += fillEnd + fill.lost(t, locks)
 	// SIGTERM: the hub writes its profile as it exits. Waited for longer than
 	// proctest's Stop does before its kill, which would lose the profile.
 	t0 = time.Now()
