@@ -40,10 +40,9 @@ const DefaultEvery = 10 * time.Second
 // sixteenth below the limit is the headroom the stream has to grow in between
 // two looks. The chunk pruned at once is a sixteenth too, but at least two of
 // the store's blocks (16 MiB; a quarter of a share under 64 MiB): a purge loads
-// the block it ends in, and a chunk of one block loaded each block four times
-// over (a 33 MiB share's 20-club soak peaked at 553 MiB where it had 453 before
-// its streams filled). So a 1 GiB share keeps from 7/8 to 15/16 of it, and a
-// 64 MiB one from 11/16 to 15/16.
+// the block it ends in, so the fewer purges, the fewer loads (a sixteenth of a
+// 33 MiB share, 2 MiB, loaded each 8 MiB block four times). So a 1 GiB share
+// keeps from 7/8 to 15/16 of it, and a 64 MiB one from 11/16 to 15/16.
 func High(share int64) int64 { return share - share/16 }
 
 // Low is what a pruned stream keeps: see High.
