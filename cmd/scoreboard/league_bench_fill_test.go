@@ -40,7 +40,7 @@ import (
 //
 // The figures at the end: how many streams are at their share (their first
 // sequence past 1) and were pruned in the measured time, the units the hub's
-// keeper dropped (scoreboard_league_pruned_units_total) against the sequences the
+// keeper dropped (scoreboard_league_pruned_messages_total) against the sequences the
 // streams lost at their heads (the server's own limit dropped none if they are
 // equal), and what was lost on the way: the messages each club published against
 // its history's, and its history's against its stream's at the hub, once the play
@@ -309,7 +309,7 @@ func (f *benchFill) start(t *testing.T) {
 	f.windowAt = time.Now()
 }
 
-// prunedUnits is the hub's scoreboard_league_pruned_units_total.
+// prunedUnits is the hub's scoreboard_league_pruned_messages_total.
 func (f *benchFill) prunedUnits(t *testing.T) float64 {
 	t.Helper()
 	r, err := http.Get(f.h.page + "/metrics")
@@ -320,7 +320,7 @@ func (f *benchFill) prunedUnits(t *testing.T) float64 {
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "scoreboard_league_pruned_units_total "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), "scoreboard_league_pruned_messages_total "); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
 				t.Fatalf("/metrics: %q: %v", sc.Text(), err)
@@ -328,7 +328,7 @@ func (f *benchFill) prunedUnits(t *testing.T) float64 {
 			return n
 		}
 	}
-	t.Fatalf("the hub's /metrics has no scoreboard_league_pruned_units_total (%v)", sc.Err())
+	t.Fatalf("the hub's /metrics has no scoreboard_league_pruned_messages_total (%v)", sc.Err())
 	return 0
 }
 
