@@ -29,18 +29,26 @@ func stream(name string) jetstream.StreamConfig {
 	}
 }
 
+// startJS starts an embedded server with JetStream for the test, and gives a
+// context that ends with it, bounded by bustest.Long.
+func startJS(t *testing.T) (context.Context, jetstream.JetStream) {
+	t.Helper()
+	b := bustest.Start(t, bustest.Options{JetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	t.Cleanup(cancel)
+	js, err := jetstream.New(b.Daemon())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, js
+}
+
 // TestKeeperDropsBeforeTheLimit fills a kept stream and a stream left to the
 // server's limit three times over, looking after every mebibyte: each unit the
 // kept stream lost, the keeper dropped (the server's limit never took one), and it
 // holds from Low to High; the other lost its units to the server.
 func TestKeeperDropsBeforeTheLimit(t *testing.T) {
-	b := bustest.Start(t, bustest.Options{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
-	defer cancel()
-	js, err := jetstream.New(b.Daemon())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := startJS(t)
 	for _, name := range []string{"KEPT", "LEFT", "OTHER"} {
 		if _, err := js.CreateStream(ctx, stream(name)); err != nil {
 			t.Fatal(err)
@@ -92,13 +100,7 @@ func TestKeeperDropsBeforeTheLimit(t *testing.T) {
 // memory, discarding the new, or without max_bytes, all without a max_age) is not
 // the keeper's, even when it owns its name.
 func TestKeeperLeavesOthers(t *testing.T) {
-	b := bustest.Start(t, bustest.Options{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
-	defer cancel()
-	js, err := jetstream.New(b.Daemon())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := startJS(t)
 	const small = 1 << 20
 	mem, nw, none := stream("MEM"), stream("NEW"), stream("NONE")
 	mem.Storage, mem.MaxBytes = jetstream.MemoryStorage, small
@@ -128,13 +130,7 @@ func TestKeeperLeavesOthers(t *testing.T) {
 
 // TestKeeperRunStops: Run looks at once and on its tick, and ends with its context.
 func TestKeeperRunStops(t *testing.T) {
-	b := bustest.Start(t, bustest.Options{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
-	defer cancel()
-	js, err := jetstream.New(b.Daemon())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := startJS(t)
 	c := stream("RUN")
 	c.MaxBytes = 1 << 20
 	if _, err := js.CreateStream(ctx, c); err != nil {
@@ -183,13 +179,7 @@ func TestKeepFrom(t *testing.T) {
 // keeps the later ten (younger than YoungAge, 35 s, by 2.5 s).
 func TestKeeperDropsBeforeTheAge(t *testing.T) {
 	t.Parallel()
-	b := bustest.Start(t, bustest.Options{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
-	defer cancel()
-	js, err := jetstream.New(b.Daemon())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := startJS(t)
 	const maxAge = 40 * time.Second
 	c := stream("AGED")
 	c.MaxBytes, c.MaxAge = -1, maxAge
@@ -239,13 +229,7 @@ func TestKeeperDropsBeforeTheAge(t *testing.T) {
 // one before: a look purges PurgesPerLook of them, the fullest, and the next look
 // the rest.
 func TestKeeperPurgesMostUrgentFirst(t *testing.T) {
-	b := bustest.Start(t, bustest.Options{JetStream: true})
-	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
-	defer cancel()
-	js, err := jetstream.New(b.Daemon())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := startJS(t)
 	const small = 4 << 20 // High: 240 units of 16 KiB; the limit about 255
 	data := make([]byte, unit)
 	for i := range 6 {
