@@ -439,6 +439,11 @@ func (s *NATSServer) Start() {
 	s.start()
 }
 
+// givenPorts are the ports FreePort handed out in this process: free until their
+// process binds them, so a second call could get the first's (CI: a hub given one
+// port for its clients and its leaves, "bind: address already in use").
+var givenPorts sync.Map
+
 // FreePort returns a loopback TCP port that was free a moment ago, below the
 // kernel's ephemeral range when it can: the kernel hands ports of that range to
 // every ":0" listener and outgoing connection on the machine, and under CI's load
@@ -449,6 +454,9 @@ func FreePort(t testing.TB) int {
 	if low := ephemeralLow(); low > 10000+1000 {
 		for range 100 {
 			port := 10000 + rand.IntN(low-10000)
+			if _, given := givenPorts.LoadOrStore(port, true); given {
+				continue
+			}
 			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
 				l.Close()
 				return port
