@@ -285,7 +285,8 @@ func (d *Daemon) goHistory(g *errgroup.Group, runCtx, histCtx context.Context, p
 	if k := p.keeper; k != nil {
 		g.Go(func() error { k.Run(runCtx); return nil })
 	}
-	// The history's oldest units dropped a chunk at a time before its max_bytes.
+	// The history's oldest units dropped a chunk at a time before its max_bytes
+	// and max_age (prune).
 	if k := p.pruner; k != nil {
 		g.Go(func() error { k.Run(runCtx, prune.DefaultEvery); return nil })
 	}
@@ -295,7 +296,7 @@ func (d *Daemon) goHistory(g *errgroup.Group, runCtx, histCtx context.Context, p
 	}
 }
 
-// newPruner is the keeper of the history stream's max_bytes (package prune).
+// newPruner is the keeper of the history stream's max_bytes and max_age (package prune).
 func newPruner(nc *nats.Conn, stream string, log zerolog.Logger) (*prune.Keeper, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
