@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/prune"
 )
 
 // Options say what Write backs up.
@@ -308,7 +309,7 @@ func clubStream(ctx context.Context, s jetstream.Stream, info *jetstream.StreamI
 	st.Config = jetstream.StreamConfig{
 		Name: st.Name, Description: "scoreboard history: restored from the league hub's " + info.Config.Name,
 		Subjects: []string{o.Prefix + ".dump.>", o.Prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
-		Discard: jetstream.DiscardOld, MaxAge: info.Config.MaxAge, MaxBytes: info.Config.MaxBytes,
+		Discard: jetstream.DiscardOld, MaxAge: info.Config.MaxAge, MaxBytes: prune.MaxBytes(info.Config),
 		Storage: jetstream.FileStorage, Replicas: 1, NoAck: true, Duplicates: info.Config.Duplicates, MaxMsgSize: info.Config.MaxMsgSize,
 	}
 	if info.State.Msgs == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/league"
+	"github.com/goclub/scoreboard/prune"
 )
 
 func testLog(t *testing.T) zerolog.Logger {
@@ -322,11 +323,17 @@ func lastUnit(t *testing.T, nc *nats.Conn, club string) (last string, bytes, msg
 	return string(m.Data), info.State.Bytes, info.State.Msgs
 }
 
-// TestLeagueClubShare: each club has its share of the hub's store. north, past its
-// share (64 KiB, its [[club]] max_bytes), loses its own oldest units; south, which
-// shares the hub, keeps every one of its units.
+// TestLeagueClubShare: each club has its share of the hub's store, held by the
+// hub's keeper (package prune, as cmd's hub runs it). north, past its share (64 KiB,
+// its [[club]] max_bytes), loses its own oldest units, those the keeper dropped and
+// no others; south, which shares the hub, keeps every one of its units.
 func TestLeagueClubShare(t *testing.T) {
 	h := startHub(t, league.Club{Name: "north", Token: "tn", MaxBytes: "64KiB"}, league.Club{Name: "south", Token: "ts"})
+	js, err := jetstream.New(h.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper := prune.New(js, league.IsClubStream, testLog(t))
 	_, north := startClub(t, h.LeafURL(), "north", "tn")
 	_, south := startClub(t, h.LeafURL(), "south", "ts")
 	pad := strings.Repeat("x", 1000)
@@ -345,15 +352,21 @@ func TestLeagueClubShare(t *testing.T) {
 	}
 	north.Flush()
 	south.Flush()
-	bustest.Wait(t, "both clubs' last units at the hub", func() (bool, string) {
+	const share = 64 << 10
+	bustest.Wait(t, "both clubs' last units at the hub, north kept below its share", func() (bool, string) {
+		if err := keeper.Look(context.Background()); err != nil {
+			return false, err.Error()
+		}
 		n, nb, nm := lastUnit(t, h.Conn(), "north")
 		s, _, sm := lastUnit(t, h.Conn(), "south")
 		want := fmt.Sprintf("unit %d ", nNorth)
-		return strings.HasPrefix(n, want) && sm == nSouth, fmt.Sprintf("north's last %.12q (%d messages, %d bytes), south %d messages, last %.12q", n, nm, nb, sm, s)
+		return strings.HasPrefix(n, want) && nb <= uint64(prune.High(share)) && sm == nSouth,
+			fmt.Sprintf("north's last %.12q (%d messages, %d bytes), south %d messages, last %.12q", n, nm, nb, sm, s)
 	})
 	_, nb, nm := lastUnit(t, h.Conn(), "north")
-	if nb > 64<<10 || nm >= nNorth {
-		t.Fatalf("north holds %d bytes in %d messages: want at most its share, 65536 bytes, fewer than its %d units", nb, nm, nNorth)
+	if nb > share || nm >= nNorth || nm+keeper.Dropped() != nNorth {
+		t.Fatalf("north holds %d bytes in %d messages, the keeper dropped %d: want at most its share, 65536 bytes, and %d units kept and dropped",
+			nb, nm, keeper.Dropped(), nNorth)
 	}
 	msgs := leagueMsgs(t, h.Conn(), "north", "south")
 	var firstNorth string
@@ -506,7 +519,12 @@ func TestLeagueSharesFittedToDisk(t *testing.T) {
 		if ic := in.CachedInfo().Config; ic.Storage != jetstream.MemoryStorage || ic.MaxBytes > 0 {
 			t.Errorf("%s: intake in %v storage, max_bytes %d; want memory, bound by its account alone", club, ic.Storage, ic.MaxBytes)
 		}
-		total += s.CachedInfo().Config.MaxBytes
+		// Held by the keeper, not the server (4 MiB blocks: TestLeagueClubStreamBlocks).
+		cfg := s.CachedInfo().Config
+		if cfg.MaxBytes > 0 {
+			t.Errorf("%s: the server's max_bytes is %d; want none, the share the keeper's", club, cfg.MaxBytes)
+		}
+		total += prune.MaxBytes(cfg)
 	}
 	// The hub reads the room again: a disk that others write on moves between the
 	// two readings (2,048 bytes over half of 39.7 GB, once, in a CI run).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/history"
+	"github.com/goclub/scoreboard/prune"
 )
 
 // Defaults of a club's share of the hub's store, when neither its [[club]] table
@@ -105,20 +106,25 @@ func parked(stream string) string { return "$LEAGUE.PARKED." + stream }
 // oldest units dropped first: its own, never another club's), the largest message
 // any problem's unit needs (as the club's own stream: a larger one is refused), and
 // its one source, the club's history across its domain.
+//
+// Its size is held by the hub's keeper (package prune), not by the server's
+// max_bytes: with one, a share of 32 MiB or more has 8 MiB blocks, and each club
+// written to holds its last block's 8 MiB write cache, 1.6 GiB at 200 clubs; with
+// none, 4 MiB (prune.WithShare; BENCHMARKS.md, "Memory budget"). The keeper
+// drops the club's oldest units from 15/16 of its share, and looks every 10 s.
 func (h *Hub) clubStreamConfig(c Club, maxBytes int64, maxAge time.Duration) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
+	return prune.WithShare(jetstream.StreamConfig{
 		Name:        ClubStream(c.Name),
 		Description: "scoreboard league: club " + c.Name + "'s history, the club's name in the subject",
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
-		MaxBytes:    maxBytes,
 		MaxAge:      maxAge,
 		MaxMsgSize:  history.MaxMsgSize(),
 		Duplicates:  min(clubDuplicates, maxAge),
 		Storage:     jetstream.FileStorage,
 		Replicas:    max(h.replicas, 1),
 		Sources:     []*jetstream.StreamSource{source(c)},
-	}
+	}, maxBytes)
 }
 
 // setStreams makes each club's stream, fitted to the hub's disk, sourcing the club,
@@ -137,8 +143,9 @@ func (h *Hub) setStreams(ctx context.Context, clubs []Club) error {
 	}
 	if h.state != nil && total > 0 {
 		// As a club's history is fitted (history.FitStore): at most half the room
-		// of the state dir's filesystem, since JetStream reserves a stream's whole
-		// limit when it is created (the clubs' intakes are in memory: accounts.go).
+		// of the state dir's filesystem. The other half is the headroom of shares
+		// the keeper holds, a look (10 s) of writes past them at most (the clubs'
+		// intakes are in memory: accounts.go).
 		size, room, err := h.state.Fit(total)
 		switch {
 		case err != nil:

@@ -19,9 +19,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -72,9 +74,9 @@ type Keeper struct {
 }
 
 // New returns a Keeper of the streams of js for which owns is true. Of those it
-// prunes only the ones the server would otherwise trim one unit at a time: file
+// prunes only the ones the server would otherwise trim one unit at a time (file
 // streams with limits retention and a max_age, or a max_bytes with the oldest
-// discarded.
+// discarded), and those whose share it alone holds (ShareKey).
 func New(js jetstream.JetStream, owns func(stream string) bool, log zerolog.Logger) *Keeper {
 	return &Keeper{js: js, owns: owns, log: log.With().Str("component", "prune").Logger()}
 }
@@ -166,8 +168,44 @@ func prunable(c jetstream.StreamConfig) bool {
 		(bytesKept(c) || c.MaxAge > 0)
 }
 
-func bytesKept(c jetstream.StreamConfig) bool {
-	return c.Discard == jetstream.DiscardOld && c.MaxBytes > 0
+func bytesKept(c jetstream.StreamConfig) bool { return MaxBytes(c) > 0 }
+
+// ShareKey is the stream config's metadata key of a share the Keeper alone
+// holds: the bytes (decimal) of a stream given no max_bytes of the server's.
+//
+// Why a stream would: nats-server sizes a file stream's blocks from its
+// max_bytes, 8 MiB from 32 MiB up, and the block being written is cached whole
+// while the stream is written (its buffer from a pool of 8 MiB ones). A hub's 200
+// club streams written at once held 200 of them, 1.6 GiB, whatever their share
+// (BENCHMARKS.md, "Memory budget"). A stream with no max_bytes and a
+// max_msgs_per_subject gets 4 MiB blocks, as a KV bucket does, and no client
+// setting sizes them otherwise. Its share is then this key's, held by the Keeper
+// alone: the stream may pass it by what it is written between two looks.
+const ShareKey = "scoreboard_max_bytes"
+
+// MaxBytes is the bytes a stream is held to: the server's max_bytes when it
+// discards the oldest, else its ShareKey's; 0: none.
+func MaxBytes(c jetstream.StreamConfig) int64 {
+	if c.Discard == jetstream.DiscardOld && c.MaxBytes > 0 {
+		return c.MaxBytes
+	}
+	if n, err := strconv.ParseInt(c.Metadata[ShareKey], 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// WithShare is cfg held to maxBytes by a Keeper alone (ShareKey): no max_bytes of
+// the server's, and a max_msgs_per_subject no stream reaches, so that its blocks
+// are 4 MiB. Metadata is copied, not shared.
+func WithShare(cfg jetstream.StreamConfig, maxBytes int64) jetstream.StreamConfig {
+	md := maps.Clone(cfg.Metadata)
+	if md == nil {
+		md = map[string]string{}
+	}
+	md[ShareKey] = strconv.FormatInt(maxBytes, 10)
+	cfg.Metadata, cfg.MaxBytes, cfg.MaxMsgsPerSubject = md, 0, math.MaxInt64
+	return cfg
 }
 
 // plan says below which sequence to purge the stream: its oldest units down to
@@ -180,9 +218,10 @@ func (k *Keeper) plan(ctx context.Context, info *jetstream.StreamInfo) (due, err
 		return d, nil
 	}
 	if bytesKept(c) {
-		d.urgency = float64(st.Bytes) / float64(c.MaxBytes)
-		if st.Bytes > uint64(High(c.MaxBytes)) {
-			d.keep = KeepFrom(st.FirstSeq, st.LastSeq, st.Bytes, uint64(Low(c.MaxBytes)))
+		share := MaxBytes(c)
+		d.urgency = float64(st.Bytes) / float64(share)
+		if st.Bytes > uint64(High(share)) {
+			d.keep = KeepFrom(st.FirstSeq, st.LastSeq, st.Bytes, uint64(Low(share)))
 		}
 	}
 	if age := time.Since(st.FirstTime); c.MaxAge > 0 {
@@ -207,7 +246,7 @@ func (k *Keeper) prune(ctx context.Context, d due) error {
 	}
 	k.dropped.Add(n)
 	k.purges.Add(1)
-	k.log.Debug().Str("stream", c.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", c.MaxBytes).
+	k.log.Debug().Str("stream", c.Name).Uint64("bytes", st.Bytes).Int64("max_bytes", MaxBytes(c)).
 		Time("first_time", st.FirstTime).Dur("max_age_ms", c.MaxAge).
 		Uint64("keep_from", keep).Uint64("dropped", n).Msg("dropped the oldest units to stay below max_bytes and max_age")
 	return nil

@@ -47,20 +47,28 @@ func startJS(t *testing.T) (context.Context, jetstream.JetStream) {
 // server's limit three times over, looking after every mebibyte: each unit the
 // kept stream lost, the keeper dropped (the server's limit never took one), and it
 // holds from Low to High; the other lost its units to the server.
+//
+// SHARED is kept as KEPT, its share the keeper's alone (prune.WithShare: no
+// max_bytes of the server's, so 4 MiB blocks): the same units are dropped, by the
+// keeper only, and it is held as KEPT is.
 func TestKeeperDropsBeforeTheLimit(t *testing.T) {
 	ctx, js := startJS(t)
-	for _, name := range []string{"KEPT", "LEFT", "OTHER"} {
-		if _, err := js.CreateStream(ctx, stream(name)); err != nil {
+	for _, name := range []string{"KEPT", "LEFT", "OTHER", "SHARED"} {
+		cfg := stream(name)
+		if name == "SHARED" {
+			cfg = prune.WithShare(cfg, cfg.MaxBytes)
+		}
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	k := prune.New(js, func(s string) bool { return s == "KEPT" }, bustest.Logger(t))
+	k := prune.New(js, func(s string) bool { return s == "KEPT" || s == "SHARED" }, bustest.Logger(t))
 	data := make([]byte, unit)
 	const perLook = (1 << 20) / unit
 	published := 0
 	for published < 3*share/unit {
 		for range perLook {
-			for _, s := range []string{"kept", "left", "other"} {
+			for _, s := range []string{"kept", "left", "other", "shared"} {
 				if _, err := js.Publish(ctx, s+".u", data); err != nil {
 					t.Fatalf("publish %d on %s: %v", published, s, err)
 				}
@@ -78,11 +86,14 @@ func TestKeeperDropsBeforeTheLimit(t *testing.T) {
 		}
 		return s.CachedInfo().State
 	}
-	kept, left := state("KEPT"), state("LEFT")
-	counts := fmt.Sprintf("published %d a stream; kept: %d units, %d bytes, first %d; the keeper dropped %d in %d purges; left: %d units, first %d",
-		published, kept.Msgs, kept.Bytes, kept.FirstSeq, k.Dropped(), k.Purges(), left.Msgs, left.FirstSeq)
+	kept, left, shared := state("KEPT"), state("LEFT"), state("SHARED")
+	counts := fmt.Sprintf("published %d a stream; kept: %d units, %d bytes, first %d; shared: %d units, first %d; the keeper dropped %d in %d purges; left: %d units, first %d",
+		published, kept.Msgs, kept.Bytes, kept.FirstSeq, shared.Msgs, shared.FirstSeq, k.Dropped(), k.Purges(), left.Msgs, left.FirstSeq)
 	t.Log(counts)
-	if k.Purges() < 2 || kept.Msgs+k.Dropped() != uint64(published) || kept.FirstSeq != k.Dropped()+1 {
+	if shared.Msgs != kept.Msgs || shared.FirstSeq != kept.FirstSeq {
+		t.Fatalf("the stream whose share the keeper alone holds was not kept as the other: %s", counts)
+	}
+	if k.Purges() < 4 || kept.Msgs+shared.Msgs+k.Dropped() != uint64(2*published) || kept.FirstSeq+shared.FirstSeq != k.Dropped()+2 {
 		t.Fatalf("the kept stream lost units the keeper did not drop: %s", counts)
 	}
 	if kept.Bytes > uint64(prune.High(share)) || kept.Bytes < uint64(prune.Low(share))-(1<<20) {

@@ -1,0 +1,69 @@
+package league_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/league"
+)
+
+// TestLeagueClubStreamBlocks: a club's stream at the hub, with the default 1 GiB
+// share, is stored in blocks of at most 4 MiB, as the files on disk show. With its
+// share as the server's max_bytes it had 8 MiB blocks, and each club written to
+// held a cache of 8 MiB (BENCHMARKS.md, "Memory budget"): 6 MiB of units were one
+// block file, not two.
+func TestLeagueClubStreamBlocks(t *testing.T) {
+	store := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: store,
+		Clubs: []league.Club{{Name: "north", Token: "tn"}}}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	_, north := startClub(t, h.LeafURL(), "north", "tn")
+	pad := strings.Repeat("x", 16<<10)
+	const n = 6 << 20 / (16 << 10)
+	for i := 1; i <= n; i++ {
+		if err := north.Publish("scoreboard.dump.goscore.t1", fmt.Appendf(nil, "unit %d %s", i, pad)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := north.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Wait(t, "north's units at the hub", func() (bool, string) {
+		last, bytes, msgs := lastUnit(t, h.Conn(), "north")
+		return msgs == n, fmt.Sprintf("%d of %d units (%d bytes), the last %.12q", msgs, n, bytes, last)
+	})
+	var blocks []int64
+	err = filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, ".blk") && strings.Contains(path, string(filepath.Separator)+league.ClubStream("north")+string(filepath.Separator)) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			blocks = append(blocks, fi.Size())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const blockMax = 4<<20 + 32<<10 // a block is closed at the record that passes 4 MiB
+	if len(blocks) < 2 || blocks[0] > blockMax {
+		t.Fatalf("%s's %d units of 16 KiB are in %d block files of %v bytes: want blocks of at most 4 MiB", league.ClubStream("north"), n, len(blocks), blocks)
+	}
+	t.Logf("%d units of 16 KiB in %d block files: %v bytes", n, len(blocks), blocks)
+}
