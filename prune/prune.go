@@ -35,7 +35,8 @@ import (
 // DefaultEvery is how often a Keeper looks at its streams. A stream grows by its
 // share's sixteenth (High's headroom) between two looks only at a rate no club
 // reaches: 64 MiB in 10 s for the default 1 GiB share. One that does meets the
-// server's limit, which drops its oldest units as before.
+// server's limit, which drops its oldest units as before, or, its share the
+// Keeper's alone (ShareKey), passes it until the next look.
 const DefaultEvery = 10 * time.Second
 
 // Marks: a stream holding more than High(max) bytes is pruned to Low(max). The
@@ -88,7 +89,8 @@ func (k *Keeper) Dropped() uint64 { return k.dropped.Load() }
 func (k *Keeper) Purges() uint64 { return k.purges.Load() }
 
 // Run looks at the streams every interval until ctx ends. A look that fails is
-// logged and the next one tries again: the server's own limits still hold.
+// logged and the next one tries again: meanwhile the server's own limits hold,
+// and a share the Keeper alone holds (ShareKey) is not held.
 func (k *Keeper) Run(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -99,7 +101,7 @@ func (k *Keeper) Run(ctx context.Context, every time.Duration) {
 		case ctx.Err() != nil:
 			return
 		case err != nil && !failing:
-			k.log.Warn().Err(err).Msg("could not prune the streams: the server's limits drop their oldest units meanwhile")
+			k.log.Warn().Err(err).Msg("could not prune the streams: meanwhile the server's limits drop their oldest units, and a stream whose share only the keeper holds grows past it")
 		case err == nil && failing:
 			k.log.Info().Msg("pruning the streams again")
 		}
@@ -113,7 +115,7 @@ func (k *Keeper) Run(ctx context.Context, every time.Duration) {
 }
 
 // PurgesPerLook bounds a look's purges: each loads a block of the store or more
-// (8 MiB), and 200 clubs' streams filled together would be 1.6 GB read in one
+// (4 or 8 MiB), and 200 clubs' streams filled together would be 1.6 GB read in one
 // look. The most urgent go first, the others at the next looks, 10 s apart: a
 // stream has a sixteenth of its share to grow in meanwhile (64 MiB of 1 GiB).
 // (The 200-club benchmark's p99 at its limits was 21.2 s with all 200 purged in
@@ -155,10 +157,7 @@ func (k *Keeper) Look(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0]
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // prunable: the server trims a file stream with limits retention by age, and by
