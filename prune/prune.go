@@ -114,12 +114,18 @@ func (k *Keeper) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// PurgesPerLook bounds a look's purges: each loads a block of the store or more
-// (4 or 8 MiB), and 200 clubs' streams filled together would be 1.6 GB read in one
+// PurgesPerLook bounds a look's purges of streams below their limits: each loads
+// a block of the store or more (4 or 8 MiB), and 200 clubs' streams filled together would be 1.6 GB read in one
 // look. The most urgent go first, the others at the next looks, 10 s apart: a
 // stream has a sixteenth of its share to grow in meanwhile (64 MiB of 1 GiB).
 // (The 200-club benchmark's p99 at its limits was 21.2 s with all 200 purged in
 // one look, and 27.5 s with this bound: not the purges' doing.)
+//
+// A stream at or past its limit is purged at each look whatever the bound: one
+// whose share the Keeper alone holds (ShareKey) would grow on, and the server
+// drops the others' oldest units one by one. The 200-club benchmark's fill, every
+// club's stream past its share at once, purged 4 of them a look: the others grew
+// on, for 50 looks.
 const PurgesPerLook = 4
 
 // due is a stream to purge below keep; urgency is how near it is to the server's
@@ -132,7 +138,8 @@ type due struct {
 }
 
 // Look prunes the streams it owns that hold more than their High mark, or a unit
-// older than their OldAge: at most PurgesPerLook of them, the most urgent first.
+// older than their OldAge: at most PurgesPerLook of them, the most urgent first,
+// and every one at or past its limit.
 func (k *Keeper) Look(ctx context.Context) error {
 	list := k.js.ListStreams(ctx)
 	var errs []error
@@ -152,7 +159,10 @@ func (k *Keeper) Look(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("prune: list the streams: %w", err))
 	}
 	slices.SortFunc(todo, func(a, b due) int { return cmp.Compare(b.urgency, a.urgency) })
-	for _, d := range todo[:min(len(todo), PurgesPerLook)] {
+	for i, d := range todo {
+		if i >= PurgesPerLook && d.urgency < 1 {
+			break
+		}
 		if err := k.prune(ctx, d); err != nil {
 			errs = append(errs, err)
 		}

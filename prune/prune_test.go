@@ -281,3 +281,40 @@ func TestKeeperPurgesMostUrgentFirst(t *testing.T) {
 		t.Fatalf("after two looks, %d purges, the streams purged %v; want 6, all", k.Purges(), got)
 	}
 }
+
+// TestKeeperPurgesAllPastTheirShare: streams whose shares the keeper alone holds
+// (prune.WithShare), all past them, are all purged in one look, beyond
+// PurgesPerLook: without a server's limit they would grow on until their turn.
+func TestKeeperPurgesAllPastTheirShare(t *testing.T) {
+	ctx, js := startJS(t)
+	const small, streams = 4 << 20, 2*prune.PurgesPerLook + 1
+	data := make([]byte, unit)
+	for i := range streams {
+		c := stream(fmt.Sprintf("P%d", i))
+		if _, err := js.CreateStream(ctx, prune.WithShare(c, small)); err != nil {
+			t.Fatal(err)
+		}
+		for n := range small/unit + 1 + i {
+			if _, err := js.Publish(ctx, fmt.Sprintf("p%d.u", i), data); err != nil {
+				t.Fatalf("publish %d on P%d: %v", n, i, err)
+			}
+		}
+	}
+	k := prune.New(js, func(string) bool { return true }, bustest.Logger(t))
+	if err := k.Look(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for i := range streams {
+		s, err := js.Stream(ctx, fmt.Sprintf("P%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := s.CachedInfo().State; st.Bytes > uint64(prune.High(small)) {
+			held = append(held, fmt.Sprintf("P%d: %d bytes", i, st.Bytes))
+		}
+	}
+	if len(held) > 0 || k.Purges() != streams {
+		t.Fatalf("after one look, %d purges of %d streams past their share; still past their High mark (%d): %v", k.Purges(), streams, prune.High(small), held)
+	}
+}
