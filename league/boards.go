@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -143,8 +144,10 @@ func (h *Hub) followClub(ctx context.Context, club string) {
 		w.run(ctx)
 	}()
 	defer func() { <-done }()
+	js, closeJS := h.readerJS(club)
+	defer closeJS()
 	for ctx.Err() == nil {
-		err := h.followBoards(ctx, club, w)
+		err := h.followBoards(ctx, js, club, w)
 		if ctx.Err() != nil {
 			return
 		}
@@ -176,15 +179,50 @@ const (
 	maxErrorBytes = 4 << 10
 )
 
-func (h *Hub) followBoards(ctx context.Context, club string, w *boardWriter) error {
-	c, err := h.js.OrderedConsumer(ctx, ClubStream(club), jetstream.OrderedConsumerConfig{
+// readerBatch bounds the messages a club's follower has on their way from the
+// server at once (its pull's batch): its default, 500, was 4 MB of a club's 8
+// KiB junk. A bound in bytes would have to take the largest message a stream
+// holds (1.7 MB) whole.
+const readerBatch = 64
+
+// readerJS is the JetStream API a club's follower reads its stream with: on the
+// hub's own server, a connection of the club's follower alone, closed by the
+// returned func. The server closes a connection whose pending bytes pass its
+// max_pending (64 MiB) as a slow consumer: on the hub's one connection, the
+// followers of 200 clubs behind their streams' 8 KiB junk (4 MB a club) passed
+// it together, and each close dropped every follower, the page's watch of the
+// boards and the writers' boards with it, again as each follower read its batch
+// anew (the league benchmark's p99 of 21-27 s at the streams' limits). Each
+// follower apart, a club behind its stream, whatever its messages' size, holds
+// up its own boards only. On an external server (Attach) the followers share the
+// hub's connection, readerBatch each.
+func (h *Hub) readerJS(club string) (jetstream.JetStream, func()) {
+	if h.ns == nil {
+		return h.js, func() {}
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+club+"'s boards"),
+		nats.MaxReconnects(-1), nats.CustomInboxPrefix(hubInboxPrefix))
+	if err != nil {
+		h.log.Warn().Err(err).Str("club", club).Msg("league boards: no connection of the club's follower's own; it reads on the hub's")
+		return h.js, func() {}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return h.js, func() {}
+	}
+	return js, nc.Close
+}
+
+func (h *Hub) followBoards(ctx context.Context, js jetstream.JetStream, club string, w *boardWriter) error {
+	c, err := js.OrderedConsumer(ctx, ClubStream(club), jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{ClubSubjects(club)},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	it, err := c.Messages()
+	it, err := c.Messages(jetstream.PullMaxMessages(readerBatch))
 	if err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}

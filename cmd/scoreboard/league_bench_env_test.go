@@ -204,7 +204,7 @@ func startBenchHub(t *testing.T, bin, root string, names []string, nodes int, pr
 		// The hub's own variable; nothing else this test starts after it reads it.
 		t.Setenv("SCOREBOARD_CPUPROFILE", profile)
 	}
-	h.hub = proctest.Start(t, bin, append([]string{"hub", "--config", confPath, "--log-format", "json", "--log-level", "warn"}, args...)...)
+	h.hub = proctest.Start(t, bin, append([]string{"hub", "--config", confPath, "--log-format", "json", "--log-level", cmp.Or(os.Getenv("LEAGUE_BENCH_HUB_LOG_LEVEL"), "warn")}, args...)...)
 	h.procs = append(h.procs, benchProc{"scoreboard hub", h.hub.PID()})
 	// With a cluster the hub makes every club's R3 stream before its page is up.
 	bustest.WaitWithin(t, 10*time.Minute, "the hub's page", func() (bool, string) {

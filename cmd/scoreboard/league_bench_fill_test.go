@@ -56,6 +56,7 @@ type benchFill struct {
 	first     []uint64
 	pruned    float64
 	windowAt  time.Time
+	serials   map[string]int // each club's follower's serial at the measured time's start
 	fillSpent time.Duration
 }
 
@@ -301,12 +302,42 @@ func (f *benchFill) start(t *testing.T) {
 		f.first[i] = s.FirstSeq
 	}
 	f.pruned = f.prunedUnits(t)
+	f.serials, _ = f.readers(t)
 	for _, p := range f.h.procs {
 		_, rss, hwm := procStat(t, p.pid)
 		err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.pid), []byte("5"), 0)
 		t.Logf("fill: %s before the measured time: RSS %d MiB, peak %d MiB (the fill's and warm-up's; reset: %v)", p.name, rss>>10, hwm>>10, err)
 	}
 	f.windowAt = time.Now()
+}
+
+// readers says what the page's readers of the clubs' streams and their sources
+// went through: a club's follower is an ordered consumer whose name ends in its
+// serial, which each reset (a missed heartbeat, a gap) makes one more (serials,
+// by club); a source idle, lagging or failing is told by the server.
+func (f *benchFill) readers(t *testing.T) (serials map[string]int, sources []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	serials = map[string]int{}
+	for _, c := range f.clubs {
+		s, err := f.js.Stream(ctx, league.ClubStream(c.name))
+		if err != nil {
+			continue
+		}
+		for _, si := range s.CachedInfo().Sources {
+			if si.Error != nil || si.Lag > 0 || si.Active > 3*time.Second {
+				sources = append(sources, fmt.Sprintf("%s<-%s lag %d active %v err %v", c.name, si.Name, si.Lag, si.Active, si.Error))
+			}
+		}
+		for ci := range s.ListConsumers(ctx).Info() {
+			i := strings.LastIndexByte(ci.Name, '_')
+			if n, err := strconv.Atoi(ci.Name[i+1:]); i >= 0 && err == nil {
+				serials[c.name] = max(serials[c.name], n)
+			}
+		}
+	}
+	return serials, sources
 }
 
 // prunedUnits is the hub's scoreboard_league_pruned_messages_total.
@@ -349,6 +380,16 @@ func (f *benchFill) end(t *testing.T) string {
 		}
 		heads += s.FirstSeq - 1
 	}
+	serials, sources := f.readers(t)
+	resets, reset := 0, []string{}
+	for club, n := range serials {
+		if n > f.serials[club] {
+			resets += n - f.serials[club]
+			reset = append(reset, fmt.Sprintf("%s:%d", club, n-f.serials[club]))
+		}
+	}
+	t.Logf("fill: the page's readers in the measured time: %d resets of the clubs' followers (ordered consumers) %v; sources idle, lagging or failing at its end: %d %v",
+		resets, reset, len(sources), sources)
 	units := f.prunedUnits(t)
 	t.Logf("fill: at the end of the measured time %d of %d streams at their share (first sequence past 1), %d pruned in the measured time (%v); the hub's keeper dropped %.0f units in it, %.0f in all, the streams' heads %d (the server's own limit dropped %d)",
 		at, len(f.clubs), pruned, time.Since(f.windowAt).Round(time.Second), units-f.pruned, units, heads, int64(heads)-int64(units))

@@ -200,6 +200,7 @@ func TestLeagueScaleBench(t *testing.T) {
 	fill.topUp(t, ports*int64(dur/interval)*1390) // a unit takes ~1,390 bytes of the hub's store
 	fill.start(t)
 	events.measure(true)
+	window := time.Now()
 	s0 := h.sample(t, &units, clubs, viewers)
 	time.Sleep(dur)
 	s1 := h.sample(t, &units, clubs, viewers)
@@ -228,6 +229,9 @@ func TestLeagueScaleBench(t *testing.T) {
 	}
 	t.Logf("club's result published -> hub page's event: p50 %v, p99 %v, max %v (%d events; %d results not seen on the page, the page showing a port's latest only)",
 		pct(0.50).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), pct(1).Round(100*time.Microsecond), len(d), pending)
+	if slow := events.slowReport(window); len(slow) > 0 {
+		t.Logf("results slower than %v or not seen, by club (%d clubs):\n\t%s", slowAfter, len(slow), strings.Join(slow, "\n\t"))
+	}
 	t.Logf("links: %d bytes for %d units: %.0f bytes a unit (the unit and its result, ~%d + ~%d bytes of data)", s1.linkBytes-s0.linkBytes, n, perUnit(s1.linkBytes-s0.linkBytes), 19*19*2+20, 200)
 	t.Logf("hub's disk: %.0f bytes written a unit (write_bytes), %.2f write calls a unit (syscw, sockets' too); its stores grew %.0f bytes a unit",
 		perUnit(s1.writeBytes-s0.writeBytes), perUnit(s1.syscw-s0.syscw), perUnit(s1.store-s0.store))
@@ -274,6 +278,11 @@ func TestLeagueScaleBench(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Logf("the hub did not stop within 2 minutes of SIGTERM: killed")
 		h.hub.Kill()
+	}
+	if f := os.Getenv("LEAGUE_BENCH_HUB_LOG"); f != "" {
+		if err := os.WriteFile(f, []byte(h.hub.Output()), 0o644); err != nil {
+			t.Logf("the hub's log: %v", err)
+		}
 	}
 	if profile != "" {
 		if fi, err := os.Stat(profile); err == nil {

@@ -36,6 +36,18 @@ type pageDelays struct {
 	last      map[string]uint64 // port -> the seq of its last event
 	bad       []string          // what check refused
 	check     func(pageEvent) string
+	slow      []slowEvent // while measuring, the results that took over slowAfter
+}
+
+// slowAfter is the delay past which a result's event is kept as slow, to be told
+// by club and time (slowReport).
+const slowAfter = time.Second
+
+// slowEvent is a result whose event took over slowAfter.
+type slowEvent struct {
+	key    string // "<club>.<port> <seq>"
+	sentAt time.Time
+	delay  time.Duration
 }
 
 // followPage follows the page's events at page (http://HOST:PORT) until the test
@@ -81,6 +93,9 @@ func (p *pageDelays) event(b pageEvent, now time.Time) {
 	if at, ok := p.sentAt[key]; ok {
 		if p.measuring {
 			p.delays = append(p.delays, now.Sub(at))
+			if now.Sub(at) > slowAfter {
+				p.slow = append(p.slow, slowEvent{key, at, now.Sub(at)})
+			}
 		}
 		delete(p.sentAt, key)
 	}
@@ -107,6 +122,48 @@ func (p *pageDelays) take() (delays []time.Duration, pending int) {
 	d := slices.Clone(p.delays)
 	slices.Sort(d)
 	return d, len(p.sentAt)
+}
+
+// slowReport tells the slow results (slowAfter) and those not seen by club: how
+// many, when the first and last were published (from t0), the longest delay.
+func (p *pageDelays) slowReport(t0 time.Time) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	type span struct {
+		n, unseen   int
+		first, last time.Duration
+		most        time.Duration
+	}
+	by := map[string]*span{}
+	note := func(key string, at time.Time, d time.Duration, unseen bool) {
+		club, _, _ := strings.Cut(key, ".")
+		s := by[club]
+		rel := at.Sub(t0)
+		if s == nil {
+			s = &span{first: rel, last: rel}
+			by[club] = s
+		}
+		s.n++
+		if unseen {
+			s.unseen++
+		}
+		s.first, s.last, s.most = min(s.first, rel), max(s.last, rel), max(s.most, d)
+	}
+	for _, e := range p.slow {
+		note(e.key, e.sentAt, e.delay, false)
+	}
+	for key, at := range p.sentAt {
+		if at.After(t0) {
+			note(key, at, 0, true)
+		}
+	}
+	var out []string
+	for club, s := range by {
+		out = append(out, fmt.Sprintf("%s: %d slow or unseen (%d unseen), published %v to %v into the window, the longest %v",
+			club, s.n, s.unseen, s.first.Round(time.Second), s.last.Round(time.Second), s.most.Round(100*time.Millisecond)))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // lastSeq is the seq of port's last event.
