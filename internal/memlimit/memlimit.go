@@ -141,12 +141,12 @@ func Apply(budget int64, getenv func(string) string) Applied {
 // than the other 2/16, so that the two fit in it; never under half the budget.
 //
 // The budget is the process's RSS, and the program's pages are in it once used:
-// scoreboard's binary maps 26.6 MiB, of which `run` had 24-25 MiB resident after
-// a day's worth of units. At 64 MiB the limit was 56 MiB, and the RSS of a Pi's
-// `run` whose heap grew to its goal reached 74 MiB (issue 44: its history's last
-// block, reloaded whole each time its 10-s cache expires, up to 8 MiB a stream;
-// BENCHMARKS.md, "Memory budget"). Above 16 times the program (some 430 MiB)
-// nothing changes.
+// scoreboard's binary maps 26.6 MiB, of which `run` had 24.5-24.9 MiB resident
+// once it had stored some thousand units. At 64 MiB the limit was 56 MiB, and a
+// Pi's `run` whose heap grew towards it held 67-74 MiB (issue 44: its live heap
+// grows with the history's last block, whose cache nats-server holds, up to
+// 8 MiB, and the bucket's, loaded whole at each write, up to 4; RELIABILITY.md,
+// "Long runs"). Above 16 times the program (some 430 MiB) nothing changes.
 func Limit(budget, program int64) int64 {
 	limit := budget / 16 * share
 	if rest := budget - program; rest < limit {
