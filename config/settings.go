@@ -276,10 +276,11 @@ var settings = []*Setting{
 
 	// [memory]: run's and the hub's (HubKeys).
 	{key: "memory.budget", group: GroupDaemon, def: "", example: "512MiB",
-		help:   "the process's memory budget, a `size` (64MiB, 1GiB): Go's soft limit is 7/8 of it unless $GOMEMLIMIT is set; empty: a quarter of the machine's memory for run (at most 128MiB), half for hub",
+		help:   "the process's memory budget, a `size` (64MiB, 1GiB): Go's soft limit is 7/8 of it (less the program's own file on a small one) unless $GOMEMLIMIT is set; empty: a quarter of the machine's memory for run (at most 128MiB), half for hub",
 		global: func(c *Config) any { return &c.Memory.Budget },
 		doc: "The process's memory budget, the embedded NATS server's stores included: Go's soft\n" +
-			"memory limit is set to 7/8 of it (unless $GOMEMLIMIT is set, which wins), and the\n" +
+			"memory limit is set to 7/8 of it, or to the budget less the program's own file\n" +
+			"(some 27 MiB) where that is less (unless $GOMEMLIMIT is set, which wins), and the\n" +
 			"collector hands back the stores' idle block buffers to stay within it. Left out: a\n" +
 			"quarter of the machine's memory (the cgroup's memory.max if lower, else MemTotal)\n" +
 			"for run, at most 128MiB; half of it for scoreboard hub. docs/operations.md,\n" +

@@ -338,7 +338,8 @@ func TestRunSoak(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	httpPort := proctest.FreePort(t)
 	page := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	conf := fmt.Sprintf("[nats]\nlisten = \"off\"\n[daemon]\nstate_dir = %q\n[http]\nlisten = \"127.0.0.1:%d\"\n", filepath.Join(t.TempDir(), "state"), httpPort)
+	state := filepath.Join(t.TempDir(), "state")
+	conf := fmt.Sprintf("[nats]\nlisten = \"off\"\n[daemon]\nstate_dir = %q\n[http]\nlisten = \"127.0.0.1:%d\"\n", state, httpPort)
 	if b := os.Getenv("SOAK_BUDGET"); b != "" {
 		conf += fmt.Sprintf("[memory]\nbudget = %q\n", b)
 	}
@@ -354,6 +355,7 @@ func TestRunSoak(t *testing.T) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	soakProfiles(t)
 	run := proctest.Start(t, bin, "run", "--config", path, "--log-format", "json", "--log-level", "warn")
 	proctest.WaitTCP(t, fmt.Sprintf("127.0.0.1:%d", httpPort), 60*time.Second)
 	readStop := make(chan struct{})
@@ -363,8 +365,9 @@ func TestRunSoak(t *testing.T) {
 	}
 	viewer := startBenchViewers(t, page, 1, &pageDelays{sentAt: map[string]time.Time{}, last: map[string]uint64{}})[0]
 	if os.Getenv("SOAK_FILL") != "" {
-		fillHistory(t, e, boards, page)
+		fillHistory(t, e, boards, page, state)
 	}
+	e.say(t, "run: blocks %s", storeBlocks(state))
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -387,7 +390,7 @@ func TestRunSoak(t *testing.T) {
 		default:
 		}
 		s, a, w := counts()
-		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d pruned=%.0f", s, a, w, viewer.events.Load(), metricValue(page+"/metrics", "scoreboard_history_pruned_messages_total"))
+		return fmt.Sprintf("sent=%d answered=%d wrong=%d viewer_events=%d pruned=%.0f %s", s, a, w, viewer.events.Load(), metricValue(page+"/metrics", "scoreboard_history_pruned_messages_total"), memDetail(run.PID(), page+"/metrics"))
 	})
 	close(stop)
 	wg.Wait()
@@ -408,50 +411,12 @@ func TestRunSoak(t *testing.T) {
 		sent, answered, wrong, percentile(delays, 0.5).Round(10*time.Microsecond), percentile(delays, 0.99).Round(10*time.Microsecond),
 		percentile(delays, 1).Round(10*time.Microsecond), float64(hwm)/1024, viewer.events.Load())
 	e.summary(t, fmt.Sprintf("run ports=4 rate=%.4g budget=%q hwm_mib=%.1f", rate, os.Getenv("SOAK_BUDGET"), float64(hwm)/1024), samples)
+	e.say(t, "run: blocks %s", storeBlocks(state))
+	run.Stop()
+	e.gcTrace(t, run.Output())
 	if wrong > 0 || answered != sent {
 		t.Errorf("%d units sent, %d answered, %d answers wrong or unasked", sent, answered, wrong)
 	}
-}
-
-// fillHistory (SOAK_FILL=1) sends 10 units/s a port until the daemon's keeper has
-// pruned its history (SOAK_FILL=<duration>: for that long), so that the soak after runs with its history at its limit,
-// at any rate; what it took is not in the soak's delays.
-func fillHistory(t *testing.T, e soakEnv, boards []*soakBoard, page string) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i, b := range boards {
-		wg.Go(func() { b.write(stop, 100*time.Millisecond, 100000+i*8000) })
-	}
-	pruned := func() float64 { return metricValue(page+"/metrics", "scoreboard_history_pruned_messages_total") }
-	// SOAK_FILL=<duration>: as long as that, pruned or not (the same load with a
-	// history below its limit, for a side-by-side).
-	d, _ := time.ParseDuration(os.Getenv("SOAK_FILL"))
-	bustest.WaitWithin(t, 2*time.Hour, "the history filled and pruned", func() (bool, string) {
-		if d > 0 {
-			return time.Since(start) >= d, fmt.Sprintf("%v of %v", time.Since(start).Round(time.Second), d)
-		}
-		return pruned() > 0, fmt.Sprintf("%.0f messages pruned after %v", pruned(), time.Since(start).Round(time.Second))
-	})
-	close(stop)
-	wg.Wait()
-	sent := func() (s, a int64) {
-		for _, b := range boards {
-			s, a = s+b.sent.Load(), a+b.answers.Load()
-		}
-		return
-	}
-	bustest.WaitWithin(t, 2*time.Minute, "the fill's units answered", func() (bool, string) {
-		s, a := sent()
-		return a == s, fmt.Sprintf("%d of %d answered", a, s)
-	})
-	for _, b := range boards {
-		b.mu.Lock()
-		b.delays = nil
-		b.mu.Unlock()
-	}
-	s, _ := sent()
-	e.say(t, "run: the history filled in %v: %d units, %.0f messages pruned", time.Since(start).Round(time.Second), s, pruned())
 }
 
 // lastMissing is how many of a club's ports' last results (want: port -> its last

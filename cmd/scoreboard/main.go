@@ -129,7 +129,7 @@ func applyBudget(c config.Config, hub bool, log zerolog.Logger) (budget int64, l
 	budget, from := c.MemoryBudget(hub)
 	a := memlimit.Apply(budget, os.Getenv)
 	return budget, func() {
-		log.Info().Int64("budget_mib", a.Budget>>20).Str("budget_from", from).Int64("gomemlimit_mib", a.Limit>>20).Str("gomemlimit_from", a.From).
+		log.Info().Int64("budget_mib", a.Budget>>20).Str("budget_from", from).Int64("gomemlimit_mib", a.Limit>>20).Str("gomemlimit_from", a.From).Int64("program_mib", a.Program>>20).
 			Msg("memory budget")
 	}
 }

@@ -35,7 +35,7 @@ const (
 
 // Share is the part of the budget given to Go's soft limit, in 1/16ths: the rest is
 // for what the limit does not count (the binary's text, the kernel's view of pages
-// the runtime has released but not returned yet).
+// the runtime has released but not returned yet); less on a small budget (Limit).
 const share = 14
 
 // Machine is the memory this process may use: the cgroup's bound
@@ -121,17 +121,81 @@ func Default(hub bool, machine int64) int64 {
 type Applied struct {
 	Budget, Limit int64
 	From          string // "budget", or "GOMEMLIMIT" when the environment's was kept
+	Program       int64  // the program's mapped file (ProgramOf), outside the limit
 }
 
-// Apply sets Go's soft memory limit to 14/16 of budget, unless $GOMEMLIMIT
-// (getenv's) is set: that one stays, as the runtime read it at start.
+// Apply sets Go's soft memory limit to Limit(budget, the program's mapped file),
+// unless $GOMEMLIMIT (getenv's) is set: that one stays, as the runtime read it at start.
 func Apply(budget int64, getenv func(string) string) Applied {
+	prog := ProgramOf(os.Getpid())
 	if getenv("GOMEMLIMIT") != "" {
-		return Applied{Budget: budget, Limit: debug.SetMemoryLimit(-1), From: "GOMEMLIMIT"}
+		return Applied{Budget: budget, Limit: debug.SetMemoryLimit(-1), From: "GOMEMLIMIT", Program: prog}
 	}
-	limit := budget / 16 * share
+	limit := Limit(budget, prog)
 	debug.SetMemoryLimit(limit)
-	return Applied{Budget: budget, Limit: limit, From: "budget"}
+	return Applied{Budget: budget, Limit: limit, From: "budget", Program: prog}
+}
+
+// Limit is Go's soft limit for a budget, given the size of the program's own file
+// as mapped (ProgramOf): 14/16 of the budget, or less where the program takes more
+// than the other 2/16, so that the two fit in it; never under half the budget.
+//
+// The budget is the process's RSS, and the program's pages are in it once used:
+// scoreboard's binary maps 26.6 MiB, of which `run` had 24.5-24.9 MiB resident
+// once it had stored some thousand units. At 64 MiB the limit was 56 MiB, and a
+// Pi's `run` whose heap grew towards it held 67-74 MiB (issue 44: its live heap
+// grows with the history's last block, whose cache nats-server holds, up to
+// 8 MiB, and the bucket's, loaded whole at each write, up to 4; RELIABILITY.md,
+// "Long runs"). Above 16 times the program (some 430 MiB) nothing changes.
+func Limit(budget, program int64) int64 {
+	limit := budget / 16 * share
+	if rest := budget - program; rest < limit {
+		limit = rest
+	}
+	return max(limit, budget/2)
+}
+
+// ProgramOf is the size of process pid's program file as it is mapped into its
+// memory (its code, read-only data and data: /proc/pid/maps' mappings of
+// /proc/pid/exe). The kernel counts those pages in the RSS once they are used, and
+// Go's limit does not count them. 0 when unreadable.
+func ProgramOf(pid int) int64 {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0
+	}
+	return parseProgram(b, exe)
+}
+
+// parseProgram sums the sizes of a /proc/pid/maps's mappings of the file exe.
+func parseProgram(maps []byte, exe string) int64 {
+	var n int64
+	sc := bufio.NewScanner(bytes.NewReader(maps))
+	for sc.Scan() {
+		// start-end perms offset dev inode path: the path is the rest of the line.
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 || strings.Join(f[5:], " ") != exe {
+			continue
+		}
+		from, to, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		a, err1 := strconv.ParseUint(from, 16, 64)
+		z, err2 := strconv.ParseUint(to, 16, 64)
+		if err1 != nil || err2 != nil || z < a || z-a > Max {
+			continue
+		}
+		n += int64(z - a)
+		if n > Max {
+			return Max
+		}
+	}
+	return n
 }
 
 // Check says what is wrong with a budget, or "".
