@@ -35,6 +35,7 @@ import (
 	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/engine"
 	"github.com/goclub/scoreboard/pairing"
+	"github.com/goclub/scoreboard/prune"
 	"github.com/goclub/scoreboard/result"
 )
 
@@ -94,7 +95,6 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 		Retention:        jetstream.LimitsPolicy,
 		Discard:          jetstream.DiscardOld,
 		MaxAge:           c.MaxAge,
-		MaxBytes:         c.MaxBytes,
 		Storage:          jetstream.FileStorage,
 		Replicas:         replicas,
 		Duplicates:       min(nonZero(c.Duplicates, DefaultDuplicates), nonZero(c.MaxAge, DefaultDuplicates)),
@@ -102,6 +102,13 @@ func Setup(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 	}
 	if perr == nil {
 		sc.Sources = []*jetstream.StreamSource{pairing.HistorySource(c.Prefix)}
+	}
+	if c.MaxBytes > 0 {
+		// Held by the daemon's keeper (package prune), not by the server's
+		// max_bytes, which from 32 MiB up gives 8 MiB blocks: nats-server keeps the
+		// last one's cache while it is written and loads a block whole to purge
+		// it, 8 MiB each on a Pi's 64 MiB (RELIABILITY.md, "Long runs"); 4 MiB so.
+		sc = prune.WithShare(sc, c.MaxBytes)
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 	"github.com/goclub/scoreboard/internal/samples"
+	"github.com/goclub/scoreboard/prune"
 	"github.com/goclub/scoreboard/serialio"
 )
 
@@ -369,10 +370,12 @@ func TestHistoryExternalJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.CachedInfo().Config
-	// It takes only the daemon's recorder's copies, with acks.
-	if c.MaxAge != 7*24*time.Hour || c.MaxBytes != 64<<20 || c.NoAck || c.Replicas != 1 || c.Storage != jetstream.FileStorage ||
+	// It takes only the daemon's recorder's copies, with acks; its max_bytes is
+	// the daemon's keeper's (4 MiB blocks), not the server's.
+	if c.MaxAge != 7*24*time.Hour || c.MaxBytes > 0 || prune.MaxBytes(c) != 64<<20 || c.NoAck || c.Replicas != 1 || c.Storage != jetstream.FileStorage ||
 		!slices.Equal(c.Subjects, []string{"scoreboard.repair.>"}) {
-		t.Errorf("stream config: max age %v, max bytes %d, no ack %v, replicas %d, storage %v, subjects %v", c.MaxAge, c.MaxBytes, c.NoAck, c.Replicas, c.Storage, c.Subjects)
+		t.Errorf("stream config: max age %v, max bytes %d (the keeper's %d), no ack %v, replicas %d, storage %v, subjects %v",
+			c.MaxAge, c.MaxBytes, prune.MaxBytes(c), c.NoAck, c.Replicas, c.Storage, c.Subjects)
 	}
 	if _, err := js.KeyValue(context.Background(), "SCOREBOARD_BOARDS"); err != nil {
 		t.Errorf("bucket: %v", err)
