@@ -2,9 +2,6 @@ package history_test
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,25 +44,8 @@ func TestHistoryBlocks(t *testing.T) {
 			t.Fatalf("unit %d: %v", i, err)
 		}
 	}
-	var blocks []int64
-	err = filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if strings.HasSuffix(path, ".blk") && strings.Contains(path, string(filepath.Separator)+subj.Stream()+string(filepath.Separator)) {
-			fi, err := os.Stat(path)
-			if err != nil {
-				return err
-			}
-			blocks = append(blocks, fi.Size())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const blockMax = 4<<20 + 32<<10 // a block is closed at the record that passes 4 MiB
-	if len(blocks) < 2 || blocks[0] > blockMax {
+	blocks := bustest.BlockFiles(t, store, subj.Stream())
+	if len(blocks) < 2 || blocks[0] > bustest.BlockMax {
 		t.Fatalf("%s's %d units of 16 KiB are in %d block files of %v bytes: want blocks of at most 4 MiB", subj.Stream(), n, len(blocks), blocks)
 	}
 	t.Logf("%d units of 16 KiB in %d block files: %v bytes", n, len(blocks), blocks)

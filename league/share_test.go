@@ -3,9 +3,6 @@ package league_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,25 +43,8 @@ func TestLeagueClubStreamBlocks(t *testing.T) {
 		last, bytes, msgs := lastUnit(t, h.Conn(), "north")
 		return msgs == n, fmt.Sprintf("%d of %d units (%d bytes), the last %.12q", msgs, n, bytes, last)
 	})
-	var blocks []int64
-	err = filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if strings.HasSuffix(path, ".blk") && strings.Contains(path, string(filepath.Separator)+league.ClubStream("north")+string(filepath.Separator)) {
-			fi, err := os.Stat(path)
-			if err != nil {
-				return err
-			}
-			blocks = append(blocks, fi.Size())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const blockMax = 4<<20 + 32<<10 // a block is closed at the record that passes 4 MiB
-	if len(blocks) < 2 || blocks[0] > blockMax {
+	blocks := bustest.BlockFiles(t, store, league.ClubStream("north"))
+	if len(blocks) < 2 || blocks[0] > bustest.BlockMax {
 		t.Fatalf("%s's %d units of 16 KiB are in %d block files of %v bytes: want blocks of at most 4 MiB", league.ClubStream("north"), n, len(blocks), blocks)
 	}
 	t.Logf("%d units of 16 KiB in %d block files: %v bytes", n, len(blocks), blocks)
