@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/goclub/scoreboard/bus"
@@ -200,8 +199,7 @@ func (h *Hub) readerJS(club string) (jetstream.JetStream, func()) {
 	if h.ns == nil {
 		return h.js, func() {}
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(h.ns), nats.Name("scoreboard hub: club "+club+"'s boards"),
-		nats.MaxReconnects(-1), nats.CustomInboxPrefix(hubInboxPrefix))
+	nc, err := hubConn(h.ns, "scoreboard hub: club "+club+"'s boards")
 	if err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league boards: no connection of the club's follower's own; it reads on the hub's")
 		return h.js, func() {}
@@ -209,6 +207,7 @@ func (h *Hub) readerJS(club string) (jetstream.JetStream, func()) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
+		h.log.Warn().Err(err).Str("club", club).Msg("league boards: no connection of the club's follower's own; it reads on the hub's")
 		return h.js, func() {}
 	}
 	return js, nc.Close

@@ -152,7 +152,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("hub: nats-server not ready after 10s (is %s or %s taken?)", o.Listen, o.LeafListen)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("scoreboard hub"), nats.MaxReconnects(-1), nats.CustomInboxPrefix(hubInboxPrefix))
+	nc, err := hubConn(ns, "scoreboard hub")
 	if err != nil {
 		ns.Shutdown()
 		return nil, fmt.Errorf("hub: connect: %w", err)
@@ -490,4 +490,10 @@ func (h *Hub) Shutdown() {
 		h.ns.Shutdown()
 		h.ns.WaitForShutdown()
 	}
+}
+
+// hubConn is a connection of the hub's own to its in-process server, as its
+// main one: the hub's inbox prefix, reconnecting without end.
+func hubConn(ns *server.Server, name string) (*nats.Conn, error) {
+	return nats.Connect("", nats.InProcessServer(ns), nats.Name(name), nats.MaxReconnects(-1), nats.CustomInboxPrefix(hubInboxPrefix))
 }
