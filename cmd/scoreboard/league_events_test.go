@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goclub/scoreboard/internal/bustest"
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
@@ -219,5 +221,16 @@ func startHubProcessTables(t *testing.T, bin, root, tables string, clubs ...stri
 	}
 	h.Process = proctest.Start(t, bin, "hub", "--config", path, "--log-format", "json")
 	h.WaitOutput("league hub running", 30*time.Second)
+	// The hub says it runs before its page listens (its listener opens after the
+	// boards' keeper starts): on a busy machine a test's first GET came in between
+	// and was refused.
+	bustest.Wait(t, "the hub's page listening", func() (bool, string) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", httpPort), time.Second)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
+	})
 	return h
 }
