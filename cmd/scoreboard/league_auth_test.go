@@ -444,8 +444,12 @@ func (r *authRun) stockLeaf(conf, caFile string) {
 // is nil) and at the tools' listener, again and again until stop is closed.
 type impostor struct {
 	attempts, refused, wronglyIn int
-	errs                         []error
-	done                         chan struct{}
+	// timedOut: attempts the hub's server closed for not authenticating within its
+	// auth timeout (-ERR 'Authentication Timeout') on a starved machine: the hub's
+	// authenticator had not seen them, or not finished (then a refusal line).
+	timedOut int
+	errs     []error
+	done     chan struct{}
 }
 
 func startImpostor(leaf, tools string, roots *x509.CertPool, rows []authRow, stop <-chan struct{}) *impostor {
@@ -469,7 +473,7 @@ func startImpostor(leaf, tools string, roots *x509.CertPool, rows []authRow, sto
 }
 
 // try counts an attempt; the function it gives says whether it should have got in.
-func (im *impostor) try(in bool, conn net.Conn, _ string, err error) func(bool) {
+func (im *impostor) try(in bool, conn net.Conn, said string, err error) func(bool) {
 	if conn != nil {
 		conn.Close()
 	}
@@ -479,6 +483,8 @@ func (im *impostor) try(in bool, conn net.Conn, _ string, err error) func(bool) 
 			im.errs = append(im.errs, err)
 		case in && !want:
 			im.wronglyIn++
+		case !in && strings.Contains(said, "Authentication Timeout"):
+			im.timedOut++
 		case !in:
 			im.refused++
 		}
@@ -488,16 +494,17 @@ func (im *impostor) try(in bool, conn net.Conn, _ string, err error) func(bool) 
 
 // check waits for the impostor to stop (its stop closed) and says what it did: 0
 // let in wrongly, every row tried at both listeners, one refusal line at the hub
-// (output) for each refused attempt.
+// (output) for each refused attempt, and for one its server timed out one or none
+// (the hub's authenticator may have refused it as the server's timer fired).
 func (im *impostor) check(t *testing.T, output func() string, rows int) {
 	t.Helper()
 	<-im.done
-	t.Logf("the impostor during the flood: %d attempts, %d refused, %d let in wrongly, %d errors %v", im.attempts, im.refused, im.wronglyIn, len(im.errs), im.errs)
+	t.Logf("the impostor during the flood: %d attempts, %d refused, %d timed out, %d let in wrongly, %d errors %v", im.attempts, im.refused, im.timedOut, im.wronglyIn, len(im.errs), im.errs)
 	if im.wronglyIn > 0 || len(im.errs) > 0 || im.attempts < 2*rows {
 		t.Errorf("the impostor: %d attempts (want every row at both listeners at least), %d let in wrongly, errors %v", im.attempts, im.wronglyIn, im.errs)
 	}
 	bustest.WaitWithin(t, 30*time.Second, "one refusal line each of the impostor's refused attempts", func() (bool, string) {
 		n := len(refusals(output()))
-		return n == im.refused, fmt.Sprintf("%d lines, %d refused", n, im.refused)
+		return n >= im.refused && n <= im.refused+im.timedOut, fmt.Sprintf("%d lines, %d refused, %d timed out", n, im.refused, im.timedOut)
 	})
 }

@@ -107,8 +107,11 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	}
 
 	events := followPage(t, page, validBoard("good.p0", "good.p1", "evil.ok", "evil.flood"))
+	events.coverNewer()
 	hubNC := busConnect(t, fmt.Sprintf("nats://127.0.0.1:%d", hubPort))
 	hjs, _ := jetstream.New(hubNC)
+	trace := traceResults(t, ctx, hjs, "good")
+	sched := traceSched(t, hub.PID(), os.Getpid())
 	held := func(club string) uint64 {
 		s, err := hjs.Stream(ctx, league.ClubStream(club))
 		if err != nil {
@@ -150,6 +153,7 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	// The junk, then the flood, measured from the junk's start to the hub holding
 	// all of it.
 	events.measure(true)
+	measured := time.Now()
 	// An impostor tries every row of the authentication matrix throughout.
 	stopImpostor := make(chan struct{})
 	im := startImpostor(fmt.Sprintf("127.0.0.1:%d", leafPort), fmt.Sprintf("127.0.0.1:%d", hubPort), nil, authMatrix(k), stopImpostor)
@@ -177,7 +181,9 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	}
 	floodStart := time.Now()
 	const batch = 100
+	floodAt := make([]time.Time, 0, hostileFlood/batch) // when each batch's publishing began
 	for i := range hostileFlood / batch {
+		floodAt = append(floodAt, time.Now())
 		for k := range batch {
 			seq := i*batch + k + 1
 			evilSend(t, ctx, ejs, "scoreboard.result.goscore.flood", fmt.Appendf(nil, `{"problem":"goscore","port":"flood","seq":%d,"answer":"%d %d\n","solve_us":1}`, seq, seq%361, seq%361))
@@ -198,6 +204,7 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	})
 	caughtUp := time.Since(floodStart)
 	events.measure(false)
+	measuredFor := time.Since(measured)
 	close(stopImpostor)
 	im.check(t, hub.Output, len(authMatrix(k)))
 
@@ -222,30 +229,7 @@ func TestLeagueHostileClubFault(t *testing.T) {
 		t.Fatalf("the hub holds %d messages of evil's, want %d: the over-large ones refused", n, sentEvil)
 	}
 
-	// The hub's tools on the junk: history --club reads each junk port of evil's
-	// (skipping what is no result), render --club says it has no unit, and good's
-	// units read as ever.
-	hubURL := fmt.Sprintf("nats://127.0.0.1:%d", hubPort)
-	for _, args := range [][]string{
-		{"history", "--club", "evil", "--port", "t1", "--json"},
-		{"history", "--club", "evil", "--port", "t3", "--json"},
-		{"history", "--club", "evil", "--port", "t4", "--json"},
-		{"history", "--club", "evil", "--last", "5"},
-		{"history", "--club", "good", "--port", "p0", "--last", "3"},
-	} {
-		tctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
-		out, err := exec.CommandContext(tctx, bin, append(args, "--nats-url", hubURL)...).CombinedOutput()
-		tcancel()
-		if err != nil || strings.Contains(string(out), "panic") {
-			t.Errorf("%v: %v\n%.2000s", args, err, out)
-		}
-		if args[2] == "good" && strings.Count(string(out), "\n") != 3 {
-			t.Errorf("%v: %d lines, want good's last 3 units:\n%s", args, strings.Count(string(out), "\n"), out)
-		}
-	}
-	if out, err := exec.Command(bin, "render", "--club", "evil", "--port", "flood", "--nats-url", hubURL).CombinedOutput(); err == nil || strings.Contains(string(out), "panic") {
-		t.Errorf("render --club evil --port flood (results without units): %v, %.500q; want a plain error", err, out)
-	}
+	hostileTools(t, ctx, bin, fmt.Sprintf("nats://127.0.0.1:%d", hubPort))
 
 	// The junk in /metrics, per club and reason. A follower set up again reads
 	// the last message of each subject again: a few more, never fewer.
@@ -301,9 +285,24 @@ func TestLeagueHostileClubFault(t *testing.T) {
 	t.Logf("good's result -> page event during the flood: p50 %v, p99 %v, max %v (%d events, %d not seen: a port's latest only)",
 		percentile(d, 0.5).Round(time.Millisecond), percentile(d, 0.99).Round(time.Millisecond), percentile(d, 1).Round(time.Millisecond), len(d), pending)
 	t.Logf("hub: RSS %d MiB, peak %d MiB", rss/1024, hwm/1024)
-	if len(d) < 20 || percentile(d, 0.99) >= time.Second {
-		t.Errorf("good's p99 during the flood: %v over %d events; want under 1s, over at least 20", percentile(d, 0.99), len(d))
-	}
+	// The bound is on the hub, not on the machine: the results a starved machine
+	// held up with the whole hub are not counted (judgeDelays).
+	judgeDelays(t, ctx, delayJudge{events: events, sched: sched, trace: trace, hubPID: hub.PID(),
+		from: measured, to: measured.Add(measuredFor), bound: time.Second,
+		floodPort: "evil.flood", flooded: func(seq uint64) (time.Time, bool) {
+			if seq < 1 || seq > hostileFlood {
+				return time.Time{}, false
+			}
+			return floodAt[(seq-1)/batch], true
+		},
+		steps: func(ctx context.Context) {
+			if err := trace.stored(ctx, gjs, bus.Subjects{Prefix: bus.DefaultPrefix}.Stream(), bus.DefaultPrefix+".result.>", func(x *traceTimes) *time.Time { return &x.history }); err != nil {
+				t.Logf("good's history: %v", err)
+			}
+			if err := trace.stored(ctx, hjs, league.ClubStream("good"), league.SubjectPrefix+".good.result.>", func(x *traceTimes) *time.Time { return &x.stream }); err != nil {
+				t.Logf("good's stream at the hub: %v", err)
+			}
+		}})
 	if hwm >= 256<<10 {
 		t.Errorf("the hub's peak RSS: %d MiB, want under 256", hwm/1024)
 	}
@@ -340,5 +339,32 @@ func evilSend(t *testing.T, ctx context.Context, js jetstream.JetStream, subject
 		case <-ctx.Done():
 			t.Fatalf("%s: not acknowledged", subject)
 		}
+	}
+}
+
+// hostileTools runs the hub's tools on the junk: history --club reads each junk
+// port of evil's (skipping what is no result), render --club says it has no unit,
+// and good's units read as ever.
+func hostileTools(t *testing.T, ctx context.Context, bin, hubURL string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"history", "--club", "evil", "--port", "t1", "--json"},
+		{"history", "--club", "evil", "--port", "t3", "--json"},
+		{"history", "--club", "evil", "--port", "t4", "--json"},
+		{"history", "--club", "evil", "--last", "5"},
+		{"history", "--club", "good", "--port", "p0", "--last", "3"},
+	} {
+		tctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
+		out, err := exec.CommandContext(tctx, bin, append(args, "--nats-url", hubURL)...).CombinedOutput()
+		tcancel()
+		if err != nil || strings.Contains(string(out), "panic") {
+			t.Errorf("%v: %v\n%.2000s", args, err, out)
+		}
+		if args[2] == "good" && strings.Count(string(out), "\n") != 3 {
+			t.Errorf("%v: %d lines, want good's last 3 units:\n%s", args, strings.Count(string(out), "\n"), out)
+		}
+	}
+	if out, err := exec.Command(bin, "render", "--club", "evil", "--port", "flood", "--nats-url", hubURL).CombinedOutput(); err == nil || strings.Contains(string(out), "panic") {
+		t.Errorf("render --club evil --port flood (results without units): %v, %.500q; want a plain error", err, out)
 	}
 }
