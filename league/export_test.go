@@ -101,3 +101,6 @@ func IntakeRoom(h *Hub, club string) (room, held int64) {
 func GateSlots(maxMemory int64) int { return newGate(maxMemory).slots }
 
 const GateSmallRoom = gateSmallRoom
+
+// GateWaiting is how many clubs wait for a slot of the hub's gate.
+func GateWaiting(h *Hub) int { return h.gate.waitingNow() }

@@ -108,6 +108,16 @@ func (g *gate) want(club string) bool {
 	return true
 }
 
+// waitingNow is how many clubs wait for a slot.
+func (g *gate) waitingNow() int {
+	if g == nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiting)
+}
+
 // hasSlot: under mu, read by want beside the goroutine's own writes to open,
 // which are under mu too.
 func (g *gate) hasSlot(club string) bool {

@@ -54,7 +54,10 @@ func TestMemoryBudget(t *testing.T) {
 	t.Run("hub, TOML key", func(t *testing.T) {
 		hub, page, _ := hubWithFile(t, "", "[memory]\nbudget = \"32MiB\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n"+
 			"[[club]]\nname = \"south\"\ntoken = \"ts\"\n[[club]]\nname = \"east\"\ntoken = \"te\"\n")
-		got, _ := gomemlimit(t, page)
+		got, body := gomemlimit(t, page)
+		if !strings.Contains(body, "\nscoreboard_league_intakes_waiting 0\n") {
+			t.Errorf("the hub's /metrics lacks scoreboard_league_intakes_waiting 0:\n%s", lastLines(body, 30))
+		}
 		if want, n := memlimit.Limit(32<<20, memlimit.ProgramOf(hub.PID())), parseFloat(got); n != float64(want) {
 			t.Errorf("hub's go_gc_gomemlimit_bytes %q, want %d MiB", got, want>>20)
 		}
