@@ -22,8 +22,8 @@ import (
 // small room.
 type gateSampler struct {
 	samples, fullMax, heldMax, smallHeldMax, smallPressed, waitingMax atomic.Int64
-	stop                                                  chan struct{}
-	done                                                  sync.WaitGroup
+	stop                                                              chan struct{}
+	done                                                              sync.WaitGroup
 }
 
 func sampleGate(h *league.Hub, clubs []string) *gateSampler {
