@@ -63,8 +63,11 @@ type gate struct {
 	waiting []string // clubs waiting for a slot, in turn
 	active  bool     // more clubs than slots: the small rooms are in force
 
+	// Under mu too, as want reads them.
+	open map[string]time.Time // club -> its slot's start
+	had  map[string]time.Time // club -> when it last gave a slot back
+
 	// The goroutine's own.
-	open  map[string]time.Time // club -> its slot's start
 	busy  map[string]time.Time // club -> when it last pressed
 	rooms map[string]int64     // each account's room as last set
 }
@@ -76,7 +79,8 @@ func newGate(maxMemory int64) *gate {
 	if maxMemory <= 0 {
 		return nil
 	}
-	return &gate{slots: max(2, int(maxMemory/2/gateClubCost)), open: map[string]time.Time{}, busy: map[string]time.Time{}, rooms: map[string]int64{}}
+	return &gate{slots: max(2, int(maxMemory/2/gateClubCost)), open: map[string]time.Time{}, had: map[string]time.Time{},
+		busy: map[string]time.Time{}, rooms: map[string]int64{}}
 }
 
 // room is the room an account made now starts with, when the hub has clubs in all.
@@ -89,7 +93,9 @@ func (g *gate) room(clubs int) int64 {
 
 // want puts club in the waiting list, if the small rooms are in force and it has no
 // slot, and says whether it did or it was there: its source stalled, its intake
-// empty, is waiting for room, which setting the source up again would not give.
+// empty, is waiting for room, which setting the source up again would not give. A
+// club that has a slot, or had one in the last two gateIdle, stalls for another
+// reason: want says false, and the source is set up again.
 func (g *gate) want(club string) bool {
 	if g == nil {
 		return false
@@ -100,7 +106,7 @@ func (g *gate) want(club string) bool {
 		return false
 	}
 	if !slices.Contains(g.waiting, club) {
-		if g.hasSlot(club) {
+		if _, ok := g.open[club]; ok || time.Since(g.had[club]) < 2*gateIdle {
 			return false
 		}
 		g.waiting = append(g.waiting, club)
@@ -116,13 +122,6 @@ func (g *gate) waitingNow() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.waiting)
-}
-
-// hasSlot: under mu, read by want beside the goroutine's own writes to open,
-// which are under mu too.
-func (g *gate) hasSlot(club string) bool {
-	_, ok := g.open[club]
-	return ok
 }
 
 // accountRoom is what an intake's account may hold: its room, and nothing else.
@@ -205,6 +204,7 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		over := now.Sub(since) >= gateTurn && len(g.waiting) > 0
 		if !known || idle || over {
 			delete(g.open, c)
+			g.had[c] = now
 			if known && over && !idle {
 				g.waiting = append(g.waiting, c)
 			}
