@@ -197,14 +197,19 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	// Slots given back: the club caught up, or its turn is over and others wait.
+	// Slots given back: the club caught up, or its turn is over and others wait. A
+	// club that has not pressed since its slot began keeps it for a turn: its
+	// source's next try (2 s after the last, and its consumer made again across
+	// the club's link) came 3 s late on a loaded machine, after the slot.
 	for c, since := range g.open {
 		_, known := accounts[c]
-		idle := now.Sub(g.busy[c]) >= gateIdle && now.Sub(since) >= gateIdle
+		pressed := g.busy[c].After(since)
+		idle := pressed && now.Sub(g.busy[c]) >= gateIdle || !pressed && now.Sub(since) >= gateTurn
 		over := now.Sub(since) >= gateTurn && len(g.waiting) > 0
 		if !known || idle || over {
 			delete(g.open, c)
 			g.had[c] = now
+			h.log.Debug().Str("club", c).Bool("idle", idle).Bool("pressed", pressed).Dur("held_for", now.Sub(since)).Msg("league: intake slot given back")
 			if known && over && !idle {
 				g.waiting = append(g.waiting, c)
 			}
@@ -221,6 +226,7 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		g.waiting = g.waiting[1:]
 		if _, ok := accounts[c]; ok {
 			g.open[c] = now
+			h.log.Debug().Str("club", c).Int64("held", held[c]).Int("waiting", len(g.waiting)).Msg("league: intake slot given")
 		}
 	}
 	for _, c := range clubs {

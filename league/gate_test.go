@@ -101,6 +101,17 @@ func TestLeagueGateCatchUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Shutdown)
+	t.Cleanup(func() {
+		if t.Failed() {
+			var says []string
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if strings.Contains(l, "slot") || strings.Contains(l, "stalled") || strings.Contains(l, "set up again") {
+					says = append(says, l)
+				}
+			}
+			t.Logf("the hub's gate and kicks:\n%s", strings.Join(says, "\n"))
+		}
+	})
 	wctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	go h.WatchLinks(wctx, 200*time.Millisecond)
