@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,6 +71,7 @@ type gate struct {
 	// The goroutine's own.
 	busy  map[string]time.Time // club -> when it last pressed
 	rooms map[string]int64     // each account's room as last set
+	recv  map[string]int64     // each account's bytes in from its leaf, at the last look
 }
 
 // newGate is the gate of a hub whose server's JetStream memory is maxMemory (a
@@ -80,7 +82,7 @@ func newGate(maxMemory int64) *gate {
 		return nil
 	}
 	return &gate{slots: max(2, int(maxMemory/2/gateClubCost)), open: map[string]time.Time{}, had: map[string]time.Time{},
-		busy: map[string]time.Time{}, rooms: map[string]int64{}}
+		busy: map[string]time.Time{}, rooms: map[string]int64{}, recv: map[string]int64{}}
 }
 
 // room is the room an account made now starts with, when the hub has clubs in all.
@@ -188,10 +190,14 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		}
 		return
 	}
+	// A club presses when its intake holds half its small room, or its link
+	// brought that much since the last look: an intake fills to its small room and
+	// its stream takes it within a few milliseconds, between two looks.
+	in := g.received(h, clubs)
 	held := make(map[string]int64, len(clubs))
 	for _, c := range clubs {
 		held[c] = int64(accounts[c].JetStreamUsage().Memory)
-		if held[c] >= gatePressing {
+		if held[c] >= gatePressing || in[c] >= gatePressing {
 			g.busy[c] = now
 		}
 	}
@@ -236,6 +242,29 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		}
 		g.setRoom(h, c, accounts[c], room)
 	}
+}
+
+// received is the bytes each club's link brought into its account since the last
+// look (the intake's deliveries, most of it).
+func (g *gate) received(h *Hub, clubs []string) map[string]int64 {
+	names := make([]string, len(clubs))
+	for i, c := range clubs {
+		names[i] = clubAccount(c)
+	}
+	in := make(map[string]int64, len(clubs))
+	st, err := h.ns.AccountStatz(&server.AccountStatzOptions{Accounts: names, IncludeUnused: true})
+	if err != nil {
+		return in
+	}
+	for _, a := range st.Accounts {
+		c, ok := strings.CutPrefix(a.Account, "club-")
+		if !ok || a.Received.Leafs == nil {
+			continue
+		}
+		in[c] = a.Received.Leafs.Bytes - g.recv[c]
+		g.recv[c] = a.Received.Leafs.Bytes
+	}
+	return in
 }
 
 // setRoom sets club's intake's room, if it is not that already. A room lowered
