@@ -31,13 +31,9 @@ import (
 // once flushed). Without a budget, or on an external server, or with room for
 // every club, every intake has its whole room, as before.
 
-// gateSmallRoom is an intake's room while its club waits for a slot: a few units of
-// play (a goscore unit and its result are some 1.2 KB), none of a backlog. Every
-// stream written holds a 4 MiB block buffer until the collector takes it once
-// flushed, so the clubs without a slot must write seldom: with 256 KiB, each took
-// 256 KiB every 2 s, the 200 streams were written together, and the top-up of the
-// 200-club benchmark under 512MiB held 968 MB of block buffers (1,284 MiB RSS).
-const gateSmallRoom = 16 << 10
+// gateSmallRoom is an intake's room while its club waits for a slot: many units of
+// play, none of a backlog's megabytes.
+const gateSmallRoom = 256 << 10
 
 // gatePressing is what an intake holds for its club to be catching up: half of its
 // small room (a club in play holds a unit or two of a few KiB for a moment).

@@ -122,8 +122,8 @@ func TestLeagueGateCatchUp(t *testing.T) {
 		}
 	}
 	s := sampleGate(h, names)
-	// Each club's backlog, 2 MiB of 4 KiB units, published at once.
-	const n, size = 512, 4 << 10
+	// Each club's backlog, 4 MiB of 100 KiB units, published at once.
+	const n, size = 40, 100 << 10
 	var wg sync.WaitGroup
 	for _, c := range names {
 		_, nc := startClub(t, h.LeafURL(), c, "t"+c)
