@@ -55,11 +55,6 @@ func intakeDeliver(club string) string { return "$LEAGUEIN." + club }
 // intakeFC is the flow control of the intake's consumers.
 func intakeFC(club string) string { return "$JS.FC." + IntakeStream(club) + ".>" }
 
-// clubAccountLimits: the intake alone, in memory, within intakeMaxBytes.
-var clubAccountLimits = map[string]server.JetStreamAccountLimits{
-	"": {MaxMemory: intakeMaxBytes, MaxStore: -1, MaxStreams: 1, MaxConsumers: -1},
-}
-
 // linkAccounts gives each club an account of its own at the hub's server, with
 // JetStream, its exports to the hub's account and the hub's imports of them; a club
 // set up before is left as it is. An account and its imports stay for the server's
@@ -74,7 +69,7 @@ func (h *Hub) linkAccounts(clubs []Club) error {
 		if _, ok := h.accounts[c.Name]; ok {
 			continue
 		}
-		acc, err := h.linkAccount(hub, c.Name)
+		acc, err := h.linkAccount(hub, c.Name, h.gate.room(len(clubs)))
 		if err != nil {
 			return fmt.Errorf("hub: club %s's account: %w", c.Name, err)
 		}
@@ -84,10 +79,12 @@ func (h *Hub) linkAccounts(clubs []Club) error {
 	return nil
 }
 
-func (h *Hub) linkAccount(hub *server.Account, club string) (*server.Account, error) {
+// linkAccount: the account's JetStream holds the intake alone, in memory, within
+// room (the gate's).
+func (h *Hub) linkAccount(hub *server.Account, club string, room int64) (*server.Account, error) {
 	acc, _ := h.ns.LookupOrRegisterAccount(clubAccount(club))
 	if !acc.JetStreamEnabled() {
-		if err := acc.EnableJetStream(clubAccountLimits, nil); err != nil {
+		if err := acc.EnableJetStream(accountRoom(room), nil); err != nil {
 			return nil, fmt.Errorf("JetStream: %w", err)
 		}
 	}

@@ -78,3 +78,29 @@ func AccountShape(ns *server.Server, hub string, clubs ...string) (string, error
 
 // Server is the hub's embedded server.
 func Server(h *Hub) *server.Server { return h.ns }
+
+// IntakeRoom is club's intake's room (its account's memory limit) and what it
+// holds, as the server has them.
+func IntakeRoom(h *Hub, club string) (room, held int64) {
+	h.mu.Lock()
+	acc := h.accounts[club]
+	h.mu.Unlock()
+	if acc == nil {
+		return 0, 0
+	}
+	u := acc.JetStreamUsage()
+	room = u.Limits.MaxMemory
+	if t, ok := u.Tiers[""]; ok && room == 0 {
+		room = t.Limits.MaxMemory
+	}
+	return room, int64(u.Memory)
+}
+
+// GateSlots is how many intakes have their whole room at once under a hub whose
+// JetStream memory is maxMemory; GateSmallRoom the others'.
+func GateSlots(maxMemory int64) int { return newGate(maxMemory).slots }
+
+const GateSmallRoom = gateSmallRoom
+
+// GateWaiting is how many clubs wait for a slot of the hub's gate.
+func GateWaiting(h *Hub) int { return h.gate.waitingNow() }

@@ -77,6 +77,8 @@ type Hub struct {
 	updateFault func(jetstream.StreamConfig) error
 	// accounts are the clubs' accounts at the embedded server, by club (accounts.go).
 	accounts map[string]*server.Account
+	// gate gives the intakes their rooms under a budget (gate.go); nil: no budget.
+	gate *gate
 	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
 	pairings hubPairings
 	// intakeHolds are the clubs' intakes a kick or learnClubStream holds while it
@@ -164,7 +166,7 @@ func Start(ctx context.Context, o Options, log zerolog.Logger) (*Hub, error) {
 		return nil, err
 	}
 	h := &Hub{ns: ns, opts: opts, nc: nc, js: js, auth: a, log: lg, state: o.State, boardsBytes: boards, clubsChanged: make(chan struct{}, 1),
-		accounts: map[string]*server.Account{}}
+		accounts: map[string]*server.Account{}, gate: newGate(o.MaxMemory)}
 	if err := h.SetClubs(ctx, o.Clubs); err != nil {
 		h.Shutdown()
 		return nil, err

@@ -107,11 +107,19 @@ func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seen
 	// one source of 202 after a 5-minute cut of every link took more than 2 minutes
 	// to go on by itself). Not an intake holding units: it is full, waiting for
 	// its club's stream at the hub to take them, not for the club.
+	// Under the gate (gate.go), a club whose next unit is larger than its intake's
+	// small room stalls so too: it waits for a slot, not for a kick.
 	grew := seqs.grew(name, info.State.LastSeq)
 	idle := len(info.Config.Sources) == 0
 	for _, si := range info.Sources {
-		if si.External != nil && si.External.APIPrefix == apiPrefix(club) &&
-			(si.Active < 0 || si.Active > sourceKickAfter || si.Lag > 0 && info.State.Msgs == 0 && time.Since(grew) >= sourceKickAfter) {
+		if si.External == nil || si.External.APIPrefix != apiPrefix(club) {
+			continue
+		}
+		stalled := si.Lag > 0 && info.State.Msgs == 0 && time.Since(grew) >= sourceKickAfter
+		if stalled {
+			h.log.Debug().Str("club", club).Uint64("lag", si.Lag).Dur("active", si.Active).Msg("league: the club's intake's source stalled")
+		}
+		if si.Active < 0 || si.Active > sourceKickAfter || stalled && !h.gate.want(club) {
 			idle = true
 		}
 	}

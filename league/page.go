@@ -146,6 +146,8 @@ func (h *Hub) newMetrics() *metrics.Metrics {
 			}
 			return out
 		})
+	met.Gauge("scoreboard_league_intakes_waiting", "Clubs catching up that wait for their turn at their intake's whole room, the memory budget having no room for all at once (docs/league.md, \"Clubs catching up at once\").",
+		func() float64 { return float64(h.gate.waitingNow()) })
 	met.Counter("scoreboard_league_pairings_loads_refused_total", "Pairings loads the hub neither applied nor answered: a reply subject that is no requester's inbox, or a message JetStream delivered.",
 		func() float64 { return float64(h.pairings.refused.Load()) })
 	return met

@@ -69,7 +69,9 @@ func markdown(root *cobra.Command) ([]byte, error) {
 		"Two variables are no setting: `$SCOREBOARD_CPUPROFILE=FILE` makes any command write\n" +
 		"its CPU profile to FILE until it exits, and `$SCOREBOARD_HEAPPROFILE=FILE` its heap\n" +
 		"when it is told to stop (SIGTERM, SIGINT), for `go tool pprof`: how the league's\n" +
-		"benchmarks see where a hub's time and memory go (BENCHMARKS.md).\n\n" +
+		"benchmarks see where a hub's time and memory go (BENCHMARKS.md).\n" +
+		"`$SCOREBOARD_HEAPPROFILE_PEAK=FILE` writes its heap at each new peak of the live heap\n" +
+		"instead, replacing FILE: a burst's memory, read after it is over.\n\n" +
 		"")
 	b.WriteString(config.MarkdownTable())
 	link := func(name string) string {

@@ -141,6 +141,8 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	clubs.Store(int64(len(cfg.Clubs)))
 	g.Go(func() error { return hub.RunBoards(gctx) })
 	g.Go(func() error { hub.WatchLinks(gctx, time.Second); return nil })
+	// The intakes' rooms, so that clubs catching up at once keep to the budget.
+	g.Go(func() error { hub.RunGate(gctx); return nil })
 	// The page's delays: SIGHUP's [[club]] tables change the clubs' at once.
 	delays := webpkg.NewDelays(c.League.HTTPDelay, nil)
 	delays.SetLeague(league.Names(cfg.Clubs), league.ClubDelays(cfg.Clubs))

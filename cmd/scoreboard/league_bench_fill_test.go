@@ -144,13 +144,15 @@ func (f *benchFill) state(i int) (jetstream.StreamState, error) {
 func (f *benchFill) states() (out []jetstream.StreamState, err error) {
 	out = make([]jetstream.StreamState, len(f.clubs))
 	failed := 0
+	var last error
 	for i := range f.clubs {
-		if out[i], err = f.state(i); err != nil {
-			failed++
+		var e error
+		if out[i], e = f.state(i); e != nil {
+			failed, last = failed+1, e
 		}
 	}
 	if failed > 0 {
-		return out, fmt.Errorf("%d of %d streams at the hub not read, the last: %w", failed, len(f.clubs), err)
+		return out, fmt.Errorf("%d of %d streams at the hub not read, the last: %w", failed, len(f.clubs), last)
 	}
 	return out, nil
 }

@@ -37,6 +37,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	endProfile := profile.CPU(os.Getenv("SCOREBOARD_CPUPROFILE"), os.Stderr)
 	profile.Heap(ctx, os.Getenv("SCOREBOARD_HEAPPROFILE"), os.Stderr)
+	profile.HeapPeak(ctx, os.Getenv("SCOREBOARD_HEAPPROFILE_PEAK"), os.Stderr)
 	code := runMain(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	endProfile()
 	stop()

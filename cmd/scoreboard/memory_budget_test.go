@@ -52,13 +52,22 @@ func parseFloat(s string) float64 {
 func TestMemoryBudget(t *testing.T) {
 	bin := proctest.Scoreboard(t)
 	t.Run("hub, TOML key", func(t *testing.T) {
-		hub, page, _ := hubWithFile(t, "", "[memory]\nbudget = \"32MiB\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n")
-		got, _ := gomemlimit(t, page)
+		hub, page, _ := hubWithFile(t, "", "[memory]\nbudget = \"32MiB\"\n[[club]]\nname = \"north\"\ntoken = \"tn\"\n"+
+			"[[club]]\nname = \"south\"\ntoken = \"ts\"\n[[club]]\nname = \"east\"\ntoken = \"te\"\n")
+		got, body := gomemlimit(t, page)
+		if !strings.Contains(body, "\nscoreboard_league_intakes_waiting 0\n") {
+			t.Errorf("the hub's /metrics lacks scoreboard_league_intakes_waiting 0:\n%s", lastLines(body, 30))
+		}
 		if want, n := memlimit.Limit(32<<20, memlimit.ProgramOf(hub.PID())), parseFloat(got); n != float64(want) {
 			t.Errorf("hub's go_gc_gomemlimit_bytes %q, want %d MiB", got, want>>20)
 		}
 		if out := hub.Output(); !strings.Contains(out, `"budget_mib":32`) || !strings.Contains(out, `"gomemlimit_from":"budget"`) {
 			t.Errorf("the hub's log does not say its budget:\n%s", lastLines(out, 20))
+		}
+		// Three clubs, room for two catching up at once: they take turns (league/gate.go).
+		hub.WaitOutput(`"message":"league: intake gate"`, bustest.Long)
+		if out := hub.Output(); !strings.Contains(out, `"clubs":3,"slots":2`) {
+			t.Errorf("the hub's log does not say its gate's slots:\n%s", lastLines(out, 20))
 		}
 	})
 	run := func(t *testing.T, args ...string) (*proctest.Process, string) {

@@ -1,0 +1,181 @@
+package league_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/goclub/scoreboard/internal/bustest"
+	"github.com/goclub/scoreboard/internal/proctest"
+	"github.com/goclub/scoreboard/league"
+)
+
+// gateSampler reads every club's intake's room and what it holds, as the server
+// has them, every 5 ms until stopped: the most intakes with their whole room at
+// once, the most all intakes held at once, and the most an intake held at its
+// small room.
+type gateSampler struct {
+	samples, fullMax, heldMax, smallHeldMax, smallPressed, waitingMax atomic.Int64
+	stop                                                              chan struct{}
+	done                                                              sync.WaitGroup
+}
+
+func sampleGate(h *league.Hub, clubs []string) *gateSampler {
+	s := &gateSampler{stop: make(chan struct{})}
+	s.done.Go(func() {
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			var full, held int64
+			for _, c := range clubs {
+				room, n := league.IntakeRoom(h, c)
+				held += n
+				switch room {
+				case league.IntakeMaxBytes:
+					full++
+				case league.GateSmallRoom:
+					if n > s.smallHeldMax.Load() {
+						s.smallHeldMax.Store(n)
+					}
+					if n >= league.GateSmallRoom/2 {
+						s.smallPressed.Add(1)
+					}
+				}
+			}
+			s.samples.Add(1)
+			if w := int64(league.GateWaiting(h)); w > s.waitingMax.Load() {
+				s.waitingMax.Store(w)
+			}
+			if full > s.fullMax.Load() {
+				s.fullMax.Store(full)
+			}
+			if held > s.heldMax.Load() {
+				s.heldMax.Store(held)
+			}
+		}
+	})
+	return s
+}
+
+func (s *gateSampler) end() string {
+	close(s.stop)
+	s.done.Wait()
+	return fmt.Sprintf("%d samples: at most %d clubs waiting for a slot, %d intakes with their whole room at once; all intakes held at most %d KiB at once; an intake at its small room held at most %d KiB (pressing in %d samples)",
+		s.samples.Load(), s.waitingMax.Load(), s.fullMax.Load(), s.heldMax.Load()>>10, s.smallHeldMax.Load()>>10, s.smallPressed.Load())
+}
+
+// TestLeagueGateCatchUp: six clubs catch up at once under a budget with room for
+// two (gate.go). At most two intakes have their whole room at any moment, the
+// others their small room; what all the intakes hold stays within that; every
+// club's units reach its stream at the hub, once each, in order; and a unit larger
+// than the small room gets through too (its club waits for a slot).
+func TestLeagueGateCatchUp(t *testing.T) {
+	t.Parallel()
+	const nClubs, slots = 6, 2
+	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
+	if got := league.GateSlots(maxMemory); got != slots {
+		t.Fatalf("the gate of a hub of %d MiB of JetStream memory has %d slots; want %d", maxMemory>>20, got, slots)
+	}
+	clubs := make([]league.Club, nClubs)
+	names := make([]string, nClubs)
+	for i := range clubs {
+		names[i] = fmt.Sprintf("c%d", i)
+		clubs[i] = league.Club{Name: names[i], Token: "t" + names[i]}
+	}
+	var buf proctest.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := league.Start(ctx, league.Options{
+		Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", StoreDir: t.TempDir(), Clubs: clubs, MaxMemory: maxMemory,
+	}, zerolog.New(&buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	t.Cleanup(func() {
+		if t.Failed() {
+			var says []string
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if strings.Contains(l, "slot") || strings.Contains(l, "stalled") || strings.Contains(l, "set up again") {
+					says = append(says, l)
+				}
+			}
+			t.Logf("the hub's gate and kicks:\n%s", strings.Join(says, "\n"))
+		}
+	})
+	wctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go h.WatchLinks(wctx, 200*time.Millisecond)
+	go h.RunGate(wctx)
+	for _, c := range names {
+		if room, _ := league.IntakeRoom(h, c); room != league.GateSmallRoom {
+			t.Fatalf("club %s's intake starts with a room of %d bytes; want the small room, %d", c, room, league.GateSmallRoom)
+		}
+	}
+	s := sampleGate(h, names)
+	// Each club's backlog, 4 MiB of 100 KiB units, published at once.
+	const n, size = 40, 100 << 10
+	var wg sync.WaitGroup
+	for _, c := range names {
+		_, nc := startClub(t, h.LeafURL(), c, "t"+c)
+		wg.Go(func() {
+			for i := 1; i <= n; i++ {
+				unit := fmt.Appendf(nil, "unit %d ", i)
+				unit = append(unit, strings.Repeat("x", size-len(unit))...)
+				if err := nc.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			nc.Flush()
+			// Then one larger than the small room.
+			unit := fmt.Appendf(nil, "unit %d ", n+1)
+			unit = append(unit, strings.Repeat("y", 3*league.GateSmallRoom-len(unit))...)
+			if err := nc.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+				t.Error(err)
+			}
+			nc.Flush()
+		})
+	}
+	wg.Wait()
+	bustest.WaitWithin(t, 2*time.Minute, "every club's backlog at the hub", func() (bool, string) {
+		var short []string
+		for _, c := range names {
+			if got := countLeague(t, h.Conn(), c); got != n+1 {
+				short = append(short, fmt.Sprintf("%s %d of %d", c, got, n+1))
+			}
+		}
+		return len(short) == 0, strings.Join(short, "; ")
+	})
+	says := s.end()
+	t.Log(says)
+	for _, c := range names {
+		if d := onceEach(t, h.Conn(), c, n+1); d != "" {
+			t.Errorf("club %s: %s", c, d)
+		}
+	}
+	if s.fullMax.Load() > slots {
+		t.Errorf("more intakes than the budget's %d slots had their whole room at once: %s", slots, says)
+	}
+	if s.fullMax.Load() == 0 || s.waitingMax.Load() == 0 {
+		t.Errorf("no club was given a slot for its backlog, or none waited for one: %s", says)
+	}
+	// An intake let down to its small room may hold what it took before, until its
+	// stream takes it; one given no slot holds its small room and a unit at most.
+	bound := int64(slots*league.IntakeMaxBytes + (nClubs-slots)*(league.GateSmallRoom+3*league.GateSmallRoom))
+	if s.heldMax.Load() > bound {
+		t.Errorf("the intakes held more than %d KiB at once: %s", bound>>10, says)
+	}
+	if !strings.Contains(buf.String(), "intake gate") {
+		t.Errorf("the hub did not log its gate: %s", buf.String())
+	}
+}
