@@ -38,6 +38,39 @@ type benchClub struct {
 	seq    map[string]uint64
 }
 
+// benchClubLogs keeps the clubs' servers' and connections' warnings, the first
+// benchClubLogLines of them, for the end of the run: a club's server closing its
+// own connection (a slow consumer), a stream refusing, a disconnect.
+var benchClubLogs = &benchLogSink{}
+
+const benchClubLogLines = 300
+
+type benchLogSink struct {
+	mu    sync.Mutex
+	lines []string
+	more  int
+}
+
+func (s *benchLogSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lines) < benchClubLogLines {
+		s.lines = append(s.lines, strings.TrimSpace(string(p)))
+	} else {
+		s.more++
+	}
+	return len(p), nil
+}
+
+// take is the lines kept so far and how many more there were, and forgets them.
+func (s *benchLogSink) take() ([]string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines, more := s.lines, s.more
+	s.lines, s.more = nil, 0
+	return lines, more
+}
+
 func (c *benchClub) unit(port string, sent func(key string)) error {
 	c.seq[port]++
 	seq := c.seq[port]
@@ -319,9 +352,9 @@ func startBenchCluster(t *testing.T, root string, names []string, n int) []*benc
 // to the hub's leaf listener leaf through a counting proxy, as token-<name>.
 func startBenchClub(t *testing.T, root, name, leaf string) *benchClub {
 	t.Helper()
-	nop := zerolog.Nop()
+	log := zerolog.New(benchClubLogs).Level(zerolog.WarnLevel).With().Timestamp().Str("club", name).Logger()
 	c := &benchClub{name: name, proxy: newLinkProxy(t, leaf), origin: map[string]string{}, seq: map[string]uint64{}}
-	b := bustest.Start(t, bustest.Options{Off: true, StoreDir: filepath.Join(root, name), Log: &nop,
+	b := bustest.Start(t, bustest.Options{Off: true, StoreDir: filepath.Join(root, name), Log: &log,
 		Hub: &bus.HubLink{URL: "nats-leaf://" + c.proxy.addr, Club: name, Token: "token-" + name}})
 	c.srv, c.nc = b.Server, b.Daemon()
 	js, _ := jetstream.New(c.nc)

@@ -215,6 +215,7 @@ func (f *benchFill) fill(t *testing.T, parallel int) {
 		return at == len(f.clubs), fmt.Sprintf("%d of %d streams pruned; %d not yet holding all their fillers; %d MiB held (%v)", at, len(f.clubs), behind, bytes>>20, err)
 	})
 	f.fillSpent = time.Since(t0)
+	f.fillersHeld(t, "the fill")
 	t.Logf("fill: every stream at the hub pruned once, %v after the fill began; %d bytes a filler in the hub's store (%d over its data)",
 		f.fillSpent.Round(time.Second), int64(f.unit)+f.overhead, f.overhead)
 }
@@ -271,6 +272,7 @@ func (f *benchFill) topUp(t *testing.T, want int64) {
 		}
 		return behind == 0, fmt.Sprintf("%d of %d streams not yet holding their top-up (%v)", behind, len(f.clubs), err)
 	})
+	f.fillersHeld(t, "the top-up")
 	var least, most uint64
 	for i, s := range f.mustStates(t) {
 		if i == 0 || s.Bytes < least {
@@ -450,6 +452,11 @@ func (f *benchFill) lost(t *testing.T, locks []sync.Mutex) string {
 	}
 	t.Logf("fill: lost: the clubs published %d messages (units' dumps and results, and fillers), their histories hold %d (%d short), the hub got all but %d of those (%d more)",
 		published, held, clubShort, hubShort, extra)
+	if clubShort > 0 {
+		f.shortClubs(t, locks, want, hist)
+	}
+	lines, more := benchClubLogs.take()
+	t.Logf("fill: the clubs' servers and connections logged %d warnings:\n%s", len(lines)+more, strings.Join(lines, "\n"))
 	if clubShort > 0 || hubShort > 0 {
 		t.Errorf("fill: lost: %d messages between the clubs and their histories, %d between the histories and the hub", clubShort, hubShort)
 	}
@@ -474,5 +481,74 @@ func waitSlowly(t *testing.T, within time.Duration, what string, cond func() (bo
 			logged = time.Now()
 		}
 		time.Sleep(2 * time.Second)
+	}
+}
+
+// fillersHeld logs, after phase, the clubs whose histories hold fewer fillers
+// than they published: the fillers go with nothing else (the units are the
+// play's), so that the phase that lost them is told apart.
+func (f *benchFill) fillersHeld(t *testing.T, phase string) {
+	t.Helper()
+	fill := bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("goscore", "fill")
+	var short []string
+	var n int64
+	for i, c := range f.clubs {
+		js, _ := jetstream.New(c.nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := js.Stream(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Stream())
+		var held uint64
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = s.Info(ctx, jetstream.WithSubjectFilter(fill)); err == nil {
+				held = info.State.Subjects[fill]
+			}
+		}
+		cancel()
+		if err != nil || held < uint64(f.fills[i]) {
+			n += f.fills[i] - int64(held)
+			short = append(short, fmt.Sprintf("%s %d of %d (%v)", c.name, held, f.fills[i], err))
+		}
+	}
+	t.Logf("fill: after %s the clubs' histories are %d fillers short: %d clubs %v", phase, n, len(short), short)
+}
+
+// shortClubs logs, for each club whose history holds fewer messages than it
+// published (want, hist: by club), what it is short of, by subject (fillers, the
+// units' dumps, their results), with its connection's reconnects and its server's
+// slow consumers: what lost them, and when.
+func (f *benchFill) shortClubs(t *testing.T, locks []sync.Mutex, want, hist []uint64) {
+	t.Helper()
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	for i, c := range f.clubs {
+		if hist[i] >= want[i] {
+			continue
+		}
+		js, _ := jetstream.New(c.nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var held map[string]uint64
+		var err error
+		if s, serr := js.Stream(ctx, subj.Stream()); serr != nil {
+			err = serr
+		} else if info, ierr := s.Info(ctx, jetstream.WithSubjectFilter(bus.DefaultPrefix+".>")); ierr != nil {
+			err = ierr
+		} else {
+			held = info.State.Subjects
+		}
+		cancel()
+		var short []string
+		locks[i].Lock()
+		for port, n := range c.seq {
+			for _, s := range []string{subj.Dump("goscore", port), subj.Result("goscore", port)} {
+				if held[s] != n {
+					short = append(short, fmt.Sprintf("%s %d of %d", s, held[s], n))
+				}
+			}
+		}
+		locks[i].Unlock()
+		if fill := subj.Dump("goscore", "fill"); held[fill] != uint64(f.fills[i]) {
+			short = append(short, fmt.Sprintf("%s %d of %d", fill, held[fill], f.fills[i]))
+		}
+		t.Logf("fill: lost: club %s: %d short: %s (%v); its connection reconnected %d times, its server counted %d slow consumers",
+			c.name, want[i]-hist[i], strings.Join(short, ", "), err, c.nc.Stats().Reconnects, c.srv.NATS().NumSlowConsumers())
 	}
 }
