@@ -28,12 +28,16 @@ import (
 
 // benchClub is a club's embedded server, linked to the hub through a proxy, whose
 // ports' units and results the benchmark publishes as a daemon's ports and
-// workers do: the history stream captures them, the hub sources them.
+// workers do, and records as a daemon's ports do: each dump and result is handed
+// to the club's history.Recorder, which publishes it into the history stream with
+// acks and sends it again until it is stored (the daemon's path, daemon.Config.Record),
+// and the hub sources the stream.
 type benchClub struct {
 	name   string
 	proxy  *linkProxy
 	srv    *bus.Server
 	nc     *nats.Conn
+	rec    *history.Recorder
 	origin map[string]string // a port's, as a daemon's ports each have their own
 	seq    map[string]uint64
 }
@@ -84,6 +88,8 @@ func (c *benchClub) unit(port string, sent func(key string)) error {
 	d.Header.Set(bus.HeaderOrigin, origin)
 	d.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq, 10))
 	d.Header.Set(bus.HeaderMsgID, bus.DumpID(origin, seq))
+	// The port publishes its dump for the workers, and hands it to the recorder.
+	c.rec.Record(d)
 	if err := c.nc.PublishMsg(d); err != nil {
 		return err
 	}
@@ -94,7 +100,22 @@ func (c *benchClub) unit(port string, sent func(key string)) error {
 	if sent != nil {
 		sent(fmt.Sprintf("%s.%s %d", c.name, port, seq))
 	}
+	// A worker publishes the result; the port takes it as the unit's outcome and
+	// hands it to the recorder.
+	c.rec.Record(r)
 	return c.nc.PublishMsg(r)
+}
+
+// settle waits until the club's recorder holds at most n messages not yet
+// stored (queued, or published and not acked); false if it still holds more
+// after within.
+func (c *benchClub) settle(n int, within time.Duration) bool {
+	for deadline := time.Now().Add(within); c.rec.Held() > n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func procStat(t *testing.T, pid int) (cpu time.Duration, rssKiB, hwmKiB int) {
@@ -358,10 +379,19 @@ func startBenchClub(t *testing.T, root, name, leaf string) *benchClub {
 		Hub: &bus.HubLink{URL: "nats-leaf://" + c.proxy.addr, Club: name, Token: "token-" + name}})
 	c.srv, c.nc = b.Server, b.Daemon()
 	js, _ := jetstream.New(c.nc)
-	if _, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30}); err != nil {
+	_, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30})
+	if err != nil {
 		t.Fatal(err)
 	}
-	bustest.CaptureHistory(t, c.nc, bus.DefaultPrefix) // the club's ports
+	// The club's recorder, as a daemon's: on the daemon's connection, until the
+	// test ends (before the connection closes: the cleanups run last first).
+	if c.rec, err = history.NewRecorder(c.nc, bus.DefaultPrefix, log); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.rec.Run(ctx, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
 	return c
 }
 

@@ -51,8 +51,9 @@ type benchFill struct {
 	js        jetstream.JetStream // the hub's
 	share     int64
 	unit      int
-	fills     []int64 // filler messages published, a club's each
-	overhead  int64   // what the hub's store takes for a message beyond its data
+	fills     []int64  // filler messages published, a club's each
+	origins   []string // the fillers' origin, a club's each: their Nats-Msg-Ids'
+	overhead  int64    // what the hub's store takes for a message beyond its data
 	first     []uint64
 	pruned    float64
 	windowAt  time.Time
@@ -86,7 +87,7 @@ func newBenchFill(t *testing.T, h *benchHub, clubs []*benchClub) *benchFill {
 	}
 	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	return &benchFill{h: h, clubs: clubs, js: js, share: share, unit: unit, fills: make([]int64, len(clubs))}
+	return &benchFill{h: h, clubs: clubs, js: js, share: share, unit: unit, fills: make([]int64, len(clubs)), origins: make([]string, len(clubs))}
 }
 
 // filler is a filler of n bytes: a line of a goscore board over and over.
@@ -95,34 +96,44 @@ func filler(n int) []byte {
 	return b[:n]
 }
 
-// publish publishes n fillers of size bytes as club i, and waits for its server to
-// have them. A flush that times out (the machine loaded) is tried again.
+// publish publishes n fillers of size bytes as club i, as a port publishes its
+// dumps and hands them to the club's recorder (benchClub), and waits for its
+// history to have them: at most fillWindow unacked at a time, as fast as the
+// stream acks them. Each has its Nats-Msg-Id, as a port's dumps have: one the
+// recorder sends again after a lost ack is stored once.
 func (f *benchFill) publish(t *testing.T, i int, n int64, size int) {
 	c, data := f.clubs[i], filler(size)
-	flush := func() {
-		for try := 1; ; try++ {
-			err := c.nc.FlushTimeout(time.Minute)
-			if err == nil {
-				return
-			}
-			if try == 5 {
-				t.Errorf("club %s: filler: %v, %d times", c.name, err, try)
-				return
-			}
+	if f.origins[i] == "" {
+		f.origins[i] = bus.NewOrigin()
+	}
+	settle := func(held int) bool {
+		if c.settle(held, 5*time.Minute) {
+			return true
 		}
+		t.Errorf("club %s: filler: its recorder still holds %d not stored after 5 minutes (stored %d, sent again %d, given up %d)",
+			c.name, c.rec.Held(), c.rec.Stored(), c.rec.Resent(), c.rec.Dropped())
+		return false
 	}
 	for k := range n {
-		if err := c.nc.Publish("scoreboard.dump.goscore.fill", data); err != nil {
+		f.fills[i]++
+		m := nats.NewMsg("scoreboard.dump.goscore.fill")
+		m.Data = data
+		m.Header.Set(bus.HeaderMsgID, bus.DumpID(f.origins[i], uint64(f.fills[i])))
+		c.rec.Record(m)
+		if err := c.nc.PublishMsg(m); err != nil {
 			t.Errorf("club %s: filler: %v", c.name, err)
 			return
 		}
-		f.fills[i]++
-		if k%32 == 31 {
-			flush()
+		if k%fillWindow == fillWindow-1 && !settle(fillWindow) {
+			return
 		}
 	}
-	flush()
+	settle(0)
 }
+
+// fillWindow is how many fillers a club has unacked at most: the 32 a flush of
+// the core publishes bounded before the clubs recorded as the daemon does.
+const fillWindow = 32
 
 // state is club i's stream's state at the hub.
 func (f *benchFill) state(i int) (jetstream.StreamState, error) {
@@ -400,8 +411,8 @@ func (f *benchFill) end(t *testing.T) string {
 }
 
 // lost counts, once the play has stopped, the messages each club published that
-// its history does not hold (the benchmark's stand-in for a daemon's capture,
-// core NATS on the club's server), and those its history holds that its stream at
+// its history does not hold (what its recorder, the daemon's, did not store),
+// and those its history holds that its stream at
 // the hub did not get (held or pruned): both 0 when nothing was lost. A loss is
 // an error, after which the benchmark goes on to its end. locks guard the clubs'
 // counts.
@@ -450,8 +461,12 @@ func (f *benchFill) lost(t *testing.T, locks []sync.Mutex) string {
 			break
 		}
 	}
-	t.Logf("fill: lost: the clubs published %d messages (units' dumps and results, and fillers), their histories hold %d (%d short), the hub got all but %d of those (%d more)",
-		published, held, clubShort, hubShort, extra)
+	var resent, dropped uint64
+	for _, c := range f.clubs {
+		resent, dropped = resent+c.rec.Resent(), dropped+c.rec.Dropped()
+	}
+	t.Logf("fill: lost: the clubs published %d messages (units' dumps and results, and fillers), their histories hold %d (%d short; their recorders sent %d again and gave up %d), the hub got all but %d of those (%d more)",
+		published, held, clubShort, resent, dropped, hubShort, extra)
 	if clubShort > 0 {
 		f.shortClubs(t, locks, want, hist)
 	}
@@ -460,7 +475,7 @@ func (f *benchFill) lost(t *testing.T, locks []sync.Mutex) string {
 	if clubShort > 0 || hubShort > 0 {
 		t.Errorf("fill: lost: %d messages between the clubs and their histories, %d between the histories and the hub", clubShort, hubShort)
 	}
-	return fmt.Sprintf(" club_msgs=%d club_msgs_lost=%d hub_msgs_lost=%d hub_msgs_extra=%d", published, clubShort, hubShort, extra)
+	return fmt.Sprintf(" club_msgs=%d club_msgs_lost=%d club_msgs_resent=%d hub_msgs_lost=%d hub_msgs_extra=%d", published, clubShort, resent, hubShort, extra)
 }
 
 // waitSlowly is bustest.WaitWithin looking every 2 s, its counts logged every
