@@ -114,21 +114,27 @@ func (f *benchFill) publish(t *testing.T, i int, n int64, size int) {
 			c.name, c.rec.Held(), c.rec.Stored(), c.rec.Resent(), c.rec.Dropped())
 		return false
 	}
+	var busErrs int
+	var busErr error
 	for k := range n {
 		f.fills[i]++
 		m := nats.NewMsg("scoreboard.dump.goscore.fill")
 		m.Data = data
 		m.Header.Set(bus.HeaderMsgID, bus.DumpID(f.origins[i], uint64(f.fills[i])))
 		c.rec.Record(m)
+		// On the bus too, as a port's dump; one the connection does not take
+		// (closed by its server) the recorder still has, as a daemon's does.
 		if err := c.nc.PublishMsg(m); err != nil {
-			t.Errorf("club %s: filler: %v", c.name, err)
-			return
+			busErrs, busErr = busErrs+1, err
 		}
 		if k%fillWindow == fillWindow-1 && !settle(fillWindow) {
 			return
 		}
 	}
 	settle(0)
+	if busErrs > 0 {
+		t.Logf("club %s: %d fillers not published on the bus (the last: %v); recorded", c.name, busErrs, busErr)
+	}
 }
 
 // fillWindow is how many fillers a club has unacked at most: the 32 a flush of
