@@ -28,14 +28,51 @@ import (
 
 // benchClub is a club's embedded server, linked to the hub through a proxy, whose
 // ports' units and results the benchmark publishes as a daemon's ports and
-// workers do: the history stream captures them, the hub sources them.
+// workers do, and records as a daemon's ports do: each dump and result is handed
+// to the club's history.Recorder, which publishes it into the history stream with
+// acks and sends it again until it is stored (the daemon's path, daemon.Config.Record),
+// and the hub sources the stream.
 type benchClub struct {
 	name   string
 	proxy  *linkProxy
 	srv    *bus.Server
 	nc     *nats.Conn
+	rec    *history.Recorder
 	origin map[string]string // a port's, as a daemon's ports each have their own
 	seq    map[string]uint64
+}
+
+// benchClubLogs keeps the clubs' servers' and connections' warnings, the first
+// benchClubLogLines of them, for the end of the run: a club's server closing its
+// own connection (a slow consumer), a stream refusing, a disconnect.
+var benchClubLogs = &benchLogSink{}
+
+const benchClubLogLines = 300
+
+type benchLogSink struct {
+	mu    sync.Mutex
+	lines []string
+	more  int
+}
+
+func (s *benchLogSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lines) < benchClubLogLines {
+		s.lines = append(s.lines, strings.TrimSpace(string(p)))
+	} else {
+		s.more++
+	}
+	return len(p), nil
+}
+
+// take is the lines kept so far and how many more there were, and forgets them.
+func (s *benchLogSink) take() ([]string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines, more := s.lines, s.more
+	s.lines, s.more = nil, 0
+	return lines, more
 }
 
 func (c *benchClub) unit(port string, sent func(key string)) error {
@@ -51,6 +88,8 @@ func (c *benchClub) unit(port string, sent func(key string)) error {
 	d.Header.Set(bus.HeaderOrigin, origin)
 	d.Header.Set(bus.HeaderSeq, strconv.FormatUint(seq, 10))
 	d.Header.Set(bus.HeaderMsgID, bus.DumpID(origin, seq))
+	// The port publishes its dump for the workers, and hands it to the recorder.
+	c.rec.Record(d)
 	if err := c.nc.PublishMsg(d); err != nil {
 		return err
 	}
@@ -61,7 +100,22 @@ func (c *benchClub) unit(port string, sent func(key string)) error {
 	if sent != nil {
 		sent(fmt.Sprintf("%s.%s %d", c.name, port, seq))
 	}
+	// A worker publishes the result; the port takes it as the unit's outcome and
+	// hands it to the recorder.
+	c.rec.Record(r)
 	return c.nc.PublishMsg(r)
+}
+
+// settle waits until the club's recorder holds at most n messages not yet
+// stored (queued, or published and not acked); false if it still holds more
+// after within.
+func (c *benchClub) settle(n int, within time.Duration) bool {
+	for deadline := time.Now().Add(within); c.rec.Held() > n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func procStat(t *testing.T, pid int) (cpu time.Duration, rssKiB, hwmKiB int) {
@@ -319,16 +373,25 @@ func startBenchCluster(t *testing.T, root string, names []string, n int) []*benc
 // to the hub's leaf listener leaf through a counting proxy, as token-<name>.
 func startBenchClub(t *testing.T, root, name, leaf string) *benchClub {
 	t.Helper()
-	nop := zerolog.Nop()
+	log := zerolog.New(benchClubLogs).Level(zerolog.WarnLevel).With().Timestamp().Str("club", name).Logger()
 	c := &benchClub{name: name, proxy: newLinkProxy(t, leaf), origin: map[string]string{}, seq: map[string]uint64{}}
-	b := bustest.Start(t, bustest.Options{Off: true, StoreDir: filepath.Join(root, name), Log: &nop,
+	b := bustest.Start(t, bustest.Options{Off: true, StoreDir: filepath.Join(root, name), Log: &log,
 		Hub: &bus.HubLink{URL: "nats-leaf://" + c.proxy.addr, Club: name, Token: "token-" + name}})
 	c.srv, c.nc = b.Server, b.Daemon()
 	js, _ := jetstream.New(c.nc)
-	if _, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30}); err != nil {
+	_, err := history.Setup(context.Background(), js, history.Config{Prefix: bus.DefaultPrefix, MaxAge: time.Hour, MaxBytes: 1 << 30})
+	if err != nil {
 		t.Fatal(err)
 	}
-	bustest.CaptureHistory(t, c.nc, bus.DefaultPrefix) // the club's ports
+	// The club's recorder, as a daemon's: on the daemon's connection, until the
+	// test ends (before the connection closes: the cleanups run last first).
+	if c.rec, err = history.NewRecorder(c.nc, bus.DefaultPrefix, log); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.rec.Run(ctx, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
 	return c
 }
 

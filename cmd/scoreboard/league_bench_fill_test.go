@@ -51,8 +51,9 @@ type benchFill struct {
 	js        jetstream.JetStream // the hub's
 	share     int64
 	unit      int
-	fills     []int64 // filler messages published, a club's each
-	overhead  int64   // what the hub's store takes for a message beyond its data
+	fills     []int64  // filler messages published, a club's each
+	origins   []string // the fillers' origin, a club's each: their Nats-Msg-Ids'
+	overhead  int64    // what the hub's store takes for a message beyond its data
 	first     []uint64
 	pruned    float64
 	windowAt  time.Time
@@ -86,7 +87,7 @@ func newBenchFill(t *testing.T, h *benchHub, clubs []*benchClub) *benchFill {
 	}
 	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	return &benchFill{h: h, clubs: clubs, js: js, share: share, unit: unit, fills: make([]int64, len(clubs))}
+	return &benchFill{h: h, clubs: clubs, js: js, share: share, unit: unit, fills: make([]int64, len(clubs)), origins: make([]string, len(clubs))}
 }
 
 // filler is a filler of n bytes: a line of a goscore board over and over.
@@ -95,34 +96,50 @@ func filler(n int) []byte {
 	return b[:n]
 }
 
-// publish publishes n fillers of size bytes as club i, and waits for its server to
-// have them. A flush that times out (the machine loaded) is tried again.
+// publish publishes n fillers of size bytes as club i, as a port publishes its
+// dumps and hands them to the club's recorder (benchClub), and waits for its
+// history to have them: at most fillWindow unacked at a time, as fast as the
+// stream acks them. Each has its Nats-Msg-Id, as a port's dumps have: one the
+// recorder sends again after a lost ack is stored once.
 func (f *benchFill) publish(t *testing.T, i int, n int64, size int) {
 	c, data := f.clubs[i], filler(size)
-	flush := func() {
-		for try := 1; ; try++ {
-			err := c.nc.FlushTimeout(time.Minute)
-			if err == nil {
-				return
-			}
-			if try == 5 {
-				t.Errorf("club %s: filler: %v, %d times", c.name, err, try)
-				return
-			}
-		}
+	if f.origins[i] == "" {
+		f.origins[i] = bus.NewOrigin()
 	}
+	settle := func(held int) bool {
+		if c.settle(held, 5*time.Minute) {
+			return true
+		}
+		t.Errorf("club %s: filler: its recorder still holds %d not stored after 5 minutes (stored %d, sent again %d, given up %d)",
+			c.name, c.rec.Held(), c.rec.Stored(), c.rec.Resent(), c.rec.Dropped())
+		return false
+	}
+	var busErrs int
+	var busErr error
 	for k := range n {
-		if err := c.nc.Publish("scoreboard.dump.goscore.fill", data); err != nil {
-			t.Errorf("club %s: filler: %v", c.name, err)
+		f.fills[i]++
+		m := nats.NewMsg("scoreboard.dump.goscore.fill")
+		m.Data = data
+		m.Header.Set(bus.HeaderMsgID, bus.DumpID(f.origins[i], uint64(f.fills[i])))
+		c.rec.Record(m)
+		// On the bus too, as a port's dump; one the connection does not take
+		// (closed by its server) the recorder still has, as a daemon's does.
+		if err := c.nc.PublishMsg(m); err != nil {
+			busErrs, busErr = busErrs+1, err
+		}
+		if k%fillWindow == fillWindow-1 && !settle(fillWindow) {
 			return
 		}
-		f.fills[i]++
-		if k%32 == 31 {
-			flush()
-		}
 	}
-	flush()
+	settle(0)
+	if busErrs > 0 {
+		t.Logf("club %s: %d fillers not published on the bus (the last: %v); recorded", c.name, busErrs, busErr)
+	}
 }
+
+// fillWindow is how many fillers a club has unacked at most: the 32 a flush of
+// the core publishes bounded before the clubs recorded as the daemon does.
+const fillWindow = 32
 
 // state is club i's stream's state at the hub.
 func (f *benchFill) state(i int) (jetstream.StreamState, error) {
@@ -217,6 +234,7 @@ func (f *benchFill) fill(t *testing.T, parallel int) {
 		return at == len(f.clubs), fmt.Sprintf("%d of %d streams pruned; %d not yet holding all their fillers; %d MiB held (%v)", at, len(f.clubs), behind, bytes>>20, err)
 	})
 	f.fillSpent = time.Since(t0)
+	f.fillersHeld(t, "the fill")
 	t.Logf("fill: every stream at the hub pruned once, %v after the fill began; %d bytes a filler in the hub's store (%d over its data)",
 		f.fillSpent.Round(time.Second), int64(f.unit)+f.overhead, f.overhead)
 }
@@ -273,6 +291,7 @@ func (f *benchFill) topUp(t *testing.T, want int64) {
 		}
 		return behind == 0, fmt.Sprintf("%d of %d streams not yet holding their top-up (%v)", behind, len(f.clubs), err)
 	})
+	f.fillersHeld(t, "the top-up")
 	var least, most uint64
 	for i, s := range f.mustStates(t) {
 		if i == 0 || s.Bytes < least {
@@ -400,8 +419,8 @@ func (f *benchFill) end(t *testing.T) string {
 }
 
 // lost counts, once the play has stopped, the messages each club published that
-// its history does not hold (the benchmark's stand-in for a daemon's capture,
-// core NATS on the club's server), and those its history holds that its stream at
+// its history does not hold (what its recorder, the daemon's, did not store),
+// and those its history holds that its stream at
 // the hub did not get (held or pruned): both 0 when nothing was lost. A loss is
 // an error, after which the benchmark goes on to its end. locks guard the clubs'
 // counts.
@@ -450,12 +469,21 @@ func (f *benchFill) lost(t *testing.T, locks []sync.Mutex) string {
 			break
 		}
 	}
-	t.Logf("fill: lost: the clubs published %d messages (units' dumps and results, and fillers), their histories hold %d (%d short), the hub got all but %d of those (%d more)",
-		published, held, clubShort, hubShort, extra)
+	var resent, dropped uint64
+	for _, c := range f.clubs {
+		resent, dropped = resent+c.rec.Resent(), dropped+c.rec.Dropped()
+	}
+	t.Logf("fill: lost: the clubs published %d messages (units' dumps and results, and fillers), their histories hold %d (%d short; their recorders sent %d again and gave up %d), the hub got all but %d of those (%d more)",
+		published, held, clubShort, resent, dropped, hubShort, extra)
+	if clubShort > 0 {
+		f.shortClubs(t, locks, want, hist)
+	}
+	lines, more := benchClubLogs.take()
+	t.Logf("fill: the clubs' servers and connections logged %d warnings:\n%s", len(lines)+more, strings.Join(lines, "\n"))
 	if clubShort > 0 || hubShort > 0 {
 		t.Errorf("fill: lost: %d messages between the clubs and their histories, %d between the histories and the hub", clubShort, hubShort)
 	}
-	return fmt.Sprintf(" club_msgs=%d club_msgs_lost=%d hub_msgs_lost=%d hub_msgs_extra=%d", published, clubShort, hubShort, extra)
+	return fmt.Sprintf(" club_msgs=%d club_msgs_lost=%d club_msgs_resent=%d hub_msgs_lost=%d hub_msgs_extra=%d", published, clubShort, resent, hubShort, extra)
 }
 
 // waitSlowly is bustest.WaitWithin looking every 2 s, its counts logged every
@@ -476,5 +504,74 @@ func waitSlowly(t *testing.T, within time.Duration, what string, cond func() (bo
 			logged = time.Now()
 		}
 		time.Sleep(2 * time.Second)
+	}
+}
+
+// fillersHeld logs, after phase, the clubs whose histories hold fewer fillers
+// than they published: the fillers go with nothing else (the units are the
+// play's), so that the phase that lost them is told apart.
+func (f *benchFill) fillersHeld(t *testing.T, phase string) {
+	t.Helper()
+	fill := bus.Subjects{Prefix: bus.DefaultPrefix}.Dump("goscore", "fill")
+	var short []string
+	var n int64
+	for i, c := range f.clubs {
+		js, _ := jetstream.New(c.nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, err := js.Stream(ctx, bus.Subjects{Prefix: bus.DefaultPrefix}.Stream())
+		var held uint64
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = s.Info(ctx, jetstream.WithSubjectFilter(fill)); err == nil {
+				held = info.State.Subjects[fill]
+			}
+		}
+		cancel()
+		if err != nil || held < uint64(f.fills[i]) {
+			n += f.fills[i] - int64(held)
+			short = append(short, fmt.Sprintf("%s %d of %d (%v)", c.name, held, f.fills[i], err))
+		}
+	}
+	t.Logf("fill: after %s the clubs' histories are %d fillers short: %d clubs %v", phase, n, len(short), short)
+}
+
+// shortClubs logs, for each club whose history holds fewer messages than it
+// published (want, hist: by club), what it is short of, by subject (fillers, the
+// units' dumps, their results), with its connection's reconnects and its server's
+// slow consumers: what lost them, and when.
+func (f *benchFill) shortClubs(t *testing.T, locks []sync.Mutex, want, hist []uint64) {
+	t.Helper()
+	subj := bus.Subjects{Prefix: bus.DefaultPrefix}
+	for i, c := range f.clubs {
+		if hist[i] >= want[i] {
+			continue
+		}
+		js, _ := jetstream.New(c.nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var held map[string]uint64
+		var err error
+		if s, serr := js.Stream(ctx, subj.Stream()); serr != nil {
+			err = serr
+		} else if info, ierr := s.Info(ctx, jetstream.WithSubjectFilter(bus.DefaultPrefix+".>")); ierr != nil {
+			err = ierr
+		} else {
+			held = info.State.Subjects
+		}
+		cancel()
+		var short []string
+		locks[i].Lock()
+		for port, n := range c.seq {
+			for _, s := range []string{subj.Dump("goscore", port), subj.Result("goscore", port)} {
+				if held[s] != n {
+					short = append(short, fmt.Sprintf("%s %d of %d", s, held[s], n))
+				}
+			}
+		}
+		locks[i].Unlock()
+		if fill := subj.Dump("goscore", "fill"); held[fill] != uint64(f.fills[i]) {
+			short = append(short, fmt.Sprintf("%s %d of %d", fill, held[fill], f.fills[i]))
+		}
+		t.Logf("fill: lost: club %s: %d short: %s (%v); its connection reconnected %d times, its server counted %d slow consumers",
+			c.name, want[i]-hist[i], strings.Join(short, ", "), err, c.nc.Stats().Reconnects, c.srv.NATS().NumSlowConsumers())
 	}
 }

@@ -331,7 +331,9 @@ func benchCatchUp(t *testing.T, h *benchHub, c *benchClub, lock *sync.Mutex, bac
 		want += int(s)
 	}
 	lock.Unlock()
-	c.nc.Flush()
+	if !c.settle(0, 5*time.Minute) {
+		t.Fatalf("catch-up: %s's recorder still holds %d not stored after 5 minutes", c.name, c.rec.Held())
+	}
 	if os.Getenv("LEAGUE_BENCH_DEBUG") != "" {
 		go func() {
 			for range 20 {
