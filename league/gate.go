@@ -217,7 +217,7 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		if !known || idle || over {
 			delete(g.open, c)
 			g.had[c] = now
-			h.log.Debug().Str("club", c).Bool("idle", idle).Bool("pressed", pressed).Dur("held_for", now.Sub(since)).Msg("league: intake slot given back")
+			h.log.Debug().Str("club", c).Bool("idle", idle).Bool("pressed", pressed).Dur("held_for_ms", now.Sub(since)).Msg("league: intake slot given back")
 			if known && over && !idle {
 				g.waiting = append(g.waiting, c)
 			}

@@ -117,7 +117,7 @@ func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seen
 		}
 		stalled := si.Lag > 0 && info.State.Msgs == 0 && time.Since(grew) >= sourceKickAfter
 		if stalled {
-			h.log.Debug().Str("club", club).Uint64("lag", si.Lag).Dur("active", si.Active).Msg("league: the club's intake's source stalled")
+			h.log.Debug().Str("club", club).Uint64("lag", si.Lag).Dur("active_ms", si.Active).Msg("league: the club's intake's source stalled")
 		}
 		if si.Active < 0 || si.Active > sourceKickAfter || stalled && !h.gate.want(club) {
 			idle = true
