@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -88,12 +89,7 @@ func IntakeRoom(h *Hub, club string) (room, held int64) {
 	if acc == nil {
 		return 0, 0
 	}
-	u := acc.JetStreamUsage()
-	room = u.Limits.MaxMemory
-	if t, ok := u.Tiers[""]; ok && room == 0 {
-		room = t.Limits.MaxMemory
-	}
-	return room, int64(u.Memory)
+	return intakeUsage(acc)
 }
 
 // GateSlots is how many intakes have their whole room at once under a hub whose
@@ -104,3 +100,29 @@ const GateSmallRoom = gateSmallRoom
 
 // GateWaiting is how many clubs wait for a slot of the hub's gate.
 func GateWaiting(h *Hub) int { return h.gate.waitingNow() }
+
+// GateWaitingClubs are the clubs waiting for a slot of the hub's gate.
+func GateWaitingClubs(h *Hub) []string {
+	h.gate.mu.Lock()
+	defer h.gate.mu.Unlock()
+	return slices.Clone(h.gate.waiting)
+}
+
+// StreamBytes is what each of clubs' streams at the hub holds, as the server has them.
+func StreamBytes(h *Hub, clubs []string) (map[string]uint64, error) {
+	jsz, err := h.ns.Jsz(&server.JSzOptions{Account: h.ns.GlobalAccount().Name, Streams: true})
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]uint64{}
+	for _, a := range jsz.AccountDetails {
+		for _, st := range a.Streams {
+			byName[st.Name] = st.State.Bytes
+		}
+	}
+	out := make(map[string]uint64, len(clubs))
+	for _, c := range clubs {
+		out[c] = byName[ClubStream(c)]
+	}
+	return out, nil
+}
