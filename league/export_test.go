@@ -98,6 +98,9 @@ func GateSlots(maxMemory int64) int { return newGate(maxMemory).slots }
 
 const GateSmallRoom = gateSmallRoom
 
+// GateTurn is how long a club keeps a slot while others wait.
+const GateTurn = gateTurn
+
 // GateWaiting is how many clubs wait for a slot of the hub's gate.
 func GateWaiting(h *Hub) int { return h.gate.waitingNow() }
 

@@ -27,6 +27,9 @@ type gateSampler struct {
 	writtenWaiting, writesWaiting, waitedLooks                        atomic.Int64
 	stop                                                              chan struct{}
 	done                                                              sync.WaitGroup
+	// waited is, for each club, in how many readings it was waiting for a slot:
+	// the sampler's goroutine's until end.
+	waited map[string]int
 }
 
 // gateWaited is how long a club has waited before nothing more may reach its
@@ -36,7 +39,7 @@ type gateSampler struct {
 const gateWaited = 2 * time.Second
 
 func sampleGate(h *league.Hub, clubs []string) *gateSampler {
-	s := &gateSampler{stop: make(chan struct{})}
+	s := &gateSampler{stop: make(chan struct{}), waited: map[string]int{}}
 	waitingSince := map[string]time.Time{}
 	last := map[string]uint64{}
 	s.done.Go(func() {
@@ -55,6 +58,7 @@ func sampleGate(h *league.Hub, clubs []string) *gateSampler {
 						delete(waitingSince, c)
 						continue
 					}
+					s.waited[c]++
 					if _, ok := waitingSince[c]; !ok {
 						waitingSince[c] = now
 					} else if now.Sub(waitingSince[c]) >= gateWaited {
@@ -108,23 +112,13 @@ func (s *gateSampler) end() string {
 		s.writtenWaiting.Load()>>10, gateWaited, s.writesWaiting.Load(), s.waitedLooks.Load())
 }
 
-// TestLeagueGateCatchUp: six clubs catch up at once under a budget with room for
-// two (gate.go). At most two intakes have their whole room at any moment, the
-// others their small room; what all the intakes hold stays within that; every
-// club's units reach its stream at the hub, once each, in order; and a unit larger
-// than the small room gets through too (its club waits for a slot).
-func TestLeagueGateCatchUp(t *testing.T) {
-	t.Parallel()
-	const nClubs, slots = 6, 2
-	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
-	if got := league.GateSlots(maxMemory); got != slots {
-		t.Fatalf("the gate of a hub of %d MiB of JetStream memory has %d slots; want %d", maxMemory>>20, got, slots)
-	}
-	clubs := make([]league.Club, nClubs)
-	names := make([]string, nClubs)
-	for i := range clubs {
-		names[i] = fmt.Sprintf("c%d", i)
-		clubs[i] = league.Club{Name: names[i], Token: "t" + names[i]}
+// startGatedHub starts a hub of clubs (each's token "t"+its name) whose server has
+// maxMemory of JetStream memory, its links watched and its gate run; its log (at
+// debug) is returned, and its gate's and kicks' lines are in the test's when it fails.
+func startGatedHub(t *testing.T, maxMemory int64, names ...string) (*league.Hub, *proctest.Buffer) {
+	clubs := make([]league.Club, len(names))
+	for i, c := range names {
+		clubs[i] = league.Club{Name: c, Token: "t" + c}
 	}
 	var buf proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -151,6 +145,27 @@ func TestLeagueGateCatchUp(t *testing.T) {
 	t.Cleanup(stop)
 	go h.WatchLinks(wctx, 200*time.Millisecond)
 	go h.RunGate(wctx)
+	return h, &buf
+}
+
+// TestLeagueGateCatchUp: six clubs catch up at once under a budget with room for
+// two (gate.go). At most two intakes have their whole room at any moment; the
+// streams of the clubs waiting for a slot are not written; what all the intakes
+// hold stays within that; every
+// club's units reach its stream at the hub, once each, in order; and a unit larger
+// than the small room gets through too (its club waits for a slot).
+func TestLeagueGateCatchUp(t *testing.T) {
+	t.Parallel()
+	const nClubs, slots = 6, 2
+	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
+	if got := league.GateSlots(maxMemory); got != slots {
+		t.Fatalf("the gate of a hub of %d MiB of JetStream memory has %d slots; want %d", maxMemory>>20, got, slots)
+	}
+	names := make([]string, nClubs)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%d", i)
+	}
+	h, buf := startGatedHub(t, maxMemory, names...)
 	for _, c := range names {
 		if room, _ := league.IntakeRoom(h, c); room != league.GateSmallRoom {
 			t.Fatalf("club %s's intake starts with a room of %d bytes; want the small room, %d", c, room, league.GateSmallRoom)
