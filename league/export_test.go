@@ -3,8 +3,10 @@ package league
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -97,6 +99,14 @@ func IntakeRoom(h *Hub, club string) (room, held int64) {
 func GateSlots(maxMemory int64) int { return newGate(maxMemory).slots }
 
 const GateSmallRoom = gateSmallRoom
+
+// GateLook is one look of the hub's gate at every intake, as RunGate's.
+func GateLook(h *Hub) {
+	h.mu.Lock()
+	accounts := maps.Clone(h.accounts)
+	h.mu.Unlock()
+	h.gate.look(time.Now(), accounts, h)
+}
 
 // GateTurn is how long a club keeps a slot while others wait.
 const GateTurn = gateTurn
