@@ -15,9 +15,9 @@ import (
 	"github.com/goclub/scoreboard/league"
 )
 
-// TestLeagueGateHostileClubs: two clubs publish without end, as fast as the hub
-// takes them, under a budget with room for two clubs catching up (gate.go), so that
-// they hold both slots. An honest club back with a backlog still gets a slot when
+// TestLeagueGateHostileClubs: two clubs publish without end, twice what the gate
+// takes for pressing, under a budget with room for two clubs catching up (gate.go),
+// so that they hold both slots. An honest club back with a backlog still gets a slot when
 // a hostile club's turn is over (gateTurn), and its backlog through, once each and
 // in order; a club in play is never made to wait, and its units reach the hub
 // while the hostile clubs press; neither hostile club keeps a slot much past its
@@ -41,7 +41,8 @@ func TestLeagueGateHostileClubs(t *testing.T) {
 		return n == 1, fmt.Sprintf("%d units", n)
 	})
 
-	// The hostile clubs: a 100 KiB unit every 50 ms each, 2 MB/s, until the end.
+	// The hostile clubs: a 100 KiB unit every 100 ms each, 1 MB/s, twice what the
+	// gate takes for pressing, until the end.
 	stop := make(chan struct{})
 	var floods sync.WaitGroup
 	t.Cleanup(func() { close(stop); floods.Wait() })
@@ -53,7 +54,7 @@ func TestLeagueGateHostileClubs(t *testing.T) {
 				select {
 				case <-stop:
 					return
-				case <-time.After(50 * time.Millisecond):
+				case <-time.After(100 * time.Millisecond):
 				}
 				if err := nc.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
 					return
