@@ -453,11 +453,22 @@ type serverLogger struct {
 // Noticef logs the server's notices at debug: its start-up banner (23 lines, blank
 // ones among them) would bury the daemon's own few lines at info, and the daemon logs
 // where it listens itself. It drops them after a fatal error: the server goes on to
-// say it is ready, which it is not, and StartServerWith fails.
+// say it is ready, which it is not, and StartServerWith fails. A slow consumer is a
+// notice of the server's too, but it means a connection closed, or messages dropped
+// on it: a warning, sampled as one client may have many (floodKind).
 func (s *serverLogger) Noticef(format string, v ...any) {
-	if s.fatal.Load() == nil {
-		s.log(s.l.Debug(), format, v)
+	if s.fatal.Load() != nil {
+		return
 	}
+	if kind := floodKind(format, v); kind == kindSlowConsumer {
+		if s.flood == nil {
+			s.log(s.l.Warn(), format, v)
+		} else if e := s.flood.Event(&s.l, zerolog.WarnLevel, kind); e != nil {
+			s.log(e, format, v)
+		}
+		return
+	}
+	s.log(s.l.Debug(), format, v)
 }
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
@@ -477,15 +488,21 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 	s.log(s.l.Error(), format, v)
 }
 
+// kindSlowConsumer is the kind of the server's notices of a slow consumer.
+const kindSlowConsumer = "slow consumer"
+
 // floodKind names the kind of a server's error line that one client may have it
 // write at the rate it connects or publishes, or is "": a failed login (about 4,500
 // a second from one loopback client), the connection bound, a permission violation
 // (a tool's $SRV request whose reply a worker may not publish on, each answer a
 // line). It looks at the server's format, which ends with the server's own words;
 // the client's text is in the arguments, or in the connection's name before them,
-// where at worst it has its own lines sampled.
+// where at worst it has its own lines sampled. A slow consumer's notice (a
+// connection that does not read what it asked for) is one too.
 func floodKind(format string, v []any) string {
 	switch {
+	case strings.Contains(format, " - Slow Consumer ") && !strings.Contains(format, " - Slow Consumer Recovered"):
+		return kindSlowConsumer
 	case strings.HasSuffix(format, "%v - %s") && len(v) == 2 && v[0] == server.ErrAuthentication:
 		return "authentication error"
 	case strings.HasSuffix(format, server.ErrTooManyConnections.Error()):

@@ -200,13 +200,13 @@ func (h *Hub) readerJS(club string) (jetstream.JetStream, func()) {
 		return h.js, func() {}
 	}
 	nc, err := hubConn(h.ns, "scoreboard hub: club "+club+"'s boards")
-	if err != nil {
-		h.log.Warn().Err(err).Str("club", club).Msg("league boards: no connection of the club's follower's own; it reads on the hub's")
-		return h.js, func() {}
+	var js jetstream.JetStream
+	if err == nil {
+		if js, err = jetstream.New(nc); err != nil {
+			nc.Close()
+		}
 	}
-	js, err := jetstream.New(nc)
 	if err != nil {
-		nc.Close()
 		h.log.Warn().Err(err).Str("club", club).Msg("league boards: no connection of the club's follower's own; it reads on the hub's")
 		return h.js, func() {}
 	}

@@ -3,7 +3,10 @@ package league
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -88,12 +91,7 @@ func IntakeRoom(h *Hub, club string) (room, held int64) {
 	if acc == nil {
 		return 0, 0
 	}
-	u := acc.JetStreamUsage()
-	room = u.Limits.MaxMemory
-	if t, ok := u.Tiers[""]; ok && room == 0 {
-		room = t.Limits.MaxMemory
-	}
-	return room, int64(u.Memory)
+	return intakeUsage(acc)
 }
 
 // GateSlots is how many intakes have their whole room at once under a hub whose
@@ -102,5 +100,42 @@ func GateSlots(maxMemory int64) int { return newGate(maxMemory).slots }
 
 const GateSmallRoom = gateSmallRoom
 
+// GateLook is one look of the hub's gate at every intake, as RunGate's.
+func GateLook(h *Hub) {
+	h.mu.Lock()
+	accounts := maps.Clone(h.accounts)
+	h.mu.Unlock()
+	h.gate.look(time.Now(), accounts, h)
+}
+
+// GateTurn is how long a club keeps a slot while others wait.
+const GateTurn = gateTurn
+
 // GateWaiting is how many clubs wait for a slot of the hub's gate.
 func GateWaiting(h *Hub) int { return h.gate.waitingNow() }
+
+// GateWaitingClubs are the clubs waiting for a slot of the hub's gate.
+func GateWaitingClubs(h *Hub) []string {
+	h.gate.mu.Lock()
+	defer h.gate.mu.Unlock()
+	return slices.Clone(h.gate.waiting)
+}
+
+// StreamBytes is what each of clubs' streams at the hub holds, as the server has them.
+func StreamBytes(h *Hub, clubs []string) (map[string]uint64, error) {
+	jsz, err := h.ns.Jsz(&server.JSzOptions{Account: h.ns.GlobalAccount().Name, Streams: true})
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]uint64{}
+	for _, a := range jsz.AccountDetails {
+		for _, st := range a.Streams {
+			byName[st.Name] = st.State.Bytes
+		}
+	}
+	out := make(map[string]uint64, len(clubs))
+	for _, c := range clubs {
+		out[c] = byName[ClubStream(c)]
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package league_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,21 +20,58 @@ import (
 // gateSampler reads every club's intake's room and what it holds, as the server
 // has them, every 5 ms until stopped: the most intakes with their whole room at
 // once, the most all intakes held at once, and the most an intake held at its
-// small room.
+// small room. Every tenth sample it reads the clubs' streams at the hub too: what
+// reached a club's stream while it had been waiting for a slot for gateWaited.
 type gateSampler struct {
 	samples, fullMax, heldMax, smallHeldMax, smallPressed, waitingMax atomic.Int64
+	writtenWaiting, writesWaiting, waitedLooks                        atomic.Int64
 	stop                                                              chan struct{}
 	done                                                              sync.WaitGroup
+	// waited is, for each club, in how many readings it was waiting for a slot:
+	// the sampler's goroutine's until end.
+	waited map[string]int
 }
 
+// gateWaited is how long a club has waited before nothing more may reach its
+// stream: its room is closed at the gate's next look (250 ms), and what its intake
+// took before then reaches its stream within milliseconds, a second or so on a
+// loaded machine under -race.
+const gateWaited = 2 * time.Second
+
 func sampleGate(h *league.Hub, clubs []string) *gateSampler {
-	s := &gateSampler{stop: make(chan struct{})}
+	s := &gateSampler{stop: make(chan struct{}), waited: map[string]int{}}
+	waitingSince := map[string]time.Time{}
+	last := map[string]uint64{}
 	s.done.Go(func() {
-		for {
+		for i := 0; ; i++ {
 			select {
 			case <-s.stop:
 				return
 			case <-time.After(5 * time.Millisecond):
+			}
+			if i%10 == 0 {
+				waiting := league.GateWaitingClubs(h)
+				bytes, err := league.StreamBytes(h, clubs)
+				now := time.Now()
+				for _, c := range clubs {
+					if !slices.Contains(waiting, c) || err != nil {
+						delete(waitingSince, c)
+						continue
+					}
+					s.waited[c]++
+					if _, ok := waitingSince[c]; !ok {
+						waitingSince[c] = now
+					} else if now.Sub(waitingSince[c]) >= gateWaited {
+						s.waitedLooks.Add(1)
+						if bytes[c] > last[c] {
+							s.writtenWaiting.Add(int64(bytes[c] - last[c]))
+							s.writesWaiting.Add(1)
+						}
+					}
+				}
+				if err == nil {
+					last = bytes
+				}
 			}
 			var full, held int64
 			for _, c := range clubs {
@@ -69,27 +107,18 @@ func sampleGate(h *league.Hub, clubs []string) *gateSampler {
 func (s *gateSampler) end() string {
 	close(s.stop)
 	s.done.Wait()
-	return fmt.Sprintf("%d samples: at most %d clubs waiting for a slot, %d intakes with their whole room at once; all intakes held at most %d KiB at once; an intake at its small room held at most %d KiB (pressing in %d samples)",
-		s.samples.Load(), s.waitingMax.Load(), s.fullMax.Load(), s.heldMax.Load()>>10, s.smallHeldMax.Load()>>10, s.smallPressed.Load())
+	return fmt.Sprintf("%d samples: at most %d clubs waiting for a slot, %d intakes with their whole room at once; all intakes held at most %d KiB at once; an intake at its small room held at most %d KiB (pressing in %d samples); %d KiB reached the streams of clubs waiting for %v or more, in %d of %d readings",
+		s.samples.Load(), s.waitingMax.Load(), s.fullMax.Load(), s.heldMax.Load()>>10, s.smallHeldMax.Load()>>10, s.smallPressed.Load(),
+		s.writtenWaiting.Load()>>10, gateWaited, s.writesWaiting.Load(), s.waitedLooks.Load())
 }
 
-// TestLeagueGateCatchUp: six clubs catch up at once under a budget with room for
-// two (gate.go). At most two intakes have their whole room at any moment, the
-// others their small room; what all the intakes hold stays within that; every
-// club's units reach its stream at the hub, once each, in order; and a unit larger
-// than the small room gets through too (its club waits for a slot).
-func TestLeagueGateCatchUp(t *testing.T) {
-	t.Parallel()
-	const nClubs, slots = 6, 2
-	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
-	if got := league.GateSlots(maxMemory); got != slots {
-		t.Fatalf("the gate of a hub of %d MiB of JetStream memory has %d slots; want %d", maxMemory>>20, got, slots)
-	}
-	clubs := make([]league.Club, nClubs)
-	names := make([]string, nClubs)
-	for i := range clubs {
-		names[i] = fmt.Sprintf("c%d", i)
-		clubs[i] = league.Club{Name: names[i], Token: "t" + names[i]}
+// startGatedHub starts a hub of clubs (each's token "t"+its name) whose server has
+// maxMemory of JetStream memory, its links watched and its gate run; its log (at
+// debug) is returned, and its gate's and kicks' lines are in the test's when it fails.
+func startGatedHub(t *testing.T, maxMemory int64, names ...string) (*league.Hub, *proctest.Buffer) {
+	clubs := make([]league.Club, len(names))
+	for i, c := range names {
+		clubs[i] = league.Club{Name: c, Token: "t" + c}
 	}
 	var buf proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -116,6 +145,27 @@ func TestLeagueGateCatchUp(t *testing.T) {
 	t.Cleanup(stop)
 	go h.WatchLinks(wctx, 200*time.Millisecond)
 	go h.RunGate(wctx)
+	return h, &buf
+}
+
+// TestLeagueGateCatchUp: six clubs catch up at once under a budget with room for
+// two (gate.go). At most two intakes have their whole room at any moment; the
+// streams of the clubs waiting for a slot are not written; what all the intakes
+// hold stays within that; every
+// club's units reach its stream at the hub, once each, in order; and a unit larger
+// than the small room gets through too (its club waits for a slot).
+func TestLeagueGateCatchUp(t *testing.T) {
+	t.Parallel()
+	const nClubs, slots = 6, 2
+	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
+	if got := league.GateSlots(maxMemory); got != slots {
+		t.Fatalf("the gate of a hub of %d MiB of JetStream memory has %d slots; want %d", maxMemory>>20, got, slots)
+	}
+	names := make([]string, nClubs)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%d", i)
+	}
+	h, buf := startGatedHub(t, maxMemory, names...)
 	for _, c := range names {
 		if room, _ := league.IntakeRoom(h, c); room != league.GateSmallRoom {
 			t.Fatalf("club %s's intake starts with a room of %d bytes; want the small room, %d", c, room, league.GateSmallRoom)
@@ -166,8 +216,13 @@ func TestLeagueGateCatchUp(t *testing.T) {
 	if s.fullMax.Load() > slots {
 		t.Errorf("more intakes than the budget's %d slots had their whole room at once: %s", slots, says)
 	}
-	if s.fullMax.Load() == 0 || s.waitingMax.Load() == 0 {
+	if s.fullMax.Load() == 0 || s.waitingMax.Load() == 0 || s.waitedLooks.Load() == 0 {
 		t.Errorf("no club was given a slot for its backlog, or none waited for one: %s", says)
+	}
+	// A club waiting for a slot has no room: its stream is not written, and lets its
+	// write cache go (gate.go).
+	if s.writtenWaiting.Load() > 0 {
+		t.Errorf("the streams of clubs waiting for a slot were written: %s", says)
 	}
 	// An intake let down to its small room may hold what it took before, until its
 	// stream takes it; one given no slot holds its small room and a unit at most.

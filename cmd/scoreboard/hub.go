@@ -134,7 +134,6 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 	defer hub.Shutdown()
 	hub.SetTables(cfg.TableMap())
 	logBudget()
-	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 
 	g, gctx := errgroup.WithContext(ctx)
 	var clubs atomic.Int64
@@ -152,6 +151,9 @@ func runHub(ctx context.Context, c config.Config, cfg league.Config, path string
 		return err
 	}
 	defer page.Close()
+	// Said once every listener is bound (the page's too, whose connections wait in
+	// its backlog until it serves), so that whoever waits for the line can connect.
+	log.Info().Str("listen", hub.ClientURL()).Str("leaf_listen", hub.LeafURL()).Int("clubs", len(cfg.Clubs)).Msg("league hub running")
 	// The clubs' streams: their oldest units dropped a chunk at a time before each
 	// share's max_bytes, where nats-server would drop them one by one (prune).
 	keeper, err := newHubPruner(hub, log)
