@@ -85,9 +85,7 @@ func TestLeagueGateHostileClubs(t *testing.T) {
 	const n, size = 40, 100 << 10
 	_, honestNC := startClub(t, h.LeafURL(), "honest", "thonest")
 	for i := 1; i <= n; i++ {
-		unit := fmt.Appendf(nil, "unit %d ", i)
-		unit = append(unit, strings.Repeat("x", size-len(unit))...)
-		if err := honestNC.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+		if err := honestNC.Publish("scoreboard.dump.goscore.t1", sizedUnit(i, size, "x")); err != nil {
 			t.Fatal(err)
 		}
 	}

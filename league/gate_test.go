@@ -179,18 +179,14 @@ func TestLeagueGateCatchUp(t *testing.T) {
 		_, nc := startClub(t, h.LeafURL(), c, "t"+c)
 		wg.Go(func() {
 			for i := 1; i <= n; i++ {
-				unit := fmt.Appendf(nil, "unit %d ", i)
-				unit = append(unit, strings.Repeat("x", size-len(unit))...)
-				if err := nc.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+				if err := nc.Publish("scoreboard.dump.goscore.t1", sizedUnit(i, size, "x")); err != nil {
 					t.Error(err)
 					return
 				}
 			}
 			nc.Flush()
 			// Then one larger than the small room.
-			unit := fmt.Appendf(nil, "unit %d ", n+1)
-			unit = append(unit, strings.Repeat("y", 3*league.GateSmallRoom-len(unit))...)
-			if err := nc.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+			if err := nc.Publish("scoreboard.dump.goscore.t1", sizedUnit(n+1, 3*league.GateSmallRoom, "y")); err != nil {
 				t.Error(err)
 			}
 			nc.Flush()

@@ -49,9 +49,16 @@ func intakeState(h *league.Hub, club string) jetstream.StreamState {
 	return s.CachedInfo().State
 }
 
+// sizedUnit is a club's unit i, "unit i " filled with fill to size bytes, as
+// onceEach reads it.
+func sizedUnit(i, size int, fill string) []byte {
+	unit := fmt.Appendf(nil, "unit %d ", i)
+	return append(unit, strings.Repeat(fill, size-len(unit))...)
+}
+
 // onceEach says how a club's stream at the hub differs from units 1 to n of the
-// club, in order, each once ("" if it does not); prefix is how each unit's text
-// begins, before its number.
+// club, in order, each once ("" if it does not), each unit's text "unit <i> ..."
+// (sizedUnit).
 func onceEach(t *testing.T, nc *nats.Conn, club string, n int) string {
 	msgs := leagueMsgs(t, nc, club)
 	var lost, twice, order int
@@ -177,9 +184,7 @@ func TestLeagueIntakeFullBackPressure(t *testing.T) {
 	lagStream(t, h, "north")
 	const n, size = 60, 100 << 10
 	for i := 2; i <= n; i++ {
-		unit := fmt.Appendf(nil, "unit %d ", i)
-		unit = append(unit, strings.Repeat("x", size-len(unit))...)
-		if err := north.Publish("scoreboard.dump.goscore.t1", unit); err != nil {
+		if err := north.Publish("scoreboard.dump.goscore.t1", sizedUnit(i, size, "x")); err != nil {
 			t.Fatal(err)
 		}
 	}
