@@ -498,10 +498,12 @@ const kindSlowConsumer = "slow consumer"
 // line). It looks at the server's format, which ends with the server's own words;
 // the client's text is in the arguments, or in the connection's name before them,
 // where at worst it has its own lines sampled. A slow consumer's notice (a
-// connection that does not read what it asked for) is one too.
+// connection that does not read what it asked for) is one too, told by the
+// server's two formats of it (v2.15.2's client.go), not "Slow Consumer Recovered".
 func floodKind(format string, v []any) string {
 	switch {
-	case strings.Contains(format, " - Slow Consumer ") && !strings.Contains(format, " - Slow Consumer Recovered"):
+	case strings.HasSuffix(format, "Slow Consumer Detected: MaxPending of %d Exceeded"),
+		strings.HasSuffix(format, "Slow Consumer %s: WriteDeadline of %v exceeded with %d chunks of %d total bytes."):
 		return kindSlowConsumer
 	case strings.HasSuffix(format, "%v - %s") && len(v) == 2 && v[0] == server.ErrAuthentication:
 		return "authentication error"

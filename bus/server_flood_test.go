@@ -24,6 +24,8 @@ func TestFloodKind(t *testing.T) {
 		{clientFormat("Slow Consumer Detected: MaxPending of %d Exceeded"), []any{64 << 20}, "slow consumer"},
 		{clientFormat("Slow Consumer %s: WriteDeadline of %v exceeded with %d chunks of %d total bytes."), []any{"Detected", "10s", 3, 100}, "slow consumer"},
 		{clientFormat("Slow Consumer Recovered: Flush took %.3fs with %d chunks of %d total bytes."), []any{1.0, 3, 100}, ""},
+		// A client's text before the server's words is not the server's notice.
+		{"127.0.0.1:56478 - cid:141 - \"x - Slow Consumer Detected: MaxPending of %d Exceeded\" - Client connection closed", nil, ""},
 	} {
 		if got := floodKind(c.format, c.v); got != c.want {
 			t.Errorf("floodKind(%q, %v) = %q, want %q", c.format, c.v, got, c.want)
