@@ -472,7 +472,7 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 }
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
+	msg := logging.Sprintf(format, v...)
 	if storeOutOfSpace(format, v) {
 		s.noSpace.Add(1)
 	}
@@ -538,7 +538,7 @@ func storeOutOfSpace(format string, v []any) bool {
 func (s *serverLogger) Debugf(format string, v ...any) {
 	// The server calls it at debug only, or with a hub link that wants TLS:
 	// then only its TLS handshake errors are worth a look below debug.
-	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(format, strings.TrimSpace(fmt.Sprintf(format, v...))) {
+	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(format, strings.TrimSpace(logging.Sprintf(format, v...))) {
 		return
 	}
 	if s.l.GetLevel() > zerolog.DebugLevel {
@@ -551,7 +551,7 @@ func (s *serverLogger) Debugf(format string, v ...any) {
 // blank one (the banner's spacing) is no line at all, so that every JSON line has a
 // message.
 func (s *serverLogger) log(ev *zerolog.Event, format string, v []any) {
-	msg := clipServerLine(strings.TrimSpace(fmt.Sprintf(format, v...)))
+	msg := clipServerLine(strings.TrimSpace(logging.Sprintf(format, v...)))
 	if msg == "" {
 		ev.Discard()
 		return
@@ -567,7 +567,7 @@ func clipServerLine(msg string) string { return logging.ClipQuoted(msg) }
 // Fatalf does not exit, as nats-server's own logger would: StartServerWith returns
 // the error, and its caller logs it, so here it is only a debug line.
 func (s *serverLogger) Fatalf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
+	msg := logging.Sprintf(format, v...)
 	s.l.Debug().Msg(msg)
 	s.fatal.CompareAndSwap(nil, &msg)
 }
