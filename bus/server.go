@@ -493,9 +493,9 @@ const kindSlowConsumer = "slow consumer"
 
 // floodKind names the kind of a server's error line that one client may have it
 // write at the rate it connects or publishes, or is "": a failed login (about 4,500
-// a second from one loopback client), the connection bound, a permission violation
-// (a tool's $SRV request whose reply a worker may not publish on, each answer a
-// line). It looks at the server's format, which ends with the server's own words;
+// a second from one loopback client), a client's own -ERR (one a connection), the
+// connection bound, a permission violation (a tool's $SRV request whose reply a
+// worker may not publish on, each answer a line). It looks at the server's format, which ends with the server's own words;
 // the client's text is in the arguments, or in the connection's name before them,
 // where at worst it has its own lines sampled. A slow consumer's notice (a
 // connection that does not read what it asked for) is one too, told by the
@@ -507,6 +507,8 @@ func floodKind(format string, v []any) string {
 		return kindSlowConsumer
 	case strings.HasSuffix(format, "%v - %s") && len(v) == 2 && v[0] == server.ErrAuthentication:
 		return "authentication error"
+	case strings.HasSuffix(format, " - Client Error %s"):
+		return "client error"
 	case strings.HasSuffix(format, server.ErrTooManyConnections.Error()):
 		return "maximum connections"
 	case strings.Contains(format, " - Publish Violation - "):
