@@ -472,7 +472,7 @@ func (s *serverLogger) Noticef(format string, v ...any) {
 }
 func (s *serverLogger) Warnf(format string, v ...any) { s.log(s.l.Warn(), format, v) }
 func (s *serverLogger) Errorf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
+	msg := logging.Sprintf(format, v...)
 	if storeOutOfSpace(format, v) {
 		s.noSpace.Add(1)
 	}
@@ -493,9 +493,9 @@ const kindSlowConsumer = "slow consumer"
 
 // floodKind names the kind of a server's error line that one client may have it
 // write at the rate it connects or publishes, or is "": a failed login (about 4,500
-// a second from one loopback client), the connection bound, a permission violation
-// (a tool's $SRV request whose reply a worker may not publish on, each answer a
-// line). It looks at the server's format, which ends with the server's own words;
+// a second from one loopback client), a client's own -ERR (one a connection), the
+// connection bound, a permission violation (a tool's $SRV request whose reply a
+// worker may not publish on, each answer a line). It looks at the server's format, which ends with the server's own words;
 // the client's text is in the arguments, or in the connection's name before them,
 // where at worst it has its own lines sampled. A slow consumer's notice (a
 // connection that does not read what it asked for) is one too, told by the
@@ -507,6 +507,8 @@ func floodKind(format string, v []any) string {
 		return kindSlowConsumer
 	case strings.HasSuffix(format, "%v - %s") && len(v) == 2 && v[0] == server.ErrAuthentication:
 		return "authentication error"
+	case strings.HasSuffix(format, " - Client Error %s"):
+		return "client error"
 	case strings.HasSuffix(format, server.ErrTooManyConnections.Error()):
 		return "maximum connections"
 	case strings.Contains(format, " - Publish Violation - "):
@@ -538,7 +540,7 @@ func storeOutOfSpace(format string, v []any) bool {
 func (s *serverLogger) Debugf(format string, v ...any) {
 	// The server calls it at debug only, or with a hub link that wants TLS:
 	// then only its TLS handshake errors are worth a look below debug.
-	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(format, strings.TrimSpace(fmt.Sprintf(format, v...))) {
+	if s.link != nil && strings.Contains(format, "handshake error") && s.link.saw(format, strings.TrimSpace(logging.Sprintf(format, v...))) {
 		return
 	}
 	if s.l.GetLevel() > zerolog.DebugLevel {
@@ -551,7 +553,7 @@ func (s *serverLogger) Debugf(format string, v ...any) {
 // blank one (the banner's spacing) is no line at all, so that every JSON line has a
 // message.
 func (s *serverLogger) log(ev *zerolog.Event, format string, v []any) {
-	msg := clipServerLine(strings.TrimSpace(fmt.Sprintf(format, v...)))
+	msg := clipServerLine(strings.TrimSpace(logging.Sprintf(format, v...)))
 	if msg == "" {
 		ev.Discard()
 		return
@@ -567,7 +569,7 @@ func clipServerLine(msg string) string { return logging.ClipQuoted(msg) }
 // Fatalf does not exit, as nats-server's own logger would: StartServerWith returns
 // the error, and its caller logs it, so here it is only a debug line.
 func (s *serverLogger) Fatalf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
+	msg := logging.Sprintf(format, v...)
 	s.l.Debug().Msg(msg)
 	s.fatal.CompareAndSwap(nil, &msg)
 }

@@ -21,6 +21,7 @@ func TestFloodKind(t *testing.T) {
 		{clientFormat("%v - %s"), []any{errAuthentication, `User "organiser"`}, ""}, // not the server's error
 		{"Filestore [SCOREBOARD] Critical write error: %v", []any{"no space left on device"}, ""},
 		{"JetStream out of space, will be DISABLED", nil, ""},
+		{clientFormat("Client Error %s"), []any{"'x'"}, "client error"},
 		{clientFormat("Slow Consumer Detected: MaxPending of %d Exceeded"), []any{64 << 20}, "slow consumer"},
 		{clientFormat("Slow Consumer %s: WriteDeadline of %v exceeded with %d chunks of %d total bytes."), []any{"Detected", "10s", 3, 100}, "slow consumer"},
 		{clientFormat("Slow Consumer Recovered: Flush took %.3fs with %d chunks of %d total bytes."), []any{1.0, 3, 100}, ""},

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/goclub/scoreboard/bus"
+	"github.com/goclub/scoreboard/logging"
 	"github.com/goclub/scoreboard/pairing"
 )
 
@@ -409,13 +410,16 @@ const hubInboxPrefix = "_HUB_INBOX"
 // boardsStream is the league's bucket's stream, which the nats CLI's kv readers follow.
 var boardsStream = "KV_" + bus.Subjects{Prefix: SubjectPrefix}.Boards()
 
-// serverLogger routes the hub's nats-server log into zerolog. The server's own
+// serverLogger routes the hub's nats-server log into zerolog, its formats, which
+// may hold a client's name, through logging.Sprintf. The server's own
 // line of a refused connection is dropped: auth has logged the refusal, with the
 // club claimed and the cause, and one line a refusal is enough.
 type serverLogger struct{ l zerolog.Logger }
 
-func (s *serverLogger) Noticef(format string, v ...any) { s.l.Info().Msgf(format, v...) }
-func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
+func (s *serverLogger) Noticef(format string, v ...any) {
+	s.l.Info().Msg(logging.Sprintf(format, v...))
+}
+func (s *serverLogger) Warnf(format string, v ...any) { s.l.Warn().Msg(logging.Sprintf(format, v...)) }
 func (s *serverLogger) Errorf(format string, v ...any) {
 	// The server's line is "<conn> - authentication error", the user after it
 	// when one was given.
@@ -423,8 +427,12 @@ func (s *serverLogger) Errorf(format string, v ...any) {
 		len(v) > 0 && v[0] == any(server.ErrAuthentication) && strings.HasSuffix(format, " - %v - %s") {
 		return
 	}
-	s.l.Error().Msgf(format, v...)
+	s.l.Error().Msg(logging.Sprintf(format, v...))
 }
-func (s *serverLogger) Fatalf(format string, v ...any) { s.l.Error().Msgf(format, v...) }
-func (s *serverLogger) Debugf(format string, v ...any) { s.l.Debug().Msgf(format, v...) }
+func (s *serverLogger) Fatalf(format string, v ...any) {
+	s.l.Error().Msg(logging.Sprintf(format, v...))
+}
+func (s *serverLogger) Debugf(format string, v ...any) {
+	s.l.Debug().Msg(logging.Sprintf(format, v...))
+}
 func (s *serverLogger) Tracef(format string, v ...any) {}

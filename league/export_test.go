@@ -3,7 +3,6 @@ package league
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -102,10 +101,7 @@ const GateSmallRoom = gateSmallRoom
 
 // GateLook is one look of the hub's gate at every intake, as RunGate's.
 func GateLook(h *Hub) {
-	h.mu.Lock()
-	accounts := maps.Clone(h.accounts)
-	h.mu.Unlock()
-	h.gate.look(time.Now(), accounts, h)
+	h.gate.look(time.Now(), h.gatedAccounts(), h)
 }
 
 // GateTurn is how long a club keeps a slot while others wait.

@@ -153,14 +153,23 @@ func (h *Hub) RunGate(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		h.mu.Lock()
-		accounts := make(map[string]*server.Account, len(h.accounts))
-		for c, a := range h.accounts {
+		g.look(time.Now(), h.gatedAccounts(), h)
+	}
+}
+
+// gatedAccounts are the accounts of the clubs the hub has now: a club removed
+// (SetClubs) keeps its account, its intake parked and maybe holding units, but
+// takes no more turns.
+func (h *Hub) gatedAccounts() map[string]*server.Account {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	accounts := make(map[string]*server.Account, len(h.accounts))
+	for c, a := range h.accounts {
+		if _, ok := h.club(c); ok {
 			accounts[c] = a
 		}
-		h.mu.Unlock()
-		g.look(time.Now(), accounts, h)
 	}
+	return accounts
 }
 
 // look is one look at every intake: who presses, who gives a slot back, who is
@@ -216,19 +225,22 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 	// club that has not pressed since its slot began keeps it for a turn: its
 	// source's next try (2 s after the last, and its consumer made again across
 	// the club's link) came 3 s late on a loaded machine, after the slot.
+	// A club removed gives its slot back and leaves the line.
 	for c, since := range g.open {
+		_, known := accounts[c]
 		pressed := g.busy[c].After(since)
 		idle := pressed && now.Sub(g.busy[c]) >= gateIdle || !pressed && now.Sub(since) >= gateTurn
 		over := now.Sub(since) >= gateTurn && len(g.waiting) > 0
-		if idle || over {
+		if !known || idle || over {
 			delete(g.open, c)
 			g.had[c] = now
 			h.log.Debug().Str("club", c).Bool("idle", idle).Bool("pressed", pressed).Dur("held_for_ms", now.Sub(since)).Msg("league: intake slot given back")
-			if over && !idle {
+			if known && over && !idle {
 				g.waiting = append(g.waiting, c)
 			}
 		}
 	}
+	g.waiting = slices.DeleteFunc(g.waiting, func(c string) bool { _, known := accounts[c]; return !known })
 	// Clubs pressing against their small room wait, in turn.
 	for _, c := range clubs {
 		if _, ok := g.open[c]; !ok && held[c] >= gatePressing && !slices.Contains(g.waiting, c) {

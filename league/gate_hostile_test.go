@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,4 +172,62 @@ func playLags(t *testing.T, h *league.Hub, n int) []time.Duration {
 		lags = append(lags, m.Time.Sub(time.Unix(0, at)).Round(time.Millisecond))
 	}
 	return lags
+}
+
+// TestLeagueGateRemovedClub: a club removed from the hub's clubs (SetClubs) while
+// it waits for a slot leaves the line, and is given no slot after: its intake,
+// parked and maybe holding units, takes no more turns from the clubs the hub has.
+func TestLeagueGateRemovedClub(t *testing.T) {
+	t.Parallel()
+	const slots = 2
+	maxMemory := int64(slots) * 2 * (league.IntakeMaxBytes + 8<<20)
+	names := []string{"c0", "c1", "c2"}
+	h, buf := startGatedHub(t, maxMemory, names...)
+	const n, size = 40, 100 << 10
+	for _, c := range names {
+		_, nc := startClub(t, h.LeafURL(), c, "t"+c)
+		for i := 1; i <= n; i++ {
+			if err := nc.Publish("scoreboard.dump.goscore.t1", sizedUnit(i, size, "x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nc.Flush()
+	}
+	var gone string
+	bustest.Wait(t, "a club waiting for a slot", func() (bool, string) {
+		if w := league.GateWaitingClubs(h); len(w) > 0 {
+			gone = w[0]
+			return true, ""
+		}
+		return false, "none waiting"
+	})
+	var kept []league.Club
+	for _, c := range names {
+		if c != gone {
+			kept = append(kept, league.Club{Name: c, Token: "t" + c})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	if err := h.SetClubs(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	mark := len(buf.String())
+	bustest.Wait(t, "the removed club out of the line", func() (bool, string) {
+		w := league.GateWaitingClubs(h)
+		return !slices.Contains(w, gone), fmt.Sprintf("waiting %v", w)
+	})
+	bustest.WaitWithin(t, 2*time.Minute, "the kept clubs' backlogs at the hub", func() (bool, string) {
+		var short []string
+		for _, c := range kept {
+			if got := countLeague(t, h.Conn(), c.Name); got != n {
+				short = append(short, fmt.Sprintf("%s %d of %d", c.Name, got, n))
+			}
+		}
+		return len(short) == 0, strings.Join(short, "; ")
+	})
+	if after := buf.String()[mark:]; strings.Contains(after, `"club":"`+gone+`","held"`) {
+		t.Errorf("club %s, removed while it waited, was given a slot after", gone)
+	}
+	t.Logf("removed %s while it waited; the kept clubs caught up", gone)
 }
