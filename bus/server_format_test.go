@@ -1,18 +1,12 @@
 package bus_test
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
-	"github.com/goclub/scoreboard/bus"
 	"github.com/goclub/scoreboard/internal/bustest"
-	"github.com/goclub/scoreboard/internal/proctest"
 )
 
 // TestServerLineWithAHostileName: nats-server writes a client's connection name
@@ -23,26 +17,14 @@ import (
 // 157,525 KiB. The line is now written without expanding the client's verbs
 // (logging.Sprintf), clipped as any other: 423 KiB.
 func TestServerLineWithAHostileName(t *testing.T) {
-	var logs proctest.Buffer
-	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0"}, zerolog.New(&logs).Level(zerolog.InfoLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv, logs := startLoggedServer(t)
 	name := strings.Repeat("%99999[1]s", 40)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	const lines = 5
 	for i := range lines {
-		raw, err := net.Dial("tcp", strings.TrimPrefix(srv.ClientURL(), "nats://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(raw)
-		if _, err := r.ReadString('\n'); err != nil { // INFO
-			t.Fatal(err)
-		}
+		raw, _ := rawClient(t, srv)
 		// A client's -ERR is an error line of the server's, with the client's name.
 		fmt.Fprintf(raw, "CONNECT {\"verbose\":false,\"name\":%q}\r\nPING\r\n-ERR 'hostile %d'\r\n", name, i)
 		bustest.Wait(t, "the server's line of the client's error", func() (bool, string) {

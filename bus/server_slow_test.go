@@ -19,23 +19,34 @@ import (
 // closed by the server as a slow consumer, and the daemon's log says so at warn (the
 // server's notice, which the logger keeps at debug otherwise): an operator at the
 // default level sees that a connection lost what it asked for.
-func TestServerWarnsOfASlowConsumer(t *testing.T) {
+// startLoggedServer is the daemon's server on a loopback port, its log at info.
+func startLoggedServer(t *testing.T) (*bus.Server, *proctest.Buffer) {
 	var logs proctest.Buffer
 	srv, err := bus.StartServerWith(bus.ServerOptions{Listen: "127.0.0.1:0"}, zerolog.New(&logs).Level(zerolog.InfoLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	addr := strings.TrimPrefix(srv.ClientURL(), "nats://")
-	raw, err := net.Dial("tcp", addr)
+	return srv, &logs
+}
+
+// rawClient is a connection to srv that speaks the protocol by hand, its INFO read.
+func rawClient(t *testing.T, srv *bus.Server) (net.Conn, *bufio.Reader) {
+	raw, err := net.Dial("tcp", strings.TrimPrefix(srv.ClientURL(), "nats://"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
 	r := bufio.NewReader(raw)
 	if _, err := r.ReadString('\n'); err != nil { // INFO
 		t.Fatal(err)
 	}
+	return raw, r
+}
+
+func TestServerWarnsOfASlowConsumer(t *testing.T) {
+	srv, logs := startLoggedServer(t)
+	raw, r := rawClient(t, srv)
+	defer raw.Close()
 	fmt.Fprint(raw, "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB scoreboard.dump.slowtest.> 1\r\nPING\r\n")
 	raw.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "PONG") {
