@@ -163,10 +163,10 @@ func (h *Hub) RunGate(ctx context.Context) {
 func (h *Hub) gatedAccounts() map[string]*server.Account {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	accounts := make(map[string]*server.Account, len(h.accounts))
-	for c, a := range h.accounts {
-		if _, ok := h.club(c); ok {
-			accounts[c] = a
+	accounts := make(map[string]*server.Account, len(h.clubs))
+	for _, c := range h.clubs {
+		if a, ok := h.accounts[c.Name]; ok {
+			accounts[c.Name] = a
 		}
 	}
 	return accounts
@@ -206,7 +206,7 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 	}
 	if !active {
 		for _, c := range clubs {
-			g.setRoom(h, c, accounts[c], rooms[c], intakeMaxBytes)
+			setRoom(h, c, accounts[c], rooms[c], intakeMaxBytes)
 		}
 		return
 	}
@@ -260,7 +260,7 @@ func (g *gate) look(now time.Time, accounts map[string]*server.Account, h *Hub) 
 		} else if slices.Contains(g.waiting, c) {
 			room = 0
 		}
-		g.setRoom(h, c, accounts[c], rooms[c], room)
+		setRoom(h, c, accounts[c], rooms[c], room)
 	}
 }
 
@@ -298,7 +298,7 @@ func (g *gate) received(h *Hub, clubs []string) map[string]int64 {
 // setRoom sets club's intake's room, if it is not that already (was). A room
 // lowered below what the intake holds refuses its next unit until its stream has
 // taken them; a room of 0 refuses every unit.
-func (g *gate) setRoom(h *Hub, club string, acc *server.Account, was, room int64) {
+func setRoom(h *Hub, club string, acc *server.Account, was, room int64) {
 	if was == room {
 		return
 	}

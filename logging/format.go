@@ -23,6 +23,9 @@ func Sprintf(format string, v ...any) string {
 	if !wideFormat(format) {
 		return fmt.Sprintf(format, v...)
 	}
+	if len(v) == 0 {
+		return format
+	}
 	return strings.TrimSuffix(format+" "+fmt.Sprintln(v...), "\n")
 }
 

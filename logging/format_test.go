@@ -22,6 +22,7 @@ func TestSprintf(t *testing.T) {
 		{`"%.99999[1]s" - %s`, []any{"a"}, `"%.99999[1]s" - %s a`},
 		{`"%*[1]d" - %d`, []any{5}, `"%*[1]d" - %d 5`},
 		{strings.Repeat("%d", 40), []any{1}, strings.Repeat("%d", 40) + " 1"},
+		{`"%99999s" - Client connection closed`, nil, `"%99999s" - Client connection closed`},
 	} {
 		if got := Sprintf(c.format, c.v...); got != c.want {
 			t.Errorf("Sprintf(%q, %v) = %q\nwant %q", c.format, c.v, got, c.want)
