@@ -19,7 +19,8 @@ import (
 
 // forgedInfo answers the hub's asks of a club's history stream (its info) on the
 // club's server: it reads the stream's true info there and says what forge makes
-// of it, as a club running a server of its own making may.
+// of it, as a club running a server of its own making may; nothing, if forge
+// says nil (a club that does not answer).
 func forgedInfo(t *testing.T, nc *nats.Conn, forge func(info map[string]any) []byte) {
 	t.Helper()
 	js, _ := jetstream.New(nc)
@@ -34,7 +35,9 @@ func forgedInfo(t *testing.T, nc *nats.Conn, forge func(info map[string]any) []b
 		var info map[string]any
 		_ = json.Unmarshal(b, &info)
 		info["type"] = "io.nats.jetstream.api.v1.stream_info_response"
-		_ = m.Respond(forge(info))
+		if b := forge(info); b != nil {
+			_ = m.Respond(b)
+		}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +53,18 @@ func forgedInfo(t *testing.T, nc *nats.Conn, forge func(info map[string]any) []b
 // own units, twice at the hub, nothing of south's. Junk (a Created that is no time,
 // empty, zero, a number, an object, 64 KB long; sequences out of range) changes
 // nothing: the hub goes on, north's next units come after its last, once each.
+// recordedCreated is the Created time of the club's history stream that its intake
+// at the hub records (clubCreatedKey), or why it could not be read.
+func recordedCreated(h *league.Hub, club string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := league.IntakeJS(h, club).Stream(ctx, league.IntakeStream(club))
+	if err != nil {
+		return err.Error()
+	}
+	return s.CachedInfo().Config.Metadata[league.ClubCreatedKey]
+}
+
 func TestLeagueIntakeForgedCreated(t *testing.T) {
 	t.Parallel()
 	h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"}, league.Club{Name: "south", Token: "ts"})
@@ -75,13 +90,7 @@ func TestLeagueIntakeForgedCreated(t *testing.T) {
 	publishUnits(t, south, 1, 5)
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
 	defer cancel()
-	recorded := func() string {
-		s, err := league.IntakeJS(h, "north").Stream(ctx, league.IntakeStream("north"))
-		if err != nil {
-			return err.Error()
-		}
-		return s.CachedInfo().Config.Metadata[league.ClubCreatedKey]
-	}
+	recorded := func() string { return recordedCreated(h, "north") }
 	bustest.Wait(t, "both clubs' 5 units; north's forged Created recorded", func() (bool, string) {
 		n, s := countLeague(t, h.Conn(), "north"), countLeague(t, h.Conn(), "south")
 		return n == 5 && s == 5 && strings.HasPrefix(recorded(), "2020-"), fmt.Sprintf("north %d, south %d; recorded %q, %d asks", n, s, recorded(), forged.Load())
@@ -148,5 +157,48 @@ func TestLeagueIntakeForgedCreated(t *testing.T) {
 	}
 	if says := onceEach(t, h.Conn(), "south", 10); says != "" {
 		t.Fatalf("south's units beside north's forged stream info: %s", says)
+	}
+}
+
+// TestLeagueIntakeLearnsCreatedLater: a club that does not answer the hub's ask of
+// its history stream when its link comes up (busy, or its answer lost) leaves its
+// intake without a record of which of its streams it sources, by which the hub
+// tells a club's state dir wiped on its next kick. The hub asks again while the
+// link stays up, and records the answer once the club gives one.
+func TestLeagueIntakeLearnsCreatedLater(t *testing.T) {
+	t.Parallel()
+	h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
+	_, nc := clubLeafBefore(t, h.LeafURL(), "north", "tn", t.TempDir(), func(ns *server.Server) {
+		if err := ns.GlobalAccount().AddMapping("$JS.north.API.STREAM.INFO.SCOREBOARD", "forged.info"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var asks atomic.Int64
+	var answer atomic.Bool
+	forgedInfo(t, nc, func(info map[string]any) []byte {
+		asks.Add(1)
+		if !answer.Load() {
+			return nil
+		}
+		b, _ := json.Marshal(info)
+		return b
+	})
+	clubHistory(t, nc, 0)
+	publishUnits(t, nc, 1, 5)
+	bustest.Wait(t, "north's 5 units at the hub, its stream asked once at least", func() (bool, string) {
+		n := countLeague(t, h.Conn(), "north")
+		return n == 5 && asks.Load() > 0, fmt.Sprintf("%d units, %d asks", n, asks.Load())
+	})
+	if r := recordedCreated(h, "north"); r != "" {
+		t.Fatalf("north answered no ask, and its intake records its stream's Created %q", r)
+	}
+	answer.Store(true)
+	bustest.Wait(t, "north's stream's Created recorded once north answers, its link up all along", func() (bool, string) {
+		r := recordedCreated(h, "north")
+		_, err := time.Parse(time.RFC3339Nano, r)
+		return err == nil, fmt.Sprintf("recorded %q after %d asks", r, asks.Load())
+	})
+	if n := countLeague(t, h.Conn(), "north"); n != 5 {
+		t.Fatalf("north's units at the hub: %d, want 5", n)
 	}
 }

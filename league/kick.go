@@ -17,6 +17,11 @@ const sourceKickAfter = 3 * time.Second
 // at: the link's interest in the club's API has crossed it by then.
 const linkSettle = time.Second
 
+// relearnEvery is how often the hub asks a club again which history stream its
+// intake sources, while the intake records none (learnClubStream): a club that
+// never answers costs its look 2 s each time.
+const relearnEvery = 10 * time.Second
+
 // externalKickEvery is how often the hub sets up an idle source again on an
 // external server, where it cannot tell a club whose link is down.
 const externalKickEvery = 10 * time.Second
@@ -124,7 +129,10 @@ func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seen
 		}
 	}
 	kicked := idle && h.kickIntakeSource(ctx, club)
-	if fresh && !kicked && sourcedCreated(info.Config).IsZero() {
+	// Asked again while it records none: a club that did not answer when its
+	// link came up, or when keepNumbered made its intake again, would otherwise
+	// be asked only at its link's next coming up.
+	if !kicked && sourcedCreated(info.Config).IsZero() && (fresh || seqs.due(name+" learn", relearnEvery)) {
 		h.learnClubStream(ctx, club)
 	}
 	return kicked
@@ -403,6 +411,16 @@ func (m seenSeqs) grew(stream string, last uint64) time.Time {
 	}
 	m[stream] = seenSeq{last: last, at: time.Now()}
 	return time.Now()
+}
+
+// due says whether what is done at most once every every, under key, is due
+// now; if it is, it counts as done now.
+func (m seenSeqs) due(key string, every time.Duration) bool {
+	if s, ok := m[key]; ok && time.Since(s.at) < every {
+		return false
+	}
+	m[key] = seenSeq{at: time.Now()}
+	return true
 }
 
 // seenSeq is a stream's last sequence, and when it was first seen so.
