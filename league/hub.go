@@ -380,7 +380,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	since := map[string]time.Time{}
 	// looked: when a club's source was last looked at since its link came up.
 	looked := map[string]time.Time{}
-	seqs := seenSeqs{}
+	seqs := &seenSeqs{}
 	var published, listed time.Time
 	for {
 		select {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 )
 
 // sourceKickAfter is how long a club's intake's source may stay idle, its link
@@ -43,14 +45,27 @@ const externalKickEvery = 10 * time.Second
 // A source is removed and added again, and goes on from the last sequence its
 // stream holds (an empty intake's, after the club's sequence it took last:
 // resumeIntake). fresh are the clubs whose links just came up, idle the others.
-func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs seenSeqs) []string {
+//
+// The intakes are looked at kickers at a time: a look may ask its club across its
+// link, 2 s for a club that never answers, and one at a time N such clubs held
+// every other club's look N × 2 s.
+func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs *seenSeqs) []string {
+	var mu sync.Mutex
 	kicked := map[string]bool{}
 	clubs := append(slices.Clip(fresh), idle...)
+	var g errgroup.Group
+	g.SetLimit(kickers)
 	for i, club := range clubs {
-		if h.kickIntake(ctx, club, i < len(fresh), seqs) {
-			kicked[club] = true
-		}
+		g.Go(func() error {
+			if h.kickIntake(ctx, club, i < len(fresh), seqs) {
+				mu.Lock()
+				kicked[club] = true
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	_ = g.Wait()
 	want := map[string]string{} // stream -> club
 	for _, c := range clubs {
 		want[ClubStream(c)] = c
@@ -85,7 +100,7 @@ func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs se
 // kickIntake looks at a club's intake and sets its source up again if it is idle
 // or stalled, or makes it again if it is gone; it says whether it did. fresh: the
 // club's link just came up.
-func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs seenSeqs) bool {
+func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs *seenSeqs) bool {
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return false
@@ -400,26 +415,43 @@ func (h *Hub) updateStream(ctx context.Context, js jetstream.JetStream, cfg jets
 	return err
 }
 
-// seenSeqs are the clubs' intakes' last sequences as the hub saw them.
-type seenSeqs map[string]seenSeq
+// kickers is how many clubs' intakes the hub looks at at once.
+const kickers = 16
+
+// seenSeqs are the clubs' intakes' last sequences as the hub saw them; the looks
+// at several clubs share them.
+type seenSeqs struct {
+	mu sync.Mutex
+	m  map[string]seenSeq
+}
 
 // grew says when a club's intake last grew, as the hub saw it: last is its
 // last sequence now.
-func (m seenSeqs) grew(stream string, last uint64) time.Time {
-	if s, ok := m[stream]; ok && s.last == last {
-		return s.at
+func (s *seenSeqs) grew(stream string, last uint64) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seen, ok := s.m[stream]; ok && seen.last == last {
+		return seen.at
 	}
-	m[stream] = seenSeq{last: last, at: time.Now()}
+	if s.m == nil {
+		s.m = map[string]seenSeq{}
+	}
+	s.m[stream] = seenSeq{last: last, at: time.Now()}
 	return time.Now()
 }
 
 // due says whether what is done at most once every every, under key, is due
 // now; if it is, it counts as done now.
-func (m seenSeqs) due(key string, every time.Duration) bool {
-	if s, ok := m[key]; ok && time.Since(s.at) < every {
+func (s *seenSeqs) due(key string, every time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seen, ok := s.m[key]; ok && time.Since(seen.at) < every {
 		return false
 	}
-	m[key] = seenSeq{at: time.Now()}
+	if s.m == nil {
+		s.m = map[string]seenSeq{}
+	}
+	s.m[key] = seenSeq{at: time.Now()}
 	return true
 }
 

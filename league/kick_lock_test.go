@@ -294,3 +294,88 @@ func TestLeagueKickClubRemovedWhileAsked(t *testing.T) {
 		t.Fatalf("north's intake's source given back at %d of the hub's log, north added again at %d: the reload came after the kick asked", given, readded)
 	}
 }
+
+// TestLeagueKickSilentClubsHoldNoOne: twelve hostile clubs join at once and never
+// answer the hub's asks of their history streams; the hub asks each when its link
+// comes up and again while its intake records none (relearnEvery), and waits 2 s
+// for each answer. Asked one club after another, as the hub's looks were, every
+// silent club asked twice took 23 waits of 2 s after the first ask: 46 s, through
+// which no other club's source was looked at. The looks are made at once
+// (kickers), so all are asked twice within 30 s of the first ask. An honest club,
+// south, joining meanwhile, has its units at the hub once each and its stream's
+// Created recorded.
+func TestLeagueKickSilentClubsHoldNoOne(t *testing.T) {
+	t.Parallel()
+	const silent = 12
+	clubs := []league.Club{{Name: "south", Token: "ts"}}
+	for i := range silent {
+		clubs = append(clubs, league.Club{Name: fmt.Sprintf("s%d", i), Token: fmt.Sprintf("t%d", i)})
+	}
+	h, _ := startLoggedHub(t, clubs...)
+	line := newFlapLine(t, strings.TrimPrefix(h.LeafURL(), "nats-leaf://"))
+	line.setCut(true) // until every silent club is set up: they link up together
+	var mu sync.Mutex
+	asked := map[string][]time.Time{}
+	for _, c := range clubs[1:] {
+		nc, _ := silentClub(t, line.url(), c.Name, c.Token)
+		if _, err := nc.Subscribe("silent.info", func(*nats.Msg) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked[c.Name] = append(asked[c.Name], time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line.setCut(false)
+	// spread is how long after the first ask of any silent club each had been
+	// asked twice (0 if not yet), and how many were.
+	spread := func() (time.Duration, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		var first, last time.Time
+		twice := 0
+		for _, at := range asked {
+			if first.IsZero() || at[0].Before(first) {
+				first = at[0]
+			}
+			if len(at) >= 2 {
+				twice++
+				if at[1].After(last) {
+					last = at[1]
+				}
+			}
+		}
+		if twice < silent {
+			return 0, twice
+		}
+		return last.Sub(first), twice
+	}
+	bustest.Wait(t, "every silent club asked twice", func() (bool, string) {
+		_, twice := spread()
+		return twice == silent, fmt.Sprintf("%d of %d silent clubs asked twice", twice, silent)
+	})
+	_, south := startClub(t, h.LeafURL(), "south", "ts")
+	publishUnits(t, south, 1, 5)
+	bustest.Wait(t, "south's 5 units at the hub and its stream's Created recorded, beside the silent clubs", func() (bool, string) {
+		n, r := countLeague(t, h.Conn(), "south"), recordedCreated(h, "south")
+		_, err := time.Parse(time.RFC3339Nano, r)
+		return n == 5 && err == nil, fmt.Sprintf("%d units; recorded %q", n, r)
+	})
+	if says := onceEach(t, h.Conn(), "south", 5); says != "" {
+		t.Fatalf("south's units at the hub: %s", says)
+	}
+	took, _ := spread()
+	mu.Lock()
+	n := 0
+	for _, at := range asked {
+		n += len(at)
+	}
+	mu.Unlock()
+	t.Logf("%d silent clubs, each asked twice within %v of the first ask; %d asks in all", silent, took.Round(time.Millisecond), n)
+	if took > 30*time.Second {
+		t.Fatalf("%d silent clubs each asked twice only %v after the first ask: their 2 s waits held the hub's looks one after another", silent, took.Round(time.Millisecond))
+	}
+}
