@@ -47,15 +47,19 @@ func withCreated(md map[string]string, created time.Time) map[string]string {
 }
 
 // learnClubStream records in a club's intake which club's stream its source reads
-// (clubCreatedKey), when its config records none: asked once, as the club's link
-// comes up, of an intake whose source nats-server set up itself (one made at the
-// hub's start, or made again) and the hub has not kicked since. A kick asks anyway,
+// (clubCreatedKey), when its config records none: asked as the club's link comes
+// up, and every relearnEvery while none is recorded, of an intake whose source
+// nats-server set up itself (one made at the hub's start, or made again) and the
+// hub has not kicked since. A kick asks anyway,
 // and records what it sets the source up on. The club is asked with h.mu let go
 // of, the intake held (a club that never answers would hold the hub's other clubs
 // and its reloads 2 s each time its link comes up), and what it says recorded
 // only if the club and its intake are as they were: its club not changed, the
 // intake not made again, its source not taken off, nothing recorded meanwhile.
 func (h *Hub) learnClubStream(ctx context.Context, club string) {
+	if h.ns == nil {
+		return // a hub on an external server cannot ask its clubs (clubStreamState)
+	}
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return
