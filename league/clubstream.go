@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,57 +48,136 @@ func withCreated(md map[string]string, created time.Time) map[string]string {
 }
 
 // learnClubStream records in a club's intake which club's stream its source reads
-// (clubCreatedKey), when its config records none: asked as the club's link comes
-// up, and every relearnEvery while none is recorded, of an intake whose source
-// nats-server set up itself (one made at the hub's start, or made again) and the
-// hub has not kicked since. A kick asks anyway,
-// and records what it sets the source up on. The club is asked with h.mu let go
-// of, the intake held (a club that never answers would hold the hub's other clubs
-// and its reloads 2 s each time its link comes up), and what it says recorded
-// only if the club and its intake are as they were: its club not changed, the
-// intake not made again, its source not taken off, nothing recorded meanwhile.
-func (h *Hub) learnClubStream(ctx context.Context, club string) {
+// (clubCreatedKey), when its config records none, asked of the club (learner: as
+// the club's link comes up, and again while none is recorded) for an intake whose
+// source nats-server set up itself (one made at the hub's start, or made again)
+// and the hub has not kicked since. A kick asks anyway, and records what it sets
+// the source up on. The club is asked with h.mu let go of, the intake held (a club
+// that never answers would hold the hub's other clubs and its reloads 2 s each
+// time), and what it says recorded only if the club and its intake are as they
+// were: its club not changed, the intake not made again, its source not taken
+// off, nothing recorded meanwhile. It says false if the club was asked and gave
+// nothing to record (no answer, or no Created time).
+func (h *Hub) learnClubStream(ctx context.Context, club string) bool {
 	if h.ns == nil {
-		return // a hub on an external server cannot ask its clubs (clubStreamState)
+		return true // a hub on an external server cannot ask its clubs (clubStreamState)
 	}
 	ijs, err := h.intakeJS(club)
 	if err != nil {
-		return
+		return true
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	held, ok := h.holdIntake(ctx, club)
 	if !ok {
-		return
+		return true
 	}
 	defer h.releaseIntake(club, held)
 	c, ok := h.club(club)
 	if !ok {
-		return
+		return true
 	}
 	was, ok := h.unlearned(ctx, ijs, club)
 	if !ok {
-		return
+		return true
 	}
 	h.mu.Unlock()
 	cs, known := h.clubStreamState(ctx, c)
 	h.mu.Lock()
 	if !known || cs.created.IsZero() {
-		return
+		return false
 	}
 	if now, ok := h.club(club); !ok || now != c {
-		return
+		return true
 	}
 	info, ok := h.unlearned(ctx, ijs, club)
 	if !ok || !info.Created.Equal(was.Created) {
-		return
+		return true
 	}
 	cfg := info.Config
 	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
 	if _, err := ijs.UpdateStream(ctx, cfg); err != nil {
-		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; its link's next coming up tries again")
+		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; the club is asked again")
 	}
+	return true
 }
+
+// learner asks clubs which history stream their intakes source (learnClubStream)
+// beside the hub's looks at the clubs' sources, never inside them: an ask of a club
+// that never answers takes 2 s, which a look waited for, and a round of looks for
+// its slowest. Up to kickers asks at once; a club asked again while its intake
+// records none, relearnEvery after an answer, and, after asks it gave nothing to
+// record, twice as long each time, up to relearnMax: a club that never answers
+// costs the hub an ask every 5 minutes, and one each time its link comes up.
+type learner struct {
+	h     *Hub
+	slots chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	clubs map[string]*learning
+}
+
+// learning is what the learner knows of asking a club.
+type learning struct {
+	asking bool          // an ask of it is under way
+	at     time.Time     // when it was last asked
+	every  time.Duration // how long after that it is asked again
+}
+
+func newLearner(h *Hub) *learner {
+	return &learner{h: h, slots: make(chan struct{}, kickers), clubs: map[string]*learning{}}
+}
+
+// learn asks club in the background when it is due (fresh: its link just came
+// up; every time, then), unless an ask of it is under way.
+func (l *learner) learn(ctx context.Context, club string, fresh bool) {
+	l.mu.Lock()
+	c := l.of(club)
+	if c.asking || !fresh && time.Since(c.at) < c.every {
+		l.mu.Unlock()
+		return
+	}
+	c.asking = true
+	l.mu.Unlock()
+	l.wg.Go(func() {
+		answered := false
+		select {
+		case l.slots <- struct{}{}:
+			answered = l.h.learnClubStream(ctx, club)
+			<-l.slots
+		case <-ctx.Done():
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		c.asking, c.at = false, time.Now()
+		if answered {
+			c.every = relearnEvery
+		} else {
+			c.every = min(2*c.every, relearnMax)
+		}
+	})
+}
+
+// asked notes that club was asked otherwise (a kick of its intake's source asks
+// it, and records what it says).
+func (l *learner) asked(club string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.of(club).at = time.Now()
+}
+
+// of is what the learner knows of club; called with l.mu held.
+func (l *learner) of(club string) *learning {
+	c, ok := l.clubs[club]
+	if !ok {
+		c = &learning{every: relearnEvery}
+		l.clubs[club] = c
+	}
+	return c
+}
+
+// wait waits for the asks under way, which end with the context they were given.
+func (l *learner) wait() { l.wg.Wait() }
 
 // unlearned is a club's intake's info if it is one whose source's club's stream
 // is to be learned (learnClubStream): one source, none recorded.

@@ -17,9 +17,7 @@ import (
 // seam of a JetStream API that times out in an election, which a bounded test of
 // one server cannot bring about.
 func SetUpdateFault(h *Hub, f func(jetstream.StreamConfig) error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.updateFault = f
+	h.updateFault.Store(&f)
 }
 
 // ClubCreatedKey is where a club's intake's config metadata records which stream

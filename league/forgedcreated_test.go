@@ -167,7 +167,7 @@ func TestLeagueIntakeForgedCreated(t *testing.T) {
 // link stays up, and records the answer once the club gives one.
 func TestLeagueIntakeLearnsCreatedLater(t *testing.T) {
 	t.Parallel()
-	h, _ := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
+	h, hlog := startLoggedHub(t, league.Club{Name: "north", Token: "tn"})
 	_, nc := clubLeafBefore(t, h.LeafURL(), "north", "tn", t.TempDir(), func(ns *server.Server) {
 		if err := ns.GlobalAccount().AddMapping("$JS.north.API.STREAM.INFO.SCOREBOARD", "forged.info"); err != nil {
 			t.Fatal(err)
@@ -192,12 +192,22 @@ func TestLeagueIntakeLearnsCreatedLater(t *testing.T) {
 	if r := recordedCreated(h, "north"); r != "" {
 		t.Fatalf("north answered no ask, and its intake records its stream's Created %q", r)
 	}
+	// A kick records too, and a link coming up asks: neither may be what
+	// recorded it.
+	kicks := func() int {
+		return strings.Count(hlog.String(), `"stream":"INTAKE_NORTH","message":"league: the club's link is up and its source was idle: set up again"`)
+	}
+	ups := func() int { return strings.Count(hlog.String(), `"club":"north","link_up"`) }
+	kicked, linked := kicks(), ups()
 	answer.Store(true)
 	bustest.Wait(t, "north's stream's Created recorded once north answers, its link up all along", func() (bool, string) {
 		r := recordedCreated(h, "north")
 		_, err := time.Parse(time.RFC3339Nano, r)
 		return err == nil, fmt.Sprintf("recorded %q after %d asks", r, asks.Load())
 	})
+	if k, l := kicks(), ups(); k != kicked || l != linked {
+		t.Fatalf("north's intake's source set up again %d times, its link changed %d times, while its Created came to be recorded: not the asks again", k-kicked, l-linked)
+	}
 	if n := countLeague(t, h.Conn(), "north"); n != 5 {
 		t.Fatalf("north's units at the hub: %d, want 5", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -73,8 +74,9 @@ type Hub struct {
 	junk junkCounts
 	// clubsChanged tells the boards keeper the clubs changed (SetClubs).
 	clubsChanged chan struct{}
-	// updateFault, set by a test under mu, fails a stream's update (an API timeout).
-	updateFault func(jetstream.StreamConfig) error
+	// updateFault, set by a test, fails a stream's update (an API timeout); read
+	// by the looks at several clubs at once, some without mu.
+	updateFault atomic.Pointer[func(jetstream.StreamConfig) error]
 	// accounts are the clubs' accounts at the embedded server, by club (accounts.go).
 	accounts map[string]*server.Account
 	// gate gives the intakes their rooms under a budget (gate.go); nil: no budget.
@@ -381,6 +383,8 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 	// looked: when a club's source was last looked at since its link came up.
 	looked := map[string]time.Time{}
 	seqs := &seenSeqs{}
+	learn := newLearner(h)
+	defer learn.wait()
 	var published, listed time.Time
 	for {
 		select {
@@ -439,7 +443,7 @@ func (h *Hub) WatchLinks(ctx context.Context, period time.Duration) {
 			for _, club := range fresh {
 				looked[club] = time.Now()
 			}
-			for _, club := range h.kickIdleSources(ctx, fresh, idle, seqs) {
+			for _, club := range h.kickIdleSources(ctx, fresh, idle, seqs, learn) {
 				kicked[club] = time.Now()
 			}
 		}

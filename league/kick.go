@@ -19,10 +19,13 @@ const sourceKickAfter = 3 * time.Second
 // at: the link's interest in the club's API has crossed it by then.
 const linkSettle = time.Second
 
-// relearnEvery is how often the hub asks a club again which history stream its
-// intake sources, while the intake records none (learnClubStream): a club that
-// never answers costs its look 2 s each time.
-const relearnEvery = 10 * time.Second
+// relearnEvery is how soon the hub asks a club again which history stream its
+// intake sources, while the intake records none (learner); relearnMax, how soon
+// at the latest, for a club that gave nothing to record when asked before.
+const (
+	relearnEvery = 10 * time.Second
+	relearnMax   = 5 * time.Minute
+)
 
 // externalKickEvery is how often the hub sets up an idle source again on an
 // external server, where it cannot tell a club whose link is down.
@@ -49,7 +52,7 @@ const externalKickEvery = 10 * time.Second
 // The intakes are looked at kickers at a time: a look may ask its club across its
 // link, 2 s for a club that never answers, and one at a time N such clubs held
 // every other club's look N × 2 s.
-func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs *seenSeqs) []string {
+func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs *seenSeqs, learn *learner) []string {
 	var mu sync.Mutex
 	kicked := map[string]bool{}
 	clubs := append(slices.Clip(fresh), idle...)
@@ -57,7 +60,7 @@ func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs *s
 	g.SetLimit(kickers)
 	for i, club := range clubs {
 		g.Go(func() error {
-			if h.kickIntake(ctx, club, i < len(fresh), seqs) {
+			if h.kickIntake(ctx, club, i < len(fresh), seqs, learn) {
 				mu.Lock()
 				kicked[club] = true
 				mu.Unlock()
@@ -100,7 +103,7 @@ func (h *Hub) kickIdleSources(ctx context.Context, fresh, idle []string, seqs *s
 // kickIntake looks at a club's intake and sets its source up again if it is idle
 // or stalled, or makes it again if it is gone; it says whether it did. fresh: the
 // club's link just came up.
-func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs *seenSeqs) bool {
+func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs *seenSeqs, learn *learner) bool {
 	ijs, err := h.intakeJS(club)
 	if err != nil {
 		return false
@@ -147,8 +150,11 @@ func (h *Hub) kickIntake(ctx context.Context, club string, fresh bool, seqs *see
 	// Asked again while it records none: a club that did not answer when its
 	// link came up, or when keepNumbered made its intake again, would otherwise
 	// be asked only at its link's next coming up.
-	if !kicked && sourcedCreated(info.Config).IsZero() && (fresh || seqs.due(name+" learn", relearnEvery)) {
-		h.learnClubStream(ctx, club)
+	switch {
+	case kicked:
+		learn.asked(club)
+	case sourcedCreated(info.Config).IsZero():
+		learn.learn(ctx, club, fresh)
 	}
 	return kicked
 }
@@ -406,8 +412,8 @@ func (h *Hub) giveSourceBack(ctx context.Context, club string, js jetstream.JetS
 
 // updateStream updates a stream; updateFault, set by a test, fails it first.
 func (h *Hub) updateStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	if h.updateFault != nil {
-		if err := h.updateFault(cfg); err != nil {
+	if f := h.updateFault.Load(); f != nil && *f != nil {
+		if err := (*f)(cfg); err != nil {
 			return err
 		}
 	}
@@ -438,21 +444,6 @@ func (s *seenSeqs) grew(stream string, last uint64) time.Time {
 	}
 	s.m[stream] = seenSeq{last: last, at: time.Now()}
 	return time.Now()
-}
-
-// due says whether what is done at most once every every, under key, is due
-// now; if it is, it counts as done now.
-func (s *seenSeqs) due(key string, every time.Duration) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if seen, ok := s.m[key]; ok && time.Since(seen.at) < every {
-		return false
-	}
-	if s.m == nil {
-		s.m = map[string]seenSeq{}
-	}
-	s.m[key] = seenSeq{at: time.Now()}
-	return true
 }
 
 // seenSeq is a stream's last sequence, and when it was first seen so.
