@@ -120,8 +120,8 @@ type learner struct {
 // learning is what the learner knows of asking a club.
 type learning struct {
 	asking bool          // an ask of it is under way
-	at     time.Time     // when it was last asked
-	every  time.Duration // how long after that it is asked again
+	next   time.Time     // when it is asked again, unless its link comes up before
+	every  time.Duration // how long after an ask it gives nothing to record it waits
 }
 
 func newLearner(h *Hub) *learner {
@@ -133,7 +133,7 @@ func newLearner(h *Hub) *learner {
 func (l *learner) learn(ctx context.Context, club string, fresh bool) {
 	l.mu.Lock()
 	c := l.of(club)
-	if c.asking || !fresh && time.Since(c.at) < c.every {
+	if c.asking || !fresh && time.Now().Before(c.next) {
 		l.mu.Unlock()
 		return
 	}
@@ -149,11 +149,11 @@ func (l *learner) learn(ctx context.Context, club string, fresh bool) {
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		c.asking, c.at = false, time.Now()
+		c.asking = false
 		if answered {
-			c.every = relearnEvery
+			c.next, c.every = time.Now().Add(relearnEvery), relearnEvery
 		} else {
-			c.every = min(2*c.every, relearnMax)
+			c.next, c.every = time.Now().Add(c.every), min(2*c.every, relearnMax)
 		}
 	})
 }
@@ -163,7 +163,7 @@ func (l *learner) learn(ctx context.Context, club string, fresh bool) {
 func (l *learner) asked(club string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.of(club).at = time.Now()
+	l.of(club).next = time.Now().Add(relearnEvery)
 }
 
 // of is what the learner knows of club; called with l.mu held.

@@ -302,7 +302,7 @@ func TestLeagueKickClubRemovedWhileAsked(t *testing.T) {
 // the 24 first asks took 23 waits of 2 s after the first: 46 s, through which no
 // other club's source was looked at. Now they are asked beside the looks, 16 at a
 // time: every silent club asked within 20 s of the first ask; and an honest club,
-// south, joining while they are asked again, has its stream's Created recorded
+// south, joining as they are asked again, has its stream's Created recorded
 // within 15 s of its link coming up (its look not held), and its units once each.
 func TestLeagueKickSilentClubsHoldNoOne(t *testing.T) {
 	t.Parallel()
@@ -362,7 +362,18 @@ func TestLeagueKickSilentClubsHoldNoOne(t *testing.T) {
 	if took > 20*time.Second {
 		t.Fatalf("%d silent clubs each asked only %v after the first ask: their 2 s waits held one another", silent, took.Round(time.Millisecond))
 	}
-	// South joins while the silent clubs are asked again (10 s after their first).
+	// South joins as the silent clubs are asked again (10 s after their first):
+	// its ask waits for a slot among theirs.
+	bustest.Wait(t, "a silent club asked again", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, at := range asked {
+			if len(at) > 1 {
+				return true, ""
+			}
+		}
+		return false, "none asked twice"
+	})
 	_, south := startClub(t, h.LeafURL(), "south", "ts")
 	bustest.Wait(t, "south's link up at the hub", func() (bool, string) {
 		return h.Links()["south"], "down"
