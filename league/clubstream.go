@@ -52,12 +52,14 @@ func withCreated(md map[string]string, created time.Time) map[string]string {
 // the club's link comes up, and again while none is recorded) for an intake whose
 // source nats-server set up itself (one made at the hub's start, or made again)
 // and the hub has not kicked since. A kick asks anyway, and records what it sets
-// the source up on. The club is asked with h.mu let go of, the intake held (a club
-// that never answers would hold the hub's other clubs and its reloads 2 s each
-// time), and what it says recorded only if the club and its intake are as they
-// were: its club not changed, the intake not made again, its source not taken
-// off, nothing recorded meanwhile. It says false if the club was asked and gave
-// nothing to record (no answer, or no Created time).
+// the source up on. The club is asked with h.mu let go of (a club that never
+// answers would hold the hub's other clubs and its reloads 2 s each time), the
+// intake not held (a kick of it meanwhile would wait for the ask, and its look
+// with it), and what it says recorded only if the club and its intake are as
+// they were: its club not changed, the intake not made again, its source not
+// taken off (a kick's, under way: it records what it finds itself), nothing
+// recorded meanwhile. It says false if the club was asked and gave nothing to
+// record (no answer, or no Created time).
 func (h *Hub) learnClubStream(ctx context.Context, club string) bool {
 	if h.ns == nil {
 		return true // a hub on an external server cannot ask its clubs (clubStreamState)
@@ -68,11 +70,9 @@ func (h *Hub) learnClubStream(ctx context.Context, club string) bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	held, ok := h.holdIntake(ctx, club)
-	if !ok {
-		return true
+	if h.sourceOff(club) {
+		return true // a kick's under way
 	}
-	defer h.releaseIntake(club, held)
 	c, ok := h.club(club)
 	if !ok {
 		return true
@@ -91,14 +91,16 @@ func (h *Hub) learnClubStream(ctx context.Context, club string) bool {
 		return true
 	}
 	info, ok := h.unlearned(ctx, ijs, club)
-	if !ok || !info.Created.Equal(was.Created) {
+	if !ok || !info.Created.Equal(was.Created) || h.sourceOff(club) {
 		return true
 	}
 	cfg := info.Config
 	cfg.Metadata = withCreated(cfg.Metadata, cs.created)
 	if _, err := ijs.UpdateStream(ctx, cfg); err != nil {
 		h.log.Warn().Err(err).Str("club", club).Msg("league: which club's stream the intake sources could not be recorded; the club is asked again")
+		return true
 	}
+	h.log.Debug().Str("club", club).Time("created", cs.created).Msg("league: the club's stream its intake sources recorded, as the club said it")
 	return true
 }
 
@@ -133,6 +135,8 @@ func newLearner(h *Hub) *learner {
 func (l *learner) learn(ctx context.Context, club string, fresh bool) {
 	l.mu.Lock()
 	c := l.of(club)
+	// A link coming up asks at once, as it did inside the looks: a club that flaps
+	// its link and never answers holds one slot 2 s at each coming up, no look.
 	if c.asking || !fresh && time.Now().Before(c.next) {
 		l.mu.Unlock()
 		return
@@ -193,8 +197,8 @@ func (h *Hub) unlearned(ctx context.Context, ijs jetstream.JetStream, club strin
 	return s.CachedInfo(), true
 }
 
-// intakeHold is a kick's or learnClubStream's hold of a club's intake while it
-// asks the club across its link, h.mu let go of: the next one waits for done.
+// intakeHold is a kick's hold of a club's intake while it asks the club across its
+// link, h.mu let go of: the next one waits for done.
 // parked: the kick took the intake's source off and gives it back, so SetClubs
 // leaves it parked (a source it gave anew would lose where the kick sets it to go
 // on from, and the club's stream it records; the kick would find it so and give
@@ -204,7 +208,7 @@ type intakeHold struct {
 	parked bool
 }
 
-// holdIntake waits until no other kick or learning holds club's intake, and holds
+// holdIntake waits until no other kick holds club's intake, and holds
 // it. Called with h.mu held, which it lets go of while it waits; false: ctx ended.
 func (h *Hub) holdIntake(ctx context.Context, club string) (*intakeHold, bool) {
 	for {

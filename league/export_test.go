@@ -133,3 +133,20 @@ func StreamBytes(h *Hub, clubs []string) (map[string]uint64, error) {
 	}
 	return out, nil
 }
+
+// KickIdleSources makes one round of the hub's looks at the sources of idle, clubs
+// whose links are up, with a learner of its own: it says which sources it set up
+// again, and how many of its learner's asks were under way as the round ended.
+func KickIdleSources(ctx context.Context, h *Hub, idle []string) (kicked []string, asking int) {
+	l := newLearner(h)
+	kicked = h.kickIdleSources(ctx, nil, idle, &seenSeqs{}, l)
+	l.mu.Lock()
+	for _, c := range l.clubs {
+		if c.asking {
+			asking++
+		}
+	}
+	l.mu.Unlock()
+	l.wait()
+	return kicked, asking
+}

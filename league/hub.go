@@ -83,7 +83,7 @@ type Hub struct {
 	gate *gate
 	// pairings are the game on each club's ports (LEAGUE_PAIRINGS).
 	pairings hubPairings
-	// intakeHolds are the clubs' intakes a kick or learnClubStream holds while it
+	// intakeHolds are the clubs' intakes a kick holds while it
 	// asks the club across its link, mu let go of (clubstream.go); under mu.
 	intakeHolds map[string]*intakeHold
 }

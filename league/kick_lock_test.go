@@ -300,8 +300,11 @@ func TestLeagueKickClubRemovedWhileAsked(t *testing.T) {
 // comes up, and again while its intake records none (learner), and waits 2 s for
 // each answer. Asked one club after another inside the hub's looks, as they were,
 // the 24 first asks took 23 waits of 2 s after the first: 46 s, through which no
-// other club's source was looked at. Now they are asked beside the looks, 16 at a
-// time: every silent club asked within 20 s of the first ask; and an honest club,
+// other club's source was looked at. Now the looks go 16 at a time (the first asks
+// are the kicks of sources idle while the links were down): every silent club
+// asked within 20 s of the first ask; the asks again, made while the intakes
+// record nothing, run beside the looks: a round of looks ends with them under
+// way; and an honest club,
 // south, joining as they are asked again, has its stream's Created recorded
 // within 15 s of its link coming up (its look not held), and its units once each.
 func TestLeagueKickSilentClubsHoldNoOne(t *testing.T) {
@@ -362,6 +365,34 @@ func TestLeagueKickSilentClubsHoldNoOne(t *testing.T) {
 	if took > 20*time.Second {
 		t.Fatalf("%d silent clubs each asked only %v after the first ask: their 2 s waits held one another", silent, took.Round(time.Millisecond))
 	}
+	// A round of looks does not wait for the asks: they are made beside it.
+	names := make([]string, 0, silent)
+	for _, c := range clubs[1:] {
+		names = append(names, c.Name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Long)
+	defer cancel()
+	// Once their sources are active again after those kicks: the round has none
+	// to set up again, only asks to make.
+	bustest.Wait(t, "every silent club's intake's source active", func() (bool, string) {
+		idle := 0
+		for _, name := range names {
+			s, err := league.IntakeJS(h, name).Stream(ctx, league.IntakeStream(name))
+			if err != nil || len(s.CachedInfo().Sources) != 1 {
+				idle++
+				continue
+			}
+			if a := s.CachedInfo().Sources[0].Active; a < 0 || a > time.Second {
+				idle++
+			}
+		}
+		return idle == 0, fmt.Sprintf("%d of %d idle", idle, silent)
+	})
+	kicked, asking := league.KickIdleSources(ctx, h, names)
+	if asking == 0 {
+		t.Fatalf("a round of looks at %d silent clubs whose intakes record nothing ended with none of their asks under way (each waits 2 s): it waited for them (sources set up again: %v)", silent, kicked)
+	}
+	t.Logf("a round of looks at %d silent clubs ended with %d asks of them under way; %d set up again", silent, asking, len(kicked))
 	// South joins as the silent clubs are asked again (10 s after their first):
 	// its ask waits for a slot among theirs.
 	bustest.Wait(t, "a silent club asked again", func() (bool, string) {
