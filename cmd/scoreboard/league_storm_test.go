@@ -386,5 +386,15 @@ func TestLeagueStorm(t *testing.T) {
 		s.followers.Store(nil)
 		s.settle(t, "flap")
 	})
+	setUp, intakes := 0, 0
+	for _, line := range strings.Split(s.hub.Output(), "\n") {
+		if strings.Contains(line, "its source was idle: set up again") {
+			setUp++
+			if strings.Contains(line, `"stream":"INTAKE_`) {
+				intakes++
+			}
+		}
+	}
+	t.Logf("the hub since its restart: %d sources set up again, %d of them intakes'", setUp, intakes)
 	t.Logf("the storms at %d clubs (+%d daemons, +%d joined) took %v", nClubs, len(daemons), nJoin, time.Since(began).Round(time.Second))
 }
