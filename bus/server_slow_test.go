@@ -15,10 +15,6 @@ import (
 	"github.com/goclub/scoreboard/internal/proctest"
 )
 
-// TestServerWarnsOfASlowConsumer: a client that subscribes and then reads nothing is
-// closed by the server as a slow consumer, and the daemon's log says so at warn (the
-// server's notice, which the logger keeps at debug otherwise): an operator at the
-// default level sees that a connection lost what it asked for.
 // startLoggedServer is the daemon's server on a loopback port, its log at info.
 func startLoggedServer(t *testing.T) (*bus.Server, *proctest.Buffer) {
 	var logs proctest.Buffer
@@ -43,6 +39,10 @@ func rawClient(t *testing.T, srv *bus.Server) (net.Conn, *bufio.Reader) {
 	return raw, r
 }
 
+// TestServerWarnsOfASlowConsumer: a client that subscribes and then reads nothing is
+// closed by the server as a slow consumer, and the daemon's log says so at warn (the
+// server's notice, which the logger keeps at debug otherwise): an operator at the
+// default level sees that a connection lost what it asked for.
 func TestServerWarnsOfASlowConsumer(t *testing.T) {
 	srv, logs := startLoggedServer(t)
 	raw, r := rawClient(t, srv)

@@ -104,6 +104,14 @@ func (h *Hub) learnClubStream(ctx context.Context, club string) bool {
 	return true
 }
 
+// relearnEvery is how soon the hub asks a club again which history stream its
+// intake sources, while the intake records none (learner); relearnMax, how soon
+// at the latest, for a club that gave nothing to record when asked before.
+const (
+	relearnEvery = 10 * time.Second
+	relearnMax   = 5 * time.Minute
+)
+
 // learner asks clubs which history stream their intakes source (learnClubStream)
 // beside the hub's looks at the clubs' sources, never inside them: an ask of a club
 // that never answers takes 2 s, which a look waited for, and a round of looks for

@@ -19,14 +19,6 @@ const sourceKickAfter = 3 * time.Second
 // at: the link's interest in the club's API has crossed it by then.
 const linkSettle = time.Second
 
-// relearnEvery is how soon the hub asks a club again which history stream its
-// intake sources, while the intake records none (learner); relearnMax, how soon
-// at the latest, for a club that gave nothing to record when asked before.
-const (
-	relearnEvery = 10 * time.Second
-	relearnMax   = 5 * time.Minute
-)
-
 // externalKickEvery is how often the hub sets up an idle source again on an
 // external server, where it cannot tell a club whose link is down.
 const externalKickEvery = 10 * time.Second
